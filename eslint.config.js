@@ -1,0 +1,57 @@
+// ESLint flat config: typescript-eslint with type information, and per-layer import rules so
+// the layers point one way (apps → domain packages → ipc-codex → effect).
+import js from "@eslint/js"
+import tseslint from "typescript-eslint"
+
+const layer = (files, forbidden, why) => ({
+  files,
+  rules: {
+    "no-restricted-imports": [
+      "error",
+      { patterns: [{ group: forbidden, message: why }] },
+    ],
+  },
+})
+
+export default tseslint.config(
+  { ignores: ["**/dist/**", "**/node_modules/**", "**/generated/**", "**/*.js", "**/*.mjs", "**/*.cjs", "vitest.config.ts"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "separate-type-imports" }],
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/switch-exhaustiveness-check": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/only-throw-error": "off",
+    },
+  },
+  {
+    files: ["**/*.test.ts", "**/tests/**/*.ts", "**/bench/**/*.ts"],
+    rules: {
+      "@typescript-eslint/no-unsafe-assignment": "off",
+      "@typescript-eslint/no-unsafe-member-access": "off",
+      "@typescript-eslint/no-unsafe-call": "off",
+      "@typescript-eslint/no-unsafe-argument": "off",
+      "@typescript-eslint/no-non-null-assertion": "off",
+    },
+  },
+  layer(
+    ["packages/{handoff,compaction,recall-index,wake,ipc-codex}/src/**/*.ts"],
+    ["@baton/cli", "@baton/cli/*", "@baton/mcp-server", "@baton/mcp-server/*", "@baton/testkit", "@baton/testkit/*"],
+    "Domain and transport packages never import the apps (cli, mcp-server) or the testkit.",
+  ),
+  layer(
+    ["packages/ipc-codex/src/**/*.ts", "packages/handoff/src/**/*.ts"],
+    ["@baton/compaction", "@baton/recall-index", "@baton/wake", "@baton/handoff*", "@baton/ipc-codex*"].filter(Boolean),
+    "ipc-codex and handoff sit below the domain packages and import neither them nor each other.",
+  ),
+  layer(
+    ["packages/*/src/**/*.ts"],
+    ["@baton/*/src/*", "@baton/*/dist/*"],
+    "Import another package through its public entry, never its internals.",
+  ),
+)
