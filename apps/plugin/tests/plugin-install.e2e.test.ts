@@ -1,0 +1,168 @@
+/**
+ * The plugin installs into the real agents and its MCP server really serves them.
+ *
+ * Each agent runs in an isolated home against a loopback mock model. The plugin's `.mcp.json`
+ * starts `baton mcp`, so a `baton` shim for the freshly built CLI goes first on PATH (what
+ * `npm install -g @baton/cli` gives a user). The strongest proof is the last step of each test:
+ * the mock model asks the agent to call `handoff_validate`, and the agent's next request carries
+ * the server's answer.
+ */
+import { execFile } from "node:child_process"
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import {
+  claudeEnv,
+  createClaudeHome,
+  createCodexHome,
+  execCommandReply,
+  functionCallItem,
+  messagesTextReply,
+  messagesToolUseReply,
+  resolveClaudeBinary,
+  resolveCodexBinary,
+  runClaudePrint,
+  runCodexExec,
+  startMockMessages,
+  startMockResponses,
+  streamReply,
+  textReply,
+} from "@baton/testkit"
+import { describe, expect, it } from "vitest"
+
+const run = promisify(execFile)
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..")
+const cliBin = join(repoRoot, "packages/cli/dist/bin.js")
+
+const handoff = { summary: "done A", resume: false }
+// SHA-256 of the canonical encoding of `handoff` (see the golden vectors in @baton/handoff).
+const handoffSha256 = "2b3336fe41a564c3f904a928e24881f70a1d8f4c463f3a5ae361966e18c5e22f"
+
+/** Writes a `baton` shim for the built CLI into `dir/bin` and returns that folder. */
+const batonShim = async (dir: string): Promise<string> => {
+  const bin = join(dir, "bin")
+  await mkdir(bin, { recursive: true })
+  await writeFile(join(bin, "baton"), `#!/bin/sh\nexec "${process.execPath}" "${cliBin}" "$@"\n`)
+  await chmod(join(bin, "baton"), 0o755)
+  return bin
+}
+
+/** Starts the MCP server exactly as an installed plugin declares it and lists its tools. */
+const listDeclaredTools = async (
+  pluginRoot: string,
+  env: Record<string, string>,
+): Promise<ReadonlyArray<string>> => {
+  const declared = JSON.parse(await readFile(join(pluginRoot, ".mcp.json"), "utf8")) as {
+    mcpServers: Record<string, { command: string; args?: Array<string> }>
+  }
+  const server = declared.mcpServers["baton"]
+  expect(server).toBeDefined()
+  const client = new Client({ name: "plugin-test", version: "0.0.0" })
+  await client.connect(
+    new StdioClientTransport({ command: server!.command, args: server!.args ?? [], env }),
+  )
+  try {
+    expect(client.getServerVersion()?.name).toBe("baton")
+    const { tools } = await client.listTools()
+    return tools.map((tool) => tool.name)
+  } finally {
+    await client.close()
+  }
+}
+
+describe("Codex plugin", () => {
+  it("installs from the repository marketplace, and Codex calls the plugin's MCP tool", async () => {
+    await using mock = await startMockResponses({
+      replies: [
+        // Codex starts MCP servers in the background; the first request may go out before the
+        // server's tools are listed, so the MCP call comes in the second reply.
+        execCommandReply("true"),
+        streamReply([{ ...functionCallItem("handoff_validate", { handoff }), namespace: "mcp__baton" }]),
+        textReply("validated"),
+      ],
+    })
+    await using home = await createCodexHome({ mock, features: { plugins: true } })
+    const env = { ...home.env, PATH: `${await batonShim(home.root)}:${home.env["PATH"] ?? ""}` }
+    const codex = resolveCodexBinary()
+    const codexCli = (args: Array<string>) =>
+      run(codex.node, [codex.script, ...args], { env, cwd: home.workdir })
+
+    const added = await codexCli(["plugin", "marketplace", "add", repoRoot])
+    expect(added.stdout).toContain("Added marketplace `baton`")
+    const installed = await codexCli(["plugin", "add", "baton@baton"])
+    expect(installed.stdout).toContain("Added plugin `baton` from marketplace `baton`")
+    const pluginRoot = /Installed plugin root: (.+)/.exec(installed.stdout)?.[1]?.trim()
+    expect(pluginRoot).toBeDefined()
+    expect(await readFile(join(home.codexHome, "config.toml"), "utf8")).toMatch(
+      /\[plugins\."baton@baton"\]\s+enabled = true/,
+    )
+    const mcpList = await codexCli(["mcp", "list"])
+    expect(mcpList.stdout).toMatch(/^baton\s+baton\s+mcp\s/m)
+
+    expect(await listDeclaredTools(pluginRoot!, env)).toContain("handoff_validate")
+
+    const result = await runCodexExec({ home, prompt: "validate my handoff", env })
+    expect(result.exitCode, result.stderr).toBe(0)
+    const call = result.events.find(
+      (event) => event.type === "item.completed" && JSON.stringify(event).includes("mcp_tool_call"),
+    ) as { item: { server: string; tool: string; status: string; result: unknown } } | undefined
+    expect(call?.item).toMatchObject({ server: "baton", tool: "handoff_validate", status: "completed" })
+    expect(call?.item.result).toMatchObject({
+      structured_content: { valid: true, limitBytes: 32_000, sha256: handoffSha256 },
+    })
+    const requests = mock.requests()
+    expect(requests).toHaveLength(3)
+    expect(JSON.stringify(requests[2]!.body)).toContain(handoffSha256)
+  })
+})
+
+describe("Claude Code plugin", () => {
+  it("validates, installs from the repository marketplace, and Claude calls the MCP tool", async () => {
+    const tool = "mcp__plugin_baton_baton__handoff_validate"
+    await using mock = await startMockMessages({
+      script: [messagesToolUseReply(tool, { handoff }), messagesTextReply("validated")],
+    })
+    await using home = await createClaudeHome()
+    const env = claudeEnv(home, mock)
+    env["PATH"] = `${await batonShim(home.root)}:${env["PATH"] ?? ""}`
+    const claude = resolveClaudeBinary()
+    const claudeCli = (args: Array<string>) =>
+      run(claude.path, args, { env, cwd: home.workDir, timeout: 60_000 })
+
+    const validated = await claudeCli(["plugin", "validate", join(repoRoot, "apps/plugin")])
+    expect(validated.stdout).toContain("Validation passed")
+    const marketplace = await claudeCli(["plugin", "validate", repoRoot])
+    expect(marketplace.stdout).toContain("Validation passed")
+    expect((await claudeCli(["plugin", "marketplace", "add", repoRoot])).stdout).toContain(
+      "Successfully added marketplace: baton",
+    )
+    expect((await claudeCli(["plugin", "install", "baton@baton"])).stdout).toContain(
+      "Successfully installed plugin: baton@baton",
+    )
+    const installed = JSON.parse(
+      await readFile(join(home.configDir, "plugins/installed_plugins.json"), "utf8"),
+    ) as { plugins: Record<string, Array<{ installPath: string }>> }
+    const pluginRoot = installed.plugins["baton@baton"]?.[0]?.installPath
+    expect(pluginRoot).toBeDefined()
+
+    expect(await listDeclaredTools(pluginRoot!, env)).toContain("handoff_validate")
+
+    const result = await runClaudePrint({
+      server: mock,
+      home,
+      prompt: "validate my handoff",
+      env: { PATH: env["PATH"]! },
+      allowedTools: [tool],
+    })
+    await using _run = result
+    expect(result.exitCode, result.stderr).toBe(0)
+    const requests = mock.requests("main")
+    expect(requests).toHaveLength(2)
+    const lastMessage = JSON.stringify((requests[1]!.body as { messages: Array<unknown> }).messages.at(-1))
+    expect(lastMessage).toContain("tool_result")
+    expect(lastMessage).toContain(handoffSha256)
+  })
+})
