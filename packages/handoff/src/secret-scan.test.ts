@@ -1,0 +1,242 @@
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { findSecrets, maskSecrets } from "./secret-scan.js"
+import type { SecretKind } from "./secret-scan.js"
+
+// Fake credentials, assembled at run time so that no credential-shaped literal sits in the repo.
+const samples: ReadonlyArray<{ readonly kind: SecretKind; readonly secret: string }> = [
+  { kind: "anthropic-api-key", secret: ["sk-ant-", "api03-", "Zx9Qw8".repeat(6)].join("") },
+  { kind: "openai-api-key", secret: ["sk-", "proj-", "aB3dE5fG7hJ9kL1mN3pQ5rS7"].join("") },
+  { kind: "openai-api-key", secret: ["sk-", "T3BlbkFJ".repeat(6)].join("") },
+  { kind: "github-token", secret: ["ghp_", "a1B2".repeat(9)].join("") },
+  { kind: "github-token", secret: ["gho_", "Z9y8".repeat(9)].join("") },
+  { kind: "github-token", secret: ["ghs_", "Q7w6".repeat(9)].join("") },
+  {
+    kind: "github-token",
+    secret: ["github_pat_", "11AB".repeat(6), "_", "x9Y8".repeat(10)].join(""),
+  },
+  { kind: "aws-access-key-id", secret: ["AKIA", "Z3X9Q7W2E5R8T1Y4"].join("") },
+  { kind: "slack-token", secret: ["xoxb-", "123456789012-", "AbCdEfGhIjKl"].join("") },
+  { kind: "google-api-key", secret: ["AIza", "Sy", "B1c2D3e4F5".repeat(3), "abc"].join("") },
+  { kind: "stripe-secret-key", secret: ["sk_", "live_", "4eC39HqLyjWDarjtT1zdp7dc"].join("") },
+  {
+    kind: "jwt",
+    secret: ["eyJ", "hbGciOiJIUzI1NiJ9", ".eyJ", "zdWIiOiIxMjM0In0", ".sig_Abc-123"].join(""),
+  },
+  {
+    kind: "private-key",
+    secret: [
+      "-----BEGIN RSA ",
+      "PRIVATE KEY-----\n",
+      "MIIEowIBAAKCAQEA".repeat(4),
+      "\n",
+      "q1w2e3r4t5y6u7i8o9p0".repeat(3),
+      "==\n-----END RSA ",
+      "PRIVATE KEY-----",
+    ].join(""),
+  },
+  {
+    kind: "private-key",
+    secret: [
+      "-----BEGIN OPENSSH ",
+      "PRIVATE KEY-----\n",
+      "b3BlbnNzaC1rZXktdjEAAAAA".repeat(3),
+    ].join(""),
+  },
+]
+
+describe("findSecrets: token shapes", () => {
+  for (const { kind, secret } of samples) {
+    it(`finds ${kind} ${secret.slice(0, 6)}… with its exact span`, () => {
+      const text = `Context: ${secret} (end)`
+      expect(findSecrets(text)).toStrictEqual([
+        { kind, start: "Context: ".length, end: "Context: ".length + secret.length },
+      ])
+    })
+  }
+
+  it("finds a bearer token and spans only the token", () => {
+    const token = ["a1b2c3d4", "e5f6g7h8", "i9j0k1l2"].join("")
+    const text = `curl -H "Authorization: Bearer ${token}"`
+    const start = text.indexOf(token)
+    expect(findSecrets(text)).toStrictEqual([
+      { kind: "bearer-token", start, end: start + token.length },
+    ])
+  })
+
+  it("prefers the specific kind when a generic pattern overlaps it", () => {
+    const key = samples[0]!.secret
+    expect(findSecrets(`ANTHROPIC_API_KEY=${key}`).map((m) => m.kind)).toStrictEqual([
+      "anthropic-api-key",
+    ])
+    expect(findSecrets(`Authorization: Bearer ${key}`).map((m) => m.kind)).toStrictEqual([
+      "anthropic-api-key",
+    ])
+  })
+
+  it("returns several findings sorted by position", () => {
+    const aws = samples[7]!.secret
+    const gh = samples[3]!.secret
+    const text = `${gh} and password=hunter2x and ${aws}`
+    expect(findSecrets(text)).toStrictEqual([
+      { kind: "github-token", start: 0, end: gh.length },
+      {
+        kind: "credential-assignment",
+        start: text.indexOf("hunter2x"),
+        end: text.indexOf("hunter2x") + "hunter2x".length,
+      },
+      { kind: "aws-access-key-id", start: text.indexOf(aws), end: text.length },
+    ])
+  })
+})
+
+describe("findSecrets: credential assignments", () => {
+  const found: ReadonlyArray<readonly [string, string]> = [
+    ["password=hunter2x", "hunter2x"],
+    ["passwd: c0rrect-horse", "c0rrect-horse"],
+    ["export PGPASSWORD='S3cr3t-Value'", "S3cr3t-Value"],
+    ['{"api_key": "Abc123def456"}', "Abc123def456"],
+    ["client_secret = p@ssw0rd!!", "p@ssw0rd!!"],
+    ["https://example.test/cb?token=abc123def456&next=1", "abc123def456"],
+    ["SECRET_KEY=u8Hy6Tg5Rf4", "u8Hy6Tg5Rf4"],
+    ["access-token: tok_9f8e7d6c", "tok_9f8e7d6c"],
+  ]
+  for (const [text, value] of found) {
+    it(`flags the value in ${JSON.stringify(text)}`, () => {
+      const start = text.indexOf(value)
+      expect(findSecrets(text)).toStrictEqual([
+        { kind: "credential-assignment", start, end: start + value.length },
+      ])
+    })
+  }
+
+  const quiet = [
+    "The password is stored in 1Password; ask the user for it.",
+    "Reset the secret rotation schedule and the token cache.",
+    "password=",
+    "password= ",
+    'password=""',
+    "password=<redacted>",
+    "password=***",
+    "password=********",
+    "password=$PASSWORD",
+    "password=${DB_PASSWORD}",
+    "token: ${{ secrets.GH_TOKEN }}",
+    "api_key=process.env.API_KEY",
+    "api_key = os.environ['API_KEY']",
+    "password: string",
+    "token: z.string()",
+    "secret == other",
+    "password != previous",
+    "max_tokens=4096",
+    "max_token=4096",
+    "passwordHash=abc123def",
+    "password_file=/run/secrets/db_password",
+    "DB_PASSWORD=/run/secrets/db",
+    "token=abc",
+    "token: 128000",
+    "secret: 2025-01-31",
+    "password=your_password_here1",
+    "password=xxxxxxxx",
+  ]
+  for (const text of quiet) {
+    it(`stays quiet on ${JSON.stringify(text)}`, () => {
+      expect(findSecrets(text)).toStrictEqual([])
+    })
+  }
+})
+
+describe("findSecrets: prose and look-alikes", () => {
+  const quiet = [
+    "Use sk-learn for the classifier.",
+    "The CSS class sk-this-is-not-a-key-at-all-really stays.",
+    "Bearer tokens expire after an hour.",
+    "Authorization: Bearer <token>",
+    "ghp_ prefixes mark classic GitHub tokens.",
+    "AKIA is the prefix of AWS access key ids.",
+    "Files start with -----BEGIN PRIVATE KEY----- in PKCS#8 format.",
+    "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----",
+    "eyJ is how base64 JSON starts.",
+    "café 日本語 😀 𝄞 plain text",
+    "",
+  ]
+  for (const text of quiet) {
+    it(`stays quiet on ${JSON.stringify(text.slice(0, 40))}`, () => {
+      expect(findSecrets(text)).toStrictEqual([])
+    })
+  }
+})
+
+describe("maskSecrets", () => {
+  it("replaces each secret with its kind and keeps the rest of the text", () => {
+    const gh = samples[3]!.secret
+    expect(maskSecrets(`token ${gh} and password=hunter2x done`)).toBe(
+      "token [redacted github-token] and password=[redacted credential-assignment] done",
+    )
+  })
+
+  it("returns text without secrets unchanged", () => {
+    expect(maskSecrets("nothing to see: café 😀")).toBe("nothing to see: café 😀")
+  })
+})
+
+const words = fc
+  .array(fc.constantFrom("the", "run", "tests", "é", "😀", "日本", "a=b", "(x)", "key:", "\n"), {
+    maxLength: 8,
+  })
+  .map((ws) => ws.join(" "))
+
+describe("secret scan properties", () => {
+  it("finds and masks every sample secret embedded in prose", () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...samples), words, words, ({ kind, secret }, before, after) => {
+        const text = `${before} ${secret} ${after}`
+        const start = before.length + 1
+        expect(findSecrets(text)).toContainEqual({ kind, start, end: start + secret.length })
+        const masked = maskSecrets(text)
+        expect(masked).not.toContain(secret)
+        expect(masked).toContain(`[redacted ${kind}]`)
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it("never throws and returns sorted, non-overlapping, in-bounds spans", () => {
+    const alphabet = fc.constantFrom(
+      ..."sk-ant_ghpAKIAxoxbeyJ.BEGIN PRIVATE KEY-----=:'\"password token0123456789\n ".split(""),
+    )
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: alphabet, maxLength: 400 }), fc.string()), (text) => {
+        const found = findSecrets(text)
+        let at = 0
+        for (const m of found) {
+          expect(m.start).toBeGreaterThanOrEqual(at)
+          expect(m.end).toBeGreaterThan(m.start)
+          expect(m.end).toBeLessThanOrEqual(text.length)
+          at = m.end
+        }
+        expect(findSecrets(maskSecrets(text))).toStrictEqual([])
+      }),
+      { numRuns: 500 },
+    )
+  })
+
+  it("handles long adversarial runs (no super-linear backtracking)", () => {
+    const n = 100_000
+    const inputs = [
+      "a".repeat(n),
+      "_".repeat(n),
+      "-".repeat(n),
+      "sk-".repeat(n / 3),
+      `eyJ${"a".repeat(n)}`,
+      "password = ".repeat(n / 11),
+      "x_".repeat(n / 2),
+      "-----BEGIN PRIVATE KEY-----".repeat(2_000),
+      `-----BEGIN ${"A ".repeat(n / 2)}`,
+      `bearer ${"a".repeat(n)}`,
+    ]
+    expect(inputs.map((text) => findSecrets(text).length)).toStrictEqual([
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    ])
+  })
+})

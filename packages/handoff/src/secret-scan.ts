@@ -1,0 +1,217 @@
+/**
+ * Secret scanner: finds likely credentials in free text and masks them. Pure and total: never
+ * throws, never does IO, and runs in linear time on adversarial input: token patterns are
+ * anchored by a lookbehind so no run of token characters is rescanned from each of its
+ * positions, and PEM blocks are paired header-to-footer by a single forward walk.
+ *
+ * Detectors run in priority order (specific shapes before generic ones); a later match that
+ * overlaps an accepted one is dropped, so the result is sorted and non-overlapping.
+ * False positives are kept low on purpose: prose ("the password is in 1Password"), empty
+ * assignments and placeholders (`<redacted>`, `***`, `$PASSWORD`, `${...}`, paths, identifiers
+ * without digits) are not reported.
+ */
+
+/** The kinds of secret the scanner recognises. */
+export type SecretKind =
+  | "private-key"
+  | "anthropic-api-key"
+  | "openai-api-key"
+  | "github-token"
+  | "aws-access-key-id"
+  | "slack-token"
+  | "google-api-key"
+  | "stripe-secret-key"
+  | "jwt"
+  | "bearer-token"
+  | "credential-assignment"
+
+/** A likely secret at UTF-16 offsets `[start, end)` of the scanned text. */
+export interface SecretMatch {
+  readonly kind: SecretKind
+  readonly start: number
+  readonly end: number
+}
+
+type Span = readonly [start: number, end: number]
+
+interface Detector {
+  readonly kind: SecretKind
+  readonly find: (text: string) => Iterable<Span>
+}
+
+/** The span of a match: its first capture group that matched, else the whole match. */
+const spanOf = (match: RegExpExecArray): Span | undefined => {
+  const indices = match.indices
+  if (indices === undefined) return undefined
+  for (let group = 1; group < indices.length; group++) {
+    const span = indices[group]
+    if (span !== undefined) return span
+  }
+  return indices[0]
+}
+
+/** A detector from a global regexp with indices (`dg`) and an optional check of the span's text. */
+const byPattern =
+  (pattern: RegExp, accept: (secret: string) => boolean = () => true) =>
+  (text: string): Array<Span> => {
+    const spans: Array<Span> = []
+    for (const match of text.matchAll(pattern)) {
+      const span = spanOf(match)
+      if (span !== undefined && accept(text.slice(span[0], span[1]))) spans.push(span)
+    }
+    return spans
+  }
+
+const hasLetterAndDigit = (s: string): boolean => /[A-Za-z]/.test(s) && /[0-9]/.test(s)
+
+const pemHeader = /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/g
+const pemFooter = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/g
+const pemBodyRun = /\s*[A-Za-z0-9+/=]{32,}(?:\s*[A-Za-z0-9+/=]{8,})*/y
+const isBase64Char = (code: number): boolean =>
+  (code >= 0x30 && code <= 0x39) ||
+  (code >= 0x41 && code <= 0x5a) ||
+  (code >= 0x61 && code <= 0x7a) ||
+  code === 0x2b ||
+  code === 0x2f ||
+  code === 0x3d
+/** Longest PEM block paired with a footer (a 16384-bit RSA key is ~12.7 k characters). */
+const maxPemBody = 16_384
+
+/**
+ * PEM private keys: a header paired with the next footer when a real body (≥ 32 base64
+ * characters) sits between them, or a header followed directly by a base64 body (truncated
+ * key). A header alone or a template (`...` as body) is not reported.
+ */
+const findPrivateKeys = (text: string): Array<Span> => {
+  const headers = [...text.matchAll(pemHeader)]
+  if (headers.length === 0) return []
+  const footers = [...text.matchAll(pemFooter)]
+  const base64Before = new Int32Array(text.length + 1)
+  for (let i = 0; i < text.length; i++) {
+    base64Before[i + 1] = base64Before[i]! + (isBase64Char(text.charCodeAt(i)) ? 1 : 0)
+  }
+  const spans: Array<Span> = []
+  let next = 0
+  for (const header of headers) {
+    const bodyStart = header.index + header[0].length
+    while (next < footers.length && footers[next]!.index < bodyStart) next++
+    const footer = footers[next]
+    if (
+      footer !== undefined &&
+      footer.index - bodyStart <= maxPemBody &&
+      base64Before[footer.index]! - base64Before[bodyStart]! >= 32
+    ) {
+      spans.push([header.index, footer.index + footer[0].length])
+      continue
+    }
+    pemBodyRun.lastIndex = bodyStart
+    const body = pemBodyRun.exec(text)
+    if (body !== null) spans.push([header.index, bodyStart + body[0].length])
+  }
+  return spans
+}
+
+/**
+ * A value is a credential only when it is long enough, is not a placeholder, reference or path,
+ * and has the texture of a secret (a digit or a symbol); `password: string` stays quiet.
+ */
+const isCredentialValue = (value: string): boolean => {
+  if (value.length < 6) return false
+  if (/^[$%<[({*#]/.test(value) || value.startsWith("{{")) return false
+  if (/^(?:\.{0,2}\/|~\/|[A-Za-z]:\\|file:)/.test(value)) return false
+  if (/^(.)\1*$/.test(value) || /^[0-9.,:_-]+$/.test(value)) return false
+  if (/process\.env|os\.environ|getenv|\benv\b|secrets\./i.test(value)) return false
+  if (/^(?:your|my|the|some|dummy|fake|test|example)[-_]/i.test(value)) return false
+  return /[0-9!@#$%^&*+=?~|]/.test(value)
+}
+
+const detectors: ReadonlyArray<Detector> = [
+  { kind: "private-key", find: findPrivateKeys },
+  {
+    kind: "anthropic-api-key",
+    find: byPattern(/(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}/dg),
+  },
+  {
+    kind: "openai-api-key",
+    find: byPattern(/(?<![A-Za-z0-9_-])sk-(?!ant-)[A-Za-z0-9_-]{20,}/dg, (secret) =>
+      hasLetterAndDigit(secret.slice(3)),
+    ),
+  },
+  {
+    kind: "github-token",
+    find: byPattern(
+      /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})/dg,
+    ),
+  },
+  {
+    kind: "aws-access-key-id",
+    find: byPattern(/(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/dg),
+  },
+  { kind: "slack-token", find: byPattern(/(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}/dg) },
+  { kind: "google-api-key", find: byPattern(/(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35,}/dg) },
+  {
+    kind: "stripe-secret-key",
+    find: byPattern(/(?<![A-Za-z0-9_])[sr]k_live_[0-9A-Za-z]{16,}/dg),
+  },
+  {
+    kind: "jwt",
+    find: byPattern(
+      /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/dg,
+    ),
+  },
+  {
+    kind: "bearer-token",
+    find: byPattern(
+      /(?<![A-Za-z0-9_-])bearer[ \t]+([A-Za-z0-9._~+/-]{20,}=*)/dgi,
+      hasLetterAndDigit,
+    ),
+  },
+  {
+    kind: "credential-assignment",
+    find: byPattern(
+      /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*?(?:password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|access[_-]?key|private[_-]?key|token)["']?[ \t]*(?::|=(?!=))[ \t]*(?:"([^"\r\n]*)"|'([^'\r\n]*)'|([^\s"'`,;&)\]}]+))/dgi,
+      isCredentialValue,
+    ),
+  },
+]
+
+/** Index of the first accepted match starting at or after `start` (binary search). */
+const insertionPoint = (accepted: ReadonlyArray<SecretMatch>, start: number): number => {
+  let lo = 0
+  let hi = accepted.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (accepted[mid]!.start < start) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/** Likely secrets in `text`, sorted by position and non-overlapping. */
+export const findSecrets = (text: string): ReadonlyArray<SecretMatch> => {
+  const accepted: Array<SecretMatch> = []
+  if (typeof text !== "string") return accepted
+  for (const detector of detectors) {
+    for (const [start, end] of detector.find(text)) {
+      if (end <= start) continue
+      const at = insertionPoint(accepted, start)
+      const before = accepted[at - 1]
+      const after = accepted[at]
+      if (before !== undefined && before.end > start) continue
+      if (after !== undefined && after.start < end) continue
+      accepted.splice(at, 0, { kind: detector.kind, start, end })
+    }
+  }
+  return accepted
+}
+
+/** `text` with every likely secret replaced by `[redacted <kind>]`. */
+export const maskSecrets = (text: string): string => {
+  let out = ""
+  let at = 0
+  for (const m of findSecrets(text)) {
+    out += `${text.slice(at, m.start)}[redacted ${m.kind}]`
+    at = m.end
+  }
+  return out + text.slice(at)
+}
