@@ -80,7 +80,9 @@ describe("Codex plugin", () => {
         // Codex starts MCP servers in the background; the first request may go out before the
         // server's tools are listed, so the MCP call comes in the second reply.
         execCommandReply("true"),
-        streamReply([{ ...functionCallItem("handoff_validate", { handoff }), namespace: "mcp__baton" }]),
+        streamReply([
+          { ...functionCallItem("handoff_validate", { handoff }), namespace: "mcp__baton" },
+        ]),
         textReply("validated"),
       ],
     })
@@ -109,7 +111,11 @@ describe("Codex plugin", () => {
     const call = result.events.find(
       (event) => event.type === "item.completed" && JSON.stringify(event).includes("mcp_tool_call"),
     ) as { item: { server: string; tool: string; status: string; result: unknown } } | undefined
-    expect(call?.item).toMatchObject({ server: "baton", tool: "handoff_validate", status: "completed" })
+    expect(call?.item).toMatchObject({
+      server: "baton",
+      tool: "handoff_validate",
+      status: "completed",
+    })
     expect(call?.item.result).toMatchObject({
       structured_content: { valid: true, limitBytes: 32_000, sha256: handoffSha256 },
     })
@@ -154,14 +160,16 @@ describe("Claude Code plugin", () => {
       server: mock,
       home,
       prompt: "validate my handoff",
-      env: { PATH: env["PATH"]! },
+      env: { PATH: env["PATH"] },
       allowedTools: [tool],
     })
     await using _run = result
     expect(result.exitCode, result.stderr).toBe(0)
     const requests = mock.requests("main")
     expect(requests).toHaveLength(2)
-    const lastMessage = JSON.stringify((requests[1]!.body as { messages: Array<unknown> }).messages.at(-1))
+    const lastMessage = JSON.stringify(
+      (requests[1]!.body as { messages: Array<unknown> }).messages.at(-1),
+    )
     expect(lastMessage).toContain("tool_result")
     expect(lastMessage).toContain(handoffSha256)
   })

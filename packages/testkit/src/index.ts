@@ -140,3 +140,7 @@ export {
   readClaudeTranscript,
 } from "./claude-transcripts.js"
 export type { ClaudeTranscriptFile, ClaudeTranscriptRecord } from "./claude-transcripts.js"
+
+// Corpus builder: real transcripts from both agents for the recall tests.
+export { buildCorpus, CORPUS_COMPACTION_SUMMARY, defaultCorpusSessions } from "./corpus.js"
+export type { Corpus, CorpusSession, CorpusSessionSpec, CorpusTurn } from "./corpus.js"
