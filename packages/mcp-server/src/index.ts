@@ -1,5 +1,24 @@
 /**
  * @baton/mcp-server — The one `baton` MCP server: tools registered by the capability packages.
- * Nothing is exported yet; the capability lands in its own issue.
+ * Define a tool with `defineBatonTool`, serve a list with `createBatonServer`, or run the default
+ * list on stdio with `runStdio` (what `baton mcp` does).
  */
-export {}
+export {
+  createBatonServer,
+  registerBatonTool,
+  batonServerName,
+  stderrDefectLogger,
+} from "./baton-server.js"
+export type { BatonServerOptions, DefectLogger } from "./baton-server.js"
+export { defineBatonTool, toolSuccess, toolFailure } from "./baton-tool.js"
+export type { BatonTool, ToolContext, ToolFailure, ToolOutcome } from "./baton-tool.js"
+export { batonTools } from "./default-tools.js"
+export { DrainingTransport } from "./draining-transport.js"
+export {
+  handoffValidateTool,
+  handoffValidateInput,
+  handoffValidateOutput,
+} from "./handoff-validate-tool.js"
+export { runStdio } from "./stdio-runner.js"
+export type { StdioOptions } from "./stdio-runner.js"
+export { toCallToolResult, defectToCallToolResult, describeToolFailure } from "./tool-result.js"

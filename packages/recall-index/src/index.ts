@@ -1,5 +1,8 @@
 /**
  * @baton/recall-index — A local index of past Claude Code and Codex sessions, searched by meaning and by words.
- * Nothing is exported yet; the capability lands in its own issue.
+ * Now: the vector store probe (better-sqlite3 + sqlite-vec + FTS5) that recall builds on.
  */
-export {}
+export { VectorStoreUnavailableError } from "./errors.js"
+export type { VectorStoreProbeStage } from "./errors.js"
+export { probeVectorStore } from "./vector-store-probe.js"
+export type { VectorStoreProbe } from "./vector-store-probe.js"

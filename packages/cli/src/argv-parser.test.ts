@@ -1,0 +1,134 @@
+import { describe, expect, it } from "vitest"
+import { parseArgv } from "./argv-parser.js"
+import { batonCommand } from "./command-tree.js"
+
+const parse = (...argv: string[]) => parseArgv(batonCommand, argv)
+
+const usageProblem = (...argv: string[]): string => {
+  const parsed = parse(...argv)
+  if (parsed._tag !== "UsageFailure")
+    throw new Error(`expected a usage failure, got ${parsed._tag}`)
+  return `${parsed.error.problem} | ${parsed.error.helpCommand}`
+}
+
+describe("parseArgv", () => {
+  it("reads --version and -V at the root", () => {
+    expect(parse("--version")._tag).toBe("ShowVersion")
+    expect(parse("-V")._tag).toBe("ShowVersion")
+  })
+
+  it("shows help for the deepest command named, wherever --help appears", () => {
+    const cases: Array<[string[], string[]]> = [
+      [["--help"], []],
+      [["-h"], []],
+      [["--help", "doctor"], ["doctor"]],
+      [
+        ["-h", "handoff", "hash"],
+        ["handoff", "hash"],
+      ],
+      [["doctor", "--help"], ["doctor"]],
+      [["handoff", "-h"], ["handoff"]],
+      [
+        ["handoff", "validate", "--help"],
+        ["handoff", "validate"],
+      ],
+      [
+        ["handoff", "validate", "--bogus", "--help"],
+        ["handoff", "validate"],
+      ],
+      [
+        ["handoff", "hash", "x.json", "--json", "-h"],
+        ["handoff", "hash"],
+      ],
+    ]
+    for (const [argv, path] of cases) {
+      const parsed = parse(...argv)
+      expect(parsed._tag, argv.join(" ")).toBe("ShowHelp")
+      if (parsed._tag === "ShowHelp") expect(parsed.commandPath).toEqual(path)
+    }
+  })
+
+  it("does not treat --help after -- as a flag", () => {
+    const parsed = parse("handoff", "validate", "--", "--help")
+    expect(parsed).toMatchObject({ _tag: "Run", invocation: { positionals: ["--help"] } })
+  })
+
+  it("parses a leaf command with its flags and positionals", () => {
+    expect(parse("doctor", "--json")).toMatchObject({
+      _tag: "Run",
+      invocation: { commandPath: ["doctor"], flags: { json: true }, positionals: [] },
+    })
+    expect(parse("handoff", "validate", "-", "--json")).toMatchObject({
+      _tag: "Run",
+      invocation: {
+        commandPath: ["handoff", "validate"],
+        flags: { json: true },
+        positionals: ["-"],
+      },
+    })
+    expect(parse("handoff", "hash", "--json", "a.json")).toMatchObject({
+      _tag: "Run",
+      invocation: { commandPath: ["handoff", "hash"], positionals: ["a.json"] },
+    })
+    expect(parse("mcp")).toMatchObject({ _tag: "Run", invocation: { commandPath: ["mcp"] } })
+  })
+
+  it("names every usage problem and the command whose --help applies", () => {
+    expect(usageProblem()).toBe(
+      "missing command for 'baton' (expected one of: doctor, handoff, mcp) | baton",
+    )
+    expect(usageProblem("bogus")).toBe(
+      "unknown command 'bogus' for 'baton' (expected one of: doctor, handoff, mcp) | baton",
+    )
+    expect(usageProblem("--bogus")).toBe("unknown flag '--bogus' for 'baton' | baton")
+    expect(usageProblem("doctor", "--bogus")).toBe(
+      "unknown flag '--bogus' for 'baton doctor' | baton doctor",
+    )
+    expect(usageProblem("doctor", "-x")).toBe("unknown flag '-x' for 'baton doctor' | baton doctor")
+    expect(usageProblem("doctor", "--version")).toBe(
+      "unknown flag '--version' for 'baton doctor' | baton doctor",
+    )
+    expect(usageProblem("doctor", "--json=yes")).toBe("flag '--json' takes no value | baton doctor")
+    expect(usageProblem("doctor", "extra")).toBe(
+      "unexpected argument 'extra' for 'baton doctor' | baton doctor",
+    )
+    expect(usageProblem("handoff")).toBe(
+      "missing command for 'baton handoff' (expected one of: validate, hash) | baton handoff",
+    )
+    expect(usageProblem("handoff", "sign")).toBe(
+      "unknown command 'sign' for 'baton handoff' (expected one of: validate, hash) | baton handoff",
+    )
+    expect(usageProblem("handoff", "validate")).toBe(
+      "missing <file> for 'baton handoff validate' | baton handoff validate",
+    )
+    expect(usageProblem("handoff", "validate", "a", "b")).toBe(
+      "unexpected argument 'b' for 'baton handoff validate' | baton handoff validate",
+    )
+  })
+
+  it("never throws, whatever the argv", () => {
+    const tokens = [
+      "doctor",
+      "handoff",
+      "validate",
+      "hash",
+      "mcp",
+      "-",
+      "--",
+      "--json",
+      "-h",
+      "--help",
+      "-V",
+      "x",
+      "--a=b",
+      "",
+    ]
+    for (let seed = 0; seed < 500; seed += 1) {
+      const argv = Array.from(
+        { length: seed % 6 },
+        (_, i) => tokens[(seed * 7 + i * 13) % tokens.length] ?? "",
+      )
+      expect(() => parse(...argv)).not.toThrow()
+    }
+  })
+})

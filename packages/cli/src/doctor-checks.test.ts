@@ -1,0 +1,204 @@
+import { describe, expect, it } from "vitest"
+import { assessDoctorFacts, formatMode, redactEndpoint } from "./doctor-checks.js"
+import type { DoctorCheck } from "./doctor-checks.js"
+import type { DoctorFacts, WritableDirFacts } from "./doctor-facts.js"
+
+const healthy: DoctorFacts = {
+  nodeVersion: "20.20.2",
+  dataDir: {
+    path: "/d",
+    source: "$BATON_DATA_DIR",
+    _tag: "Present",
+    mode: 0o700,
+    writable: true,
+    ownedByUser: true,
+  },
+  jobsDir: {
+    path: "/j",
+    source: "$BATON_JOBS_DIR",
+    _tag: "Present",
+    mode: 0o700,
+    writable: true,
+    ownedByUser: true,
+  },
+  codexHome: { path: "/c", source: "$CODEX_HOME", exists: true, isDirectory: true },
+  claudeConfig: { path: "/cl", source: "$CLAUDE_CONFIG_DIR", exists: true, isDirectory: true },
+  claudeProjects: {
+    path: "/cl/projects",
+    source: "$CLAUDE_CONFIG_DIR",
+    exists: true,
+    isDirectory: true,
+  },
+  codex: {
+    _tag: "Found",
+    path: "/bin/codex",
+    source: "PATH",
+    version: { _tag: "Version", text: "codex-cli 0.169.0" },
+  },
+  vectorStore: { _tag: "Available", sqliteVersion: "3.53.2", vecVersion: "v0.1.9", fts5: true },
+  embedder: { voyageKeySet: true, baseUrl: undefined },
+}
+
+const byId = (facts: Partial<DoctorFacts>): Record<string, DoctorCheck> =>
+  Object.fromEntries(assessDoctorFacts({ ...healthy, ...facts }).map((c) => [c.id, c]))
+
+const dir = (
+  fields: Partial<WritableDirFacts> & Pick<WritableDirFacts, "_tag">,
+): WritableDirFacts => ({ path: "/d", source: "$BATON_DATA_DIR", ...fields }) as WritableDirFacts
+
+describe("assessDoctorFacts", () => {
+  it("reports every check ok on a healthy machine, in a fixed order", () => {
+    const checks = assessDoctorFacts(healthy)
+    expect(checks.map((c) => c.id)).toEqual([
+      "node",
+      "data-dir",
+      "jobs-dir",
+      "codex-home",
+      "claude-config",
+      "codex-binary",
+      "vector-store",
+      "embedder",
+    ])
+    expect(checks.every((c) => c.status === "ok" && c.hint === null)).toBe(true)
+    expect(byId({})["codex-binary"]?.summary).toBe("codex-cli 0.169.0 (source: PATH)")
+  })
+
+  it("fails Node older than 20", () => {
+    expect(byId({ nodeVersion: "18.19.0" })["node"]).toMatchObject({
+      status: "fail",
+      summary: "Node 18.19.0 is too old",
+    })
+  })
+
+  it("grades directories: private ok, group-readable warn, unwritable fail, missing ok or fail", () => {
+    const present = { _tag: "Present", mode: 0o755, writable: true, ownedByUser: true } as const
+    expect(byId({ dataDir: dir(present) })["data-dir"]).toMatchObject({
+      status: "warn",
+      summary: "/d — not private (0755)",
+      hint: "Run: chmod 700 /d",
+    })
+    expect(
+      byId({ dataDir: dir({ ...present, mode: 0o700, writable: false }) })["data-dir"]?.status,
+    ).toBe("fail")
+    expect(
+      byId({ dataDir: dir({ ...present, mode: 0o700, ownedByUser: false }) })["data-dir"]?.status,
+    ).toBe("warn")
+    expect(
+      byId({ dataDir: dir({ _tag: "Missing", nearestExisting: "/", creatable: true }) })[
+        "data-dir"
+      ],
+    ).toMatchObject({
+      status: "ok",
+      summary: "/d — not created yet",
+      detail: "will be created 0700 on first use (from $BATON_DATA_DIR)",
+    })
+    expect(
+      byId({ jobsDir: dir({ _tag: "Missing", nearestExisting: "/ro", creatable: false }) })[
+        "jobs-dir"
+      ],
+    ).toMatchObject({
+      status: "fail",
+      detail: "nearest existing parent /ro is not writable (from $BATON_DATA_DIR)",
+    })
+    expect(byId({ dataDir: dir({ _tag: "NotADirectory" }) })["data-dir"]?.status).toBe("fail")
+  })
+
+  it("quotes paths with spaces in hints", () => {
+    const facts = {
+      path: "/my dir",
+      source: "x",
+      _tag: "Present",
+      mode: 0o750,
+      writable: true,
+      ownedByUser: true,
+    } as const
+    expect(byId({ dataDir: facts })["data-dir"]?.hint).toBe("Run: chmod 700 '/my dir'")
+  })
+
+  it("warns about missing agent directories and an absent projects dir", () => {
+    expect(
+      byId({ codexHome: { ...healthy.codexHome, exists: false, isDirectory: false } })["codex-home"]
+        ?.status,
+    ).toBe("warn")
+    expect(
+      byId({ claudeProjects: { ...healthy.claudeProjects, exists: false, isDirectory: false } })[
+        "claude-config"
+      ],
+    ).toMatchObject({ status: "warn", summary: "/cl — no projects/ directory" })
+  })
+
+  it("grades the Codex binary by where it came from and what --version said", () => {
+    expect(byId({ codex: { _tag: "NotFound" } })["codex-binary"]?.status).toBe("warn")
+    expect(
+      byId({
+        codex: {
+          _tag: "Unusable",
+          path: "/x",
+          source: "BATON_CODEX_BINARY",
+          reason: "not executable",
+        },
+      })["codex-binary"],
+    ).toMatchObject({ status: "fail", summary: "/x — not executable" })
+    expect(
+      byId({
+        codex: {
+          _tag: "Found",
+          path: "/x",
+          source: "PATH",
+          version: { _tag: "TimedOut", afterMs: 5000 },
+        },
+      })["codex-binary"],
+    ).toMatchObject({ status: "warn", summary: "codex --version did not answer within 5000 ms" })
+  })
+
+  it("fails when the vector store or FTS5 is missing", () => {
+    expect(
+      byId({ vectorStore: { _tag: "Unavailable", stage: "load-extension", reason: "nope" } })[
+        "vector-store"
+      ],
+    ).toMatchObject({
+      status: "fail",
+      summary: "vector store unavailable (load-extension)",
+      detail: "nope",
+    })
+    expect(
+      byId({
+        vectorStore: { _tag: "Available", sqliteVersion: "3", vecVersion: "v0", fts5: false },
+      })["vector-store"]?.status,
+    ).toBe("fail")
+  })
+
+  it("is truthful about embedders and never echoes credentials", () => {
+    expect(
+      byId({ embedder: { voyageKeySet: false, baseUrl: undefined } })["embedder"],
+    ).toMatchObject({
+      status: "warn",
+      summary: "no embedder available",
+    })
+    const remote = byId({
+      embedder: { voyageKeySet: false, baseUrl: "https://user:pw@host:8080/v1?key=abc" },
+    })["embedder"]
+    expect(remote).toMatchObject({
+      status: "ok",
+      summary: "OpenAI-compatible endpoint https://host:8080/v1",
+    })
+    expect(JSON.stringify(remote)).not.toMatch(/pw|abc/)
+    expect(
+      byId({ embedder: { voyageKeySet: false, baseUrl: "not a url" } })["embedder"]?.status,
+    ).toBe("fail")
+    expect(byId({})["embedder"]?.detail).toContain("the built-in local embedder is not built yet")
+  })
+})
+
+describe("formatMode and redactEndpoint", () => {
+  it("formats permission bits as four octal digits", () => {
+    expect(formatMode(0o700)).toBe("0700")
+    expect(formatMode(0o40755)).toBe("0755")
+    expect(formatMode(0o5)).toBe("0005")
+  })
+
+  it("keeps only scheme, host and path of http(s) URLs", () => {
+    expect(redactEndpoint("http://127.0.0.1:9/v1#x")).toBe("http://127.0.0.1:9/v1")
+    expect(redactEndpoint("file:///etc/passwd")).toBeUndefined()
+  })
+})

@@ -1,0 +1,317 @@
+/**
+ * Turns doctor's facts into checks: each `ok | warn | fail` with a summary, a detail and a hint.
+ * Guarantees: pure and total — the same facts always give the same checks, in a fixed order;
+ * secrets are never echoed (an API key is reported as set or unset, a URL loses its credentials
+ * and query string).
+ */
+import type {
+  DoctorFacts,
+  PresenceFacts,
+  VectorStoreFacts,
+  WritableDirFacts,
+} from "./doctor-facts.js"
+
+/** A check's verdict. */
+export type CheckStatus = "ok" | "warn" | "fail"
+
+/** One line of the doctor report; `id` is stable across versions. */
+export interface DoctorCheck {
+  readonly id: string
+  readonly status: CheckStatus
+  readonly summary: string
+  readonly detail: string
+  readonly hint: string | null
+}
+
+const origin = (source: string): string =>
+  source === "default" ? "default location" : `from ${source}`
+
+const check = (
+  id: string,
+  status: CheckStatus,
+  summary: string,
+  detail: string,
+  hint: string | null = null,
+) => ({
+  id,
+  status,
+  summary,
+  detail,
+  hint,
+})
+
+/** Formats permission bits as four octal digits, e.g. `0700`. */
+export const formatMode = (mode: number): string =>
+  `0${(mode & 0o777).toString(8).padStart(3, "0")}`
+
+const shellArg = (path: string): string =>
+  /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`
+
+/** The minimum Node major version Baton supports. */
+export const minimumNodeMajor = 20
+
+const assessNode = (version: string): DoctorCheck => {
+  const major = Number.parseInt(version.split(".")[0] ?? "", 10)
+  return major >= minimumNodeMajor
+    ? check("node", "ok", `Node ${version}`, `Baton needs Node ${minimumNodeMajor} or newer`)
+    : check(
+        "node",
+        "fail",
+        `Node ${version} is too old`,
+        `Baton needs Node ${minimumNodeMajor} or newer`,
+        `Install Node ${minimumNodeMajor} or newer`,
+      )
+}
+
+const assessWritableDir = (id: string, envName: string, dir: WritableDirFacts): DoctorCheck => {
+  const from = origin(dir.source)
+  switch (dir._tag) {
+    case "Missing":
+      return dir.creatable
+        ? check(
+            id,
+            "ok",
+            `${dir.path} — not created yet`,
+            `will be created 0700 on first use (${from})`,
+          )
+        : check(
+            id,
+            "fail",
+            `${dir.path} — not created yet, and cannot be`,
+            dir.nearestExisting === undefined
+              ? `no parent directory exists (${from})`
+              : `nearest existing parent ${dir.nearestExisting} is not writable (${from})`,
+            `Create it (mkdir -p -m 700 ${shellArg(dir.path)}), or set ${envName} to a writable place`,
+          )
+    case "NotADirectory":
+      return check(
+        id,
+        "fail",
+        `${dir.path} — not a directory`,
+        from,
+        `Move the file away, or set ${envName}`,
+      )
+    case "Inaccessible":
+      return check(
+        id,
+        "fail",
+        `${dir.path} — cannot be inspected`,
+        `${dir.reason} (${from})`,
+        `Check permissions on ${dir.path}`,
+      )
+    case "Present": {
+      const mode = formatMode(dir.mode)
+      const isPrivate = (dir.mode & 0o077) === 0
+      const facts = [
+        `mode ${mode}`,
+        isPrivate ? "private" : "readable by others",
+        dir.writable ? "writable" : "not writable",
+      ]
+      if (!dir.ownedByUser) facts.push("owned by another user")
+      const detail = `${facts.join(", ")} (${from})`
+      if (!dir.writable)
+        return check(
+          id,
+          "fail",
+          `${dir.path} — not writable`,
+          detail,
+          `As its owner, run: chmod 700 ${shellArg(dir.path)}`,
+        )
+      if (!isPrivate)
+        return check(
+          id,
+          "warn",
+          `${dir.path} — not private (${mode})`,
+          detail,
+          `Run: chmod 700 ${shellArg(dir.path)}`,
+        )
+      if (!dir.ownedByUser)
+        return check(
+          id,
+          "warn",
+          `${dir.path} — owned by another user`,
+          detail,
+          `Give ${shellArg(dir.path)} to your user (chown), or set ${envName}`,
+        )
+      return check(id, "ok", dir.path, detail)
+    }
+  }
+}
+
+const assessCodexHome = (home: PresenceFacts): DoctorCheck => {
+  const from = origin(home.source)
+  if (!home.exists)
+    return check(
+      "codex-home",
+      "warn",
+      `${home.path} — not found`,
+      `Codex has not run as this user, or CODEX_HOME points elsewhere (${from})`,
+      "Run codex once, or set CODEX_HOME",
+    )
+  if (!home.isDirectory)
+    return check(
+      "codex-home",
+      "fail",
+      `${home.path} — not a directory`,
+      from,
+      "Set CODEX_HOME to Codex's directory",
+    )
+  return check("codex-home", "ok", home.path, `exists (${from})`)
+}
+
+const assessClaude = (config: PresenceFacts, projects: PresenceFacts): DoctorCheck => {
+  const from = origin(config.source)
+  if (!config.exists)
+    return check(
+      "claude-config",
+      "warn",
+      `${config.path} — not found`,
+      `Claude Code has not run as this user, or CLAUDE_CONFIG_DIR points elsewhere (${from})`,
+      "Run claude once, or set CLAUDE_CONFIG_DIR",
+    )
+  if (!config.isDirectory)
+    return check(
+      "claude-config",
+      "fail",
+      `${config.path} — not a directory`,
+      from,
+      "Set CLAUDE_CONFIG_DIR to Claude Code's directory",
+    )
+  if (!projects.exists || !projects.isDirectory)
+    return check(
+      "claude-config",
+      "warn",
+      `${config.path} — no projects/ directory`,
+      `no Claude Code sessions recorded yet (${from})`,
+      "Run a Claude Code session, or set CLAUDE_CONFIG_DIR",
+    )
+  return check("claude-config", "ok", config.path, `exists, with projects/ (${from})`)
+}
+
+const installCodexHint =
+  "Install Codex (npm i -g @openai/codex) or set BATON_CODEX_BINARY to its path"
+
+const assessCodexBinary = (codex: DoctorFacts["codex"]): DoctorCheck => {
+  switch (codex._tag) {
+    case "NotFound":
+      return check(
+        "codex-binary",
+        "warn",
+        "codex not found",
+        "BATON_CODEX_BINARY is unset and no codex on PATH",
+        installCodexHint,
+      )
+    case "Unusable":
+      return check(
+        "codex-binary",
+        "fail",
+        `${codex.path} — ${codex.reason}`,
+        "BATON_CODEX_BINARY names a file that cannot be run",
+        "Point BATON_CODEX_BINARY at an executable codex, or unset it to search PATH",
+      )
+    case "Found": {
+      const where = `${codex.path} (source: ${codex.source})`
+      switch (codex.version._tag) {
+        case "Version":
+          return check(
+            "codex-binary",
+            "ok",
+            `${codex.version.text} (source: ${codex.source})`,
+            codex.path,
+          )
+        case "TimedOut":
+          return check(
+            "codex-binary",
+            "warn",
+            `codex --version did not answer within ${codex.version.afterMs} ms`,
+            where,
+            "Run 'codex --version' by hand to see what it waits for",
+          )
+        case "Failed":
+          return check(
+            "codex-binary",
+            "warn",
+            `codex --version failed: ${codex.version.reason}`,
+            where,
+            installCodexHint,
+          )
+      }
+    }
+  }
+}
+
+const assessVectorStore = (store: VectorStoreFacts): DoctorCheck => {
+  const rebuildHint =
+    "Reinstall @baton/cli so better-sqlite3 and sqlite-vec match this Node and platform"
+  if (store._tag === "Unavailable")
+    return check(
+      "vector-store",
+      "fail",
+      `vector store unavailable (${store.stage})`,
+      store.reason,
+      rebuildHint,
+    )
+  const versions = `sqlite-vec ${store.vecVersion} on SQLite ${store.sqliteVersion}`
+  return store.fts5
+    ? check(
+        "vector-store",
+        "ok",
+        `${versions}, FTS5`,
+        "vec0 KNN query and FTS5 table work in an in-memory database",
+      )
+    : check(
+        "vector-store",
+        "fail",
+        `${versions}, no FTS5`,
+        "recall's word search needs FTS5",
+        rebuildHint,
+      )
+}
+
+/** Shows an endpoint without credentials, query or fragment; undefined when it is not http(s). */
+export const redactEndpoint = (raw: string): string | undefined => {
+  try {
+    const url = new URL(raw)
+    if (url.protocol !== "http:" && url.protocol !== "https:") return undefined
+    return `${url.protocol}//${url.host}${url.pathname}`
+  } catch {
+    return undefined
+  }
+}
+
+const assessEmbedder = (embedder: DoctorFacts["embedder"]): DoctorCheck => {
+  const builtIn = "the built-in local embedder is not built yet"
+  const endpoint = embedder.baseUrl === undefined ? undefined : redactEndpoint(embedder.baseUrl)
+  if (embedder.baseUrl !== undefined && endpoint === undefined)
+    return check(
+      "embedder",
+      "fail",
+      "BATON_EMBEDDINGS_BASE_URL is not an http(s) URL",
+      builtIn,
+      "Set BATON_EMBEDDINGS_BASE_URL to an OpenAI-compatible base URL such as http://127.0.0.1:8080/v1",
+    )
+  const configured = [
+    ...(embedder.voyageKeySet ? ["Voyage (VOYAGE_API_KEY set)"] : []),
+    ...(endpoint === undefined ? [] : [`OpenAI-compatible endpoint ${endpoint}`]),
+  ]
+  if (configured.length > 0) return check("embedder", "ok", configured.join("; "), builtIn)
+  return check(
+    "embedder",
+    "warn",
+    "no embedder available",
+    `${builtIn}; VOYAGE_API_KEY and BATON_EMBEDDINGS_BASE_URL are unset`,
+    "Set VOYAGE_API_KEY, or BATON_EMBEDDINGS_BASE_URL for an OpenAI-compatible endpoint",
+  )
+}
+
+/** Assesses every fact, in report order. */
+export const assessDoctorFacts = (facts: DoctorFacts): readonly DoctorCheck[] => [
+  assessNode(facts.nodeVersion),
+  assessWritableDir("data-dir", "BATON_DATA_DIR", facts.dataDir),
+  assessWritableDir("jobs-dir", "BATON_JOBS_DIR", facts.jobsDir),
+  assessCodexHome(facts.codexHome),
+  assessClaude(facts.claudeConfig, facts.claudeProjects),
+  assessCodexBinary(facts.codex),
+  assessVectorStore(facts.vectorStore),
+  assessEmbedder(facts.embedder),
+]

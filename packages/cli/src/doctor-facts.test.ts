@@ -1,0 +1,82 @@
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { gatherDoctorFacts } from "./doctor-facts.js"
+import type { DoctorProbes } from "./doctor-facts.js"
+
+let root = ""
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "baton-doctor-facts-"))
+})
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true })
+})
+
+const probes = (env: Record<string, string>): DoctorProbes => ({
+  env: { PATH: "", ...env },
+  cwd: root,
+  home: join(root, "home"),
+  codexTimeoutMs: 2000,
+  probeVectorStore: () =>
+    Promise.resolve({
+      _tag: "Available",
+      sqliteVersion: "3.53.2",
+      vecVersion: "v0.1.9",
+      fts5: true,
+    }),
+})
+
+describe.skipIf(process.platform === "win32")("gatherDoctorFacts", () => {
+  it("reads directory modes and never creates missing directories", async () => {
+    const data = join(root, "data")
+    await mkdir(data, { mode: 0o700 })
+    await chmod(data, 0o755)
+    const codexHome = join(root, "codex-home")
+    await mkdir(codexHome)
+    const before = await readdir(root)
+    const facts = await gatherDoctorFacts(probes({ BATON_DATA_DIR: data, CODEX_HOME: codexHome }))
+    expect(facts.dataDir).toMatchObject({
+      _tag: "Present",
+      path: data,
+      mode: 0o755,
+      source: "$BATON_DATA_DIR",
+    })
+    expect(facts.jobsDir).toMatchObject({
+      _tag: "Missing",
+      path: join(codexHome, "tools", "baton", "jobs"),
+      nearestExisting: codexHome,
+    })
+    expect(facts.codexHome).toMatchObject({ exists: true, isDirectory: true })
+    expect(facts.claudeConfig).toMatchObject({ path: join(root, "home", ".claude"), exists: false })
+    expect(await readdir(root)).toEqual(before)
+    expect(await readdir(codexHome)).toEqual([])
+  })
+
+  it("reports a file where a directory belongs", async () => {
+    const file = join(root, "not-a-dir")
+    await writeFile(file, "x")
+    const facts = await gatherDoctorFacts(probes({ BATON_JOBS_DIR: file }))
+    expect(facts.jobsDir).toMatchObject({ _tag: "NotADirectory", path: file })
+  })
+
+  it("finds codex on PATH and reads its version", async () => {
+    const bin = join(root, "bin")
+    await mkdir(bin)
+    await writeFile(join(bin, "codex"), "#!/bin/sh\necho 'codex-cli 7.7.7'\n")
+    await chmod(join(bin, "codex"), 0o755)
+    const facts = await gatherDoctorFacts(probes({ PATH: bin }))
+    expect(facts.codex).toMatchObject({
+      _tag: "Found",
+      source: "PATH",
+      version: { _tag: "Version", text: "codex-cli 7.7.7" },
+    })
+  })
+
+  it("reports embedder settings without their values", async () => {
+    const facts = await gatherDoctorFacts(
+      probes({ VOYAGE_API_KEY: "pa-secret", BATON_EMBEDDINGS_BASE_URL: "http://h/v1" }),
+    )
+    expect(facts.embedder).toEqual({ voyageKeySet: true, baseUrl: "http://h/v1" })
+  })
+})

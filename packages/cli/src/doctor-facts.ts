@@ -1,0 +1,178 @@
+/**
+ * Gathers what `baton doctor` reports: file-system state of Baton's and the agents' directories,
+ * the Codex binary and its version, the vector store probe and embedder settings. Guarantees:
+ * read-only — it stats, checks access and runs `codex --version`, and never creates, changes or
+ * deletes anything; every probe failure becomes a fact, never a throw.
+ */
+import { constants } from "node:fs"
+import { access, stat } from "node:fs/promises"
+import { homedir } from "node:os"
+import { dirname, join } from "node:path"
+import {
+  resolveClaudeConfigDir,
+  resolveCodexHome,
+  resolveDataDir,
+  resolveJobsDir,
+} from "./baton-paths.js"
+import type { ResolvedPath } from "./baton-paths.js"
+import { codexVersion, locateCodex } from "./codex-binary.js"
+import type { CodexLocation, CodexVersionProbe } from "./codex-binary.js"
+
+/** The state of one directory Baton writes to. */
+export type WritableDirFacts = ResolvedPath &
+  (
+    | {
+        readonly _tag: "Present"
+        readonly mode: number
+        readonly writable: boolean
+        readonly ownedByUser: boolean
+      }
+    | {
+        readonly _tag: "Missing"
+        readonly nearestExisting: string | undefined
+        readonly creatable: boolean
+      }
+    | { readonly _tag: "NotADirectory" }
+    | { readonly _tag: "Inaccessible"; readonly reason: string }
+  )
+
+/** Whether a directory the agents own exists. */
+export type PresenceFacts = ResolvedPath & {
+  readonly exists: boolean
+  readonly isDirectory: boolean
+}
+
+/** What the vector store probe reported. */
+export type VectorStoreFacts =
+  | {
+      readonly _tag: "Available"
+      readonly sqliteVersion: string
+      readonly vecVersion: string
+      readonly fts5: boolean
+    }
+  | { readonly _tag: "Unavailable"; readonly stage: string; readonly reason: string }
+
+/** Everything doctor assesses. */
+export interface DoctorFacts {
+  readonly nodeVersion: string
+  readonly dataDir: WritableDirFacts
+  readonly jobsDir: WritableDirFacts
+  readonly codexHome: PresenceFacts
+  readonly claudeConfig: PresenceFacts
+  readonly claudeProjects: PresenceFacts
+  readonly codex:
+    | Exclude<CodexLocation, { readonly _tag: "Found" }>
+    | (Extract<CodexLocation, { readonly _tag: "Found" }> & { readonly version: CodexVersionProbe })
+  readonly vectorStore: VectorStoreFacts
+  readonly embedder: { readonly voyageKeySet: boolean; readonly baseUrl: string | undefined }
+}
+
+/** Injected probes and limits, so tests and the real CLI share one gatherer. */
+export interface DoctorProbes {
+  readonly env: Readonly<Record<string, string | undefined>>
+  readonly cwd: string
+  readonly home?: string
+  readonly codexTimeoutMs: number
+  readonly probeVectorStore: () => Promise<VectorStoreFacts>
+}
+
+const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException).code
+
+const canWrite = async (path: string): Promise<boolean> => {
+  try {
+    await access(path, constants.W_OK | constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const nearestExistingAncestor = async (path: string): Promise<string | undefined> => {
+  for (let current = dirname(path); ; current = dirname(current)) {
+    try {
+      if ((await stat(current)).isDirectory()) return current
+      return undefined
+    } catch (error) {
+      if (errorCode(error) !== "ENOENT") return undefined
+    }
+    if (dirname(current) === current) return undefined
+  }
+}
+
+const inspectWritableDir = async (resolved: ResolvedPath): Promise<WritableDirFacts> => {
+  try {
+    const info = await stat(resolved.path)
+    if (!info.isDirectory()) return { ...resolved, _tag: "NotADirectory" }
+    const uid = process.getuid?.()
+    return {
+      ...resolved,
+      _tag: "Present",
+      mode: info.mode & 0o777,
+      writable: await canWrite(resolved.path),
+      ownedByUser: uid === undefined || info.uid === uid,
+    }
+  } catch (error) {
+    if (errorCode(error) !== "ENOENT") {
+      return {
+        ...resolved,
+        _tag: "Inaccessible",
+        reason: error instanceof Error ? error.message : String(error),
+      }
+    }
+    const nearestExisting = await nearestExistingAncestor(resolved.path)
+    const creatable = nearestExisting !== undefined && (await canWrite(nearestExisting))
+    return { ...resolved, _tag: "Missing", nearestExisting, creatable }
+  }
+}
+
+const inspectPresence = async (resolved: ResolvedPath): Promise<PresenceFacts> => {
+  try {
+    const info = await stat(resolved.path)
+    return { ...resolved, exists: true, isDirectory: info.isDirectory() }
+  } catch {
+    return { ...resolved, exists: false, isDirectory: false }
+  }
+}
+
+const inspectCodex = async (probes: DoctorProbes): Promise<DoctorFacts["codex"]> => {
+  const location = await locateCodex(probes.env)
+  if (location._tag !== "Found") return location
+  const env: NodeJS.ProcessEnv = { ...probes.env }
+  return {
+    ...location,
+    version: await codexVersion(location.path, { timeoutMs: probes.codexTimeoutMs, env }),
+  }
+}
+
+/** Runs every read-only probe doctor needs; independent probes run concurrently. */
+export const gatherDoctorFacts = async (probes: DoctorProbes): Promise<DoctorFacts> => {
+  const { env, cwd } = probes
+  const home =
+    probes.home ?? (env["HOME"] !== undefined && env["HOME"] !== "" ? env["HOME"] : homedir())
+  const claudeConfig = resolveClaudeConfigDir(env, home, cwd)
+  const [dataDir, jobsDir, codexHome, claudeConfigFacts, claudeProjects, codex, vectorStore] =
+    await Promise.all([
+      inspectWritableDir(resolveDataDir(env, home, cwd)),
+      inspectWritableDir(resolveJobsDir(env, home, cwd)),
+      inspectPresence(resolveCodexHome(env, home, cwd)),
+      inspectPresence(claudeConfig),
+      inspectPresence({ path: join(claudeConfig.path, "projects"), source: claudeConfig.source }),
+      inspectCodex(probes),
+      probes.probeVectorStore(),
+    ])
+  return {
+    nodeVersion: process.versions.node,
+    dataDir,
+    jobsDir,
+    codexHome,
+    claudeConfig: claudeConfigFacts,
+    claudeProjects,
+    codex,
+    vectorStore,
+    embedder: {
+      voyageKeySet: (env["VOYAGE_API_KEY"] ?? "") !== "",
+      baseUrl:
+        env["BATON_EMBEDDINGS_BASE_URL"] === "" ? undefined : env["BATON_EMBEDDINGS_BASE_URL"],
+    },
+  }
+}

@@ -1,0 +1,286 @@
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { handoffDigest, parseHandoffJsonResult } from "@baton/handoff"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { runBaton } from "./run-baton.js"
+
+let root = ""
+const file = (name: string): string => join(root, name)
+
+const secretKey = "sk-proj-abc123def456ghi789jkl012"
+const validHandoff = {
+  summary: "Built the baton CLI; doctor and handoff commands pass their tests.",
+  preserve: ["packages/cli/src/bin.ts is the entry", "exit codes: 0 ok, 1 failed, 2 usage"],
+  nextStep: "Wire recall into doctor",
+  resume: true,
+}
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "baton-cli-e2e-"))
+  await writeFile(file("valid.json"), `${JSON.stringify(validHandoff, null, 2)}\n`)
+  await writeFile(file("invalid.json"), JSON.stringify({ preserve: [], resume: true }))
+  await writeFile(
+    file("secret.json"),
+    JSON.stringify({ summary: `deploy key is ${secretKey}`, resume: false }),
+  )
+  await writeFile(
+    file("oversized.json"),
+    JSON.stringify({ summary: "x".repeat(40_000), resume: false }),
+  )
+  await writeFile(file("malformed.json"), '{"summary": "unterminated')
+})
+
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true })
+})
+
+describe("baton (built dist/bin.js)", () => {
+  it("--version prints the package version", async () => {
+    const manifest = JSON.parse(
+      await readFile(new URL("../package.json", import.meta.url), "utf8"),
+    ) as {
+      version: string
+    }
+    const run = await runBaton(["--version"])
+    expect(run).toEqual({ code: 0, stdout: `${manifest.version}\n`, stderr: "" })
+  })
+
+  it("--help lists the commands; every command has --help", async () => {
+    const help = await runBaton(["--help"])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toMatch(/doctor[\s\S]*handoff[\s\S]*mcp/)
+    for (const command of [
+      ["doctor"],
+      ["handoff"],
+      ["handoff", "validate"],
+      ["handoff", "hash"],
+      ["mcp"],
+    ]) {
+      const run = await runBaton([...command, "--help"])
+      expect(run.code, command.join(" ")).toBe(0)
+      expect(run.stdout).toContain(`Usage\n  baton ${command.join(" ")}`)
+    }
+  })
+
+  it("exits 2 with one line for an unknown command or flag, pointing at --help", async () => {
+    const command = await runBaton(["frobnicate"])
+    expect(command.code).toBe(2)
+    expect(command.stdout).toBe("")
+    expect(command.stderr).toBe(
+      "baton: unknown command 'frobnicate' for 'baton' (expected one of: doctor, handoff, mcp) (see 'baton --help')\n",
+    )
+    const flag = await runBaton(["doctor", "--frobnicate"])
+    expect(flag.code).toBe(2)
+    expect(flag.stderr).toBe(
+      "baton: unknown flag '--frobnicate' for 'baton doctor' (see 'baton doctor --help')\n",
+    )
+  })
+})
+
+describe("baton doctor --json", () => {
+  it("reports directory modes, a missing jobs dir, and a fake codex on PATH — and creates nothing", async () => {
+    const home = file("home")
+    const data = file("data")
+    const codexHome = file("codex-home")
+    const bin = file("bin")
+    await mkdir(home)
+    await mkdir(data)
+    await chmod(data, 0o755)
+    await mkdir(codexHome)
+    await mkdir(bin)
+    await writeFile(join(bin, "codex"), "#!/bin/sh\necho 'codex-cli 0.42.0'\n")
+    await chmod(join(bin, "codex"), 0o755)
+
+    const run = await runBaton(["doctor", "--json"], {
+      env: { HOME: home, PATH: bin, BATON_DATA_DIR: data, CODEX_HOME: codexHome },
+    })
+    expect(run.stderr).toBe("")
+    const report = JSON.parse(run.stdout) as {
+      ok: boolean
+      checks: Array<{
+        id: string
+        status: string
+        summary: string
+        detail: string
+        hint: string | null
+      }>
+    }
+    const check = (id: string) => report.checks.find((c) => c.id === id)
+    expect(report.checks.map((c) => c.id)).toEqual([
+      "node",
+      "data-dir",
+      "jobs-dir",
+      "codex-home",
+      "claude-config",
+      "codex-binary",
+      "vector-store",
+      "embedder",
+    ])
+    for (const c of report.checks)
+      expect(Object.keys(c).sort()).toEqual(["detail", "hint", "id", "status", "summary"])
+    expect(check("node")?.status).toBe("ok")
+    expect(check("data-dir")).toMatchObject({
+      status: "warn",
+      summary: `${data} — not private (0755)`,
+    })
+    expect(check("jobs-dir")).toMatchObject({
+      status: "ok",
+      summary: `${join(codexHome, "tools", "baton", "jobs")} — not created yet`,
+      detail: "will be created 0700 on first use (from $CODEX_HOME)",
+    })
+    expect(check("codex-home")?.status).toBe("ok")
+    expect(check("claude-config")).toMatchObject({
+      status: "warn",
+      summary: `${join(home, ".claude")} — not found`,
+    })
+    expect(check("codex-binary")).toMatchObject({
+      status: "ok",
+      summary: "codex-cli 0.42.0 (source: PATH)",
+      detail: join(bin, "codex"),
+    })
+    expect(check("vector-store")?.status).toBe("ok")
+    expect(check("embedder")).toMatchObject({ status: "warn", summary: "no embedder available" })
+    expect(report.ok).toBe(true)
+    expect(run.code).toBe(0)
+    expect(await readdir(codexHome)).toEqual([])
+    expect(await readdir(home)).toEqual([])
+  })
+
+  it("exits 1 when a check fails (BATON_CODEX_BINARY names a missing file)", async () => {
+    const run = await runBaton(["doctor", "--json"], {
+      env: { HOME: file("home"), PATH: "", BATON_CODEX_BINARY: file("no-codex-here") },
+    })
+    const report = JSON.parse(run.stdout) as {
+      ok: boolean
+      checks: Array<{ id: string; status: string }>
+    }
+    expect(report.ok).toBe(false)
+    expect(report.checks.find((c) => c.id === "codex-binary")?.status).toBe("fail")
+    expect(run.code).toBe(1)
+  })
+
+  it("prints an aligned text report without --json", async () => {
+    const run = await runBaton(["doctor"], { env: { HOME: file("home"), PATH: "" } })
+    expect(run.stdout).toMatch(/^baton \S+ doctor — \d+ ok, \d+ warn, \d+ fail\n\n/)
+    expect(run.stdout).toMatch(/^warn {2}codex-binary {3}codex not found$/m)
+    expect(run.stdout).toMatch(/^ {21}hint: /m)
+  })
+})
+
+describe("baton handoff validate", () => {
+  it("accepts a valid handoff and prints size, limit and digest", async () => {
+    const run = await runBaton(["handoff", "validate", file("valid.json")])
+    const digest = expectedDigest(await readFile(file("valid.json"), "utf8"))
+    expect(run.code).toBe(0)
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `^OK: valid handoff, \\d+ of 32000 bytes \\(canonical JSON\\), sha256 ${digest}\\n$`,
+      ),
+    )
+    const json = await runBaton(["handoff", "validate", "--json", file("valid.json")])
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      ok: true,
+      valid: true,
+      limitBytes: 32000,
+      sha256: digest,
+    })
+  })
+
+  it("reads stdin for -", async () => {
+    const run = await runBaton(["handoff", "validate", "-"], {
+      input: JSON.stringify(validHandoff),
+    })
+    expect(run.code).toBe(0)
+    expect(run.stdout).toMatch(/^OK: valid handoff/)
+  })
+
+  it("rejects a schema violation naming the field and rule (exit 1)", async () => {
+    const run = await runBaton(["handoff", "validate", file("invalid.json")])
+    expect(run.code).toBe(1)
+    expect(run.stdout).toBe("")
+    expect(run.stderr).toBe("baton: HandoffInvalid: Invalid handoff: summary is required.\n")
+    const json = await runBaton(["handoff", "validate", file("invalid.json"), "--json"])
+    expect(json.code).toBe(1)
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      ok: false,
+      error: { _tag: "HandoffInvalid", path: "summary", rule: "is required" },
+    })
+  })
+
+  it("rejects a secret naming the field and kind, never echoing the secret", async () => {
+    const run = await runBaton(["handoff", "validate", file("secret.json")])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toMatch(
+      /^baton: HandoffContainsSecret: Handoff refused: summary contains an OpenAI API key\./,
+    )
+    const json = await runBaton(["handoff", "validate", file("secret.json"), "--json"])
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      ok: false,
+      error: {
+        _tag: "HandoffContainsSecret",
+        findings: [{ path: "summary", kind: "openai-api-key" }],
+      },
+    })
+    for (const output of [run.stdout, run.stderr, json.stdout, json.stderr])
+      expect(output).not.toContain("abc123def456")
+  })
+
+  it("rejects an oversized handoff with its size and the limit", async () => {
+    const run = await runBaton(["handoff", "validate", file("oversized.json")])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toMatch(
+      /^baton: HandoffTooLarge: Handoff is 40\d{3} bytes of canonical JSON \(UTF-8\); the limit is 32000 bytes\./,
+    )
+  })
+
+  it("rejects malformed JSON with its position", async () => {
+    const run = await runBaton(["handoff", "validate", file("malformed.json")])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toMatch(
+      /^baton: HandoffInvalid: Invalid handoff: the top-level value must be valid JSON: .* at line 1, column \d+\.\n$/,
+    )
+  })
+
+  it("names a missing file (exit 1) and a missing argument (exit 2)", async () => {
+    const missing = await runBaton(["handoff", "validate", "no-such-handoff.json"], { cwd: root })
+    expect(missing).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: "baton: cannot read 'no-such-handoff.json': no such file\n",
+    })
+    const usage = await runBaton(["handoff", "validate"])
+    expect(usage.code).toBe(2)
+    expect(usage.stderr).toBe(
+      "baton: missing <file> for 'baton handoff validate' (see 'baton handoff validate --help')\n",
+    )
+  })
+})
+
+describe("baton handoff hash", () => {
+  it("prints the library's digest of the canonical encoding", async () => {
+    const digest = expectedDigest(await readFile(file("valid.json"), "utf8"))
+    expect(await runBaton(["handoff", "hash", file("valid.json")])).toEqual({
+      code: 0,
+      stdout: `${digest}\n`,
+      stderr: "",
+    })
+    const json = await runBaton(["handoff", "hash", "--json", "-"], {
+      input: JSON.stringify(validHandoff),
+    })
+    expect(JSON.parse(json.stdout)).toEqual({ ok: true, sha256: digest })
+  })
+
+  it("validates before hashing", async () => {
+    const run = await runBaton(["handoff", "hash", file("secret.json")])
+    expect(run.code).toBe(1)
+    expect(run.stdout).toBe("")
+    expect(run.stderr).toMatch(/^baton: HandoffContainsSecret: /)
+  })
+})
+
+const expectedDigest = (text: string): string => {
+  const result = parseHandoffJsonResult(text)
+  if (result._tag !== "Success") throw new Error("fixture should be valid")
+  return handoffDigest(result.success)
+}

@@ -1,0 +1,42 @@
+// Guards the cold-start budget: the modules `dist/bin.js` loads before any command runs (its
+// static import graph) may be only its own files and node: builtins — effect, the MCP SDK,
+// better-sqlite3 and the domain packages must arrive through a command's dynamic import().
+import { readFile } from "node:fs/promises"
+import { builtinModules } from "node:module"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "vitest"
+
+const distDir = fileURLToPath(new URL("../dist/", import.meta.url))
+const staticImport = /^\s*(?:import|export)\s(?:[^"';]*?\sfrom\s)?["']([^"']+)["']/gm
+
+const staticGraph = async (entry: string): Promise<{ files: string[]; external: string[] }> => {
+  const files: string[] = []
+  const external = new Set<string>()
+  const queue = [entry]
+  while (queue.length > 0) {
+    const file = queue.shift()!
+    if (files.includes(file)) continue
+    files.push(file)
+    const source = await readFile(file, "utf8")
+    for (const match of source.matchAll(staticImport)) {
+      const specifier = match[1]!
+      if (specifier.startsWith(".")) queue.push(join(dirname(file), specifier))
+      else external.add(specifier)
+    }
+  }
+  return { files, external: [...external] }
+}
+
+describe("bin.js cold start", () => {
+  it("statically imports only its own small modules and node builtins", async () => {
+    const { files, external } = await staticGraph(join(distDir, "bin.js"))
+    const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]))
+    expect(external.filter((specifier) => !builtins.has(specifier))).toEqual([])
+    const names = files.map((file) => file.slice(distDir.length)).sort()
+    expect(names).toContain("argv-parser.js")
+    expect(names).not.toContain("doctor-command.js")
+    expect(names).not.toContain("handoff-command.js")
+    expect(names).not.toContain("mcp-command.js")
+  })
+})

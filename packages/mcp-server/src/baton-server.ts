@@ -1,0 +1,79 @@
+/**
+ * Builds the one `baton` MCP server from a list of tools. Guarantees: every tool is registered
+ * with its input and output schema; every call goes through `tool-result.ts` (success, tagged
+ * failure or defect — a handler's throw never reaches the SDK); requests are handled
+ * concurrently, so a slow tool never holds up `ping` or another call. Tool names are unique.
+ */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import type { RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js"
+import type { BatonTool } from "./baton-tool.js"
+import { serverVersion } from "./server-version.js"
+import { defectToCallToolResult, toCallToolResult } from "./tool-result.js"
+
+/** Called with every defect (a handler that threw); the default writes one line to stderr. */
+export type DefectLogger = (defect: unknown, toolName: string) => void
+
+/** Options for {@link createBatonServer}. */
+export interface BatonServerOptions {
+  readonly tools: readonly BatonTool[]
+  readonly version?: string
+  readonly onDefect?: DefectLogger
+}
+
+/** The server's name in `initialize`. */
+export const batonServerName = "baton"
+
+const instructions =
+  "Baton gives coding agents continuity. Call handoff_validate on a handoff before relying on it; fix what it reports (field and rule) and validate again."
+
+/** Writes a defect to stderr: one line, the stack only when BATON_DEBUG=1. */
+export const stderrDefectLogger: DefectLogger = (defect, toolName) => {
+  const debug = process.env["BATON_DEBUG"] === "1"
+  const text =
+    defect instanceof Error
+      ? debug
+        ? (defect.stack ?? defect.message)
+        : defect.message
+      : String(defect)
+  process.stderr.write(`baton mcp: defect in tool ${toolName}: ${text} — please report this bug\n`)
+}
+
+/** Registers one tool on an existing server, routing every outcome through the one result mapper. */
+export const registerBatonTool = (
+  server: McpServer,
+  tool: BatonTool,
+  onDefect: DefectLogger,
+): RegisteredTool =>
+  server.registerTool(
+    tool.name,
+    {
+      title: tool.title,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+      outputSchema: tool.outputSchema,
+      ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
+    },
+    async (input, extra) => {
+      try {
+        return toCallToolResult(await tool.handler(input, { signal: extra.signal }), tool.name)
+      } catch (defect) {
+        onDefect(defect, tool.name)
+        return defectToCallToolResult(defect, tool.name)
+      }
+    },
+  )
+
+/** Creates the `baton` server carrying `tools`; connect it to a transport to serve. */
+export const createBatonServer = (options: BatonServerOptions): McpServer => {
+  const names = options.tools.map((tool) => tool.name)
+  const duplicate = names.find((name, index) => names.indexOf(name) !== index)
+  if (duplicate !== undefined)
+    throw new Error(`baton MCP server: tool '${duplicate}' is registered twice`)
+  const server = new McpServer(
+    { name: batonServerName, version: options.version ?? serverVersion() },
+    { capabilities: { tools: {} }, instructions },
+  )
+  for (const tool of options.tools)
+    registerBatonTool(server, tool, options.onDefect ?? stderrDefectLogger)
+  return server
+}

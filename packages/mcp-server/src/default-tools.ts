@@ -1,0 +1,9 @@
+/**
+ * The tools `baton mcp` serves. Capability packages' tools are added to this list as they land;
+ * order is the order `tools/list` shows.
+ */
+import type { BatonTool } from "./baton-tool.js"
+import { handoffValidateTool } from "./handoff-validate-tool.js"
+
+/** Every tool of the `baton` MCP server. */
+export const batonTools: readonly BatonTool[] = [handoffValidateTool]
