@@ -6,15 +6,22 @@ import tseslint from "typescript-eslint"
 const layer = (files, forbidden, why) => ({
   files,
   rules: {
-    "no-restricted-imports": [
-      "error",
-      { patterns: [{ group: forbidden, message: why }] },
-    ],
+    "no-restricted-imports": ["error", { patterns: [{ group: forbidden, message: why }] }],
   },
 })
 
 export default tseslint.config(
-  { ignores: ["**/dist/**", "**/node_modules/**", "**/generated/**", "**/*.js", "**/*.mjs", "**/*.cjs", "vitest.config.ts"] },
+  {
+    ignores: [
+      "**/dist/**",
+      "**/node_modules/**",
+      "**/generated/**",
+      "**/*.js",
+      "**/*.mjs",
+      "**/*.cjs",
+      "vitest.config.ts",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -22,10 +29,16 @@ export default tseslint.config(
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
-      "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "separate-type-imports" }],
+      "@typescript-eslint/consistent-type-imports": [
+        "error",
+        { fixStyle: "separate-type-imports" },
+      ],
       "@typescript-eslint/no-floating-promises": "error",
       "@typescript-eslint/switch-exhaustiveness-check": "error",
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_" },
+      ],
       "@typescript-eslint/only-throw-error": "off",
     },
   },
@@ -41,12 +54,25 @@ export default tseslint.config(
   },
   layer(
     ["packages/{handoff,compaction,recall-index,wake,ipc-codex}/src/**/*.ts"],
-    ["@baton/cli", "@baton/cli/*", "@baton/mcp-server", "@baton/mcp-server/*", "@baton/testkit", "@baton/testkit/*"],
+    [
+      "@baton/cli",
+      "@baton/cli/*",
+      "@baton/mcp-server",
+      "@baton/mcp-server/*",
+      "@baton/testkit",
+      "@baton/testkit/*",
+    ],
     "Domain and transport packages never import the apps (cli, mcp-server) or the testkit.",
   ),
   layer(
     ["packages/ipc-codex/src/**/*.ts", "packages/handoff/src/**/*.ts"],
-    ["@baton/compaction", "@baton/recall-index", "@baton/wake", "@baton/handoff*", "@baton/ipc-codex*"].filter(Boolean),
+    [
+      "@baton/compaction",
+      "@baton/recall-index",
+      "@baton/wake",
+      "@baton/handoff*",
+      "@baton/ipc-codex*",
+    ].filter(Boolean),
     "ipc-codex and handoff sit below the domain packages and import neither them nor each other.",
   ),
   layer(

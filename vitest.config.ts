@@ -8,7 +8,11 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["packages/*/src/**/*.test.ts", "packages/*/tests/**/*.test.ts", "apps/*/tests/**/*.test.ts"],
+          include: [
+            "packages/*/src/**/*.test.ts",
+            "packages/*/tests/**/*.test.ts",
+            "apps/*/tests/**/*.test.ts",
+          ],
           exclude: ["**/*.e2e.test.ts", "**/node_modules/**", "**/dist/**"],
           testTimeout: 20_000,
         },
