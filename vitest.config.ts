@@ -8,6 +8,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
+          sequence: { groupOrder: 0 },
           include: [
             "packages/*/src/**/*.test.ts",
             "packages/*/tests/**/*.test.ts",
@@ -20,6 +21,8 @@ export default defineConfig({
       {
         test: {
           name: "e2e",
+          // Runs after the unit project, with its own worker limit.
+          sequence: { groupOrder: 1 },
           include: ["packages/*/tests/**/*.e2e.test.ts", "apps/*/tests/**/*.e2e.test.ts"],
           exclude: ["**/node_modules/**", "**/dist/**"],
           testTimeout: 180_000,
