@@ -12,3 +12,33 @@ export class VectorStoreUnavailableError extends Data.TaggedError("VectorStoreUn
   readonly stage: VectorStoreProbeStage
   readonly reason: string
 }> {}
+
+/** Which file-system call failed. */
+export type TranscriptFsOperation = "list" | "stat" | "read"
+
+/** A transcript file or root could not be listed, statted or read; `code` is the errno code. */
+export class TranscriptReadError extends Data.TaggedError("TranscriptReadError")<{
+  readonly path: string
+  readonly operation: TranscriptFsOperation
+  readonly code: string
+}> {}
+
+/** A `.jsonl.zst` rollout is not valid zstd (corrupt or cut short). */
+export class TranscriptDecompressError extends Data.TaggedError("TranscriptDecompressError")<{
+  readonly path: string
+  readonly reason: string
+}> {}
+
+/**
+ * A resume point does not fit the file: the offset lies past its end (the file was replaced or
+ * truncated) or the state belongs to another source. Re-parse the file from offset 0.
+ */
+export class TranscriptResumeError extends Data.TaggedError("TranscriptResumeError")<{
+  readonly path: string
+  readonly offset: number
+  readonly size: number
+}> {}
+
+/** Every error the transcript readers return. */
+export type TranscriptError =
+  TranscriptReadError | TranscriptDecompressError | TranscriptResumeError

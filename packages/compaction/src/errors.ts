@@ -1,0 +1,111 @@
+/**
+ * Tagged errors of @baton/compaction. Convention (as in @baton/handoff): the class is
+ * `<Thing>Error`, the `_tag` is the name without the suffix. Each error names the file or id
+ * involved and says what to do; none carries handoff, user or continuation text.
+ */
+import { Data } from "effect"
+
+/** A thread or job id that is not a safe file-name component. */
+export class InvalidJobIdError extends Data.TaggedError("InvalidJobId")<{
+  readonly field: "threadId" | "jobId"
+  readonly value: string
+}> {
+  override get message(): string {
+    return `${this.field} ${JSON.stringify(this.value.slice(0, 80))} is not a valid id (letters, digits, '.', '_', '-'; at most 128; no leading dot)`
+  }
+}
+
+/** A journal file exists but cannot be read back as what it should be. Nothing is overwritten. */
+export class JournalCorruptError extends Data.TaggedError("JournalCorrupt")<{
+  readonly path: string
+  readonly problem: string
+}> {
+  override get message(): string {
+    return `journal file ${this.path} is unreadable: ${this.problem}. Baton never overwrites it: inspect it, move it aside to recover (the job it describes is then forgotten), and keep it if you report a bug.`
+  }
+}
+
+/** A file-system operation on the journal failed. */
+export class JournalIoError extends Data.TaggedError("JournalIo")<{
+  readonly path: string
+  readonly operation: string
+  readonly code: string
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `journal ${this.operation} failed on ${this.path} (${this.code}): ${this.detail}`
+  }
+}
+
+/** A compare-and-set write found another revision on disk: someone else wrote the job. */
+export class JournalConflictError extends Data.TaggedError("JournalConflict")<{
+  readonly path: string
+  readonly expectedRevision: number
+  readonly foundRevision: number | null
+}> {
+  override get message(): string {
+    return `journal file ${this.path} is at revision ${this.foundRevision ?? "none"}, expected ${this.expectedRevision}: another writer owns this job now; stop and re-read it`
+  }
+}
+
+/** The job (or its handoff) is not in the journal. */
+export class JobNotFoundError extends Data.TaggedError("JobNotFound")<{
+  readonly threadId: string
+  readonly jobId: string
+  readonly path: string
+}> {
+  override get message(): string {
+    return `no job ${this.jobId} for thread ${this.threadId} (${this.path})`
+  }
+}
+
+/** A handoff was already stored for this job; stored handoffs are never overwritten. */
+export class HandoffAlreadyStoredError extends Data.TaggedError("HandoffAlreadyStored")<{
+  readonly path: string
+}> {
+  override get message(): string {
+    return `a handoff is already stored at ${this.path}; it is never overwritten`
+  }
+}
+
+/** The bound handoff does not belong to the job being scheduled. */
+export class HandoffJobMismatchError extends Data.TaggedError("HandoffJobMismatch")<{
+  readonly jobId: string
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `the handoff does not match job ${this.jobId}: ${this.detail}`
+  }
+}
+
+/** A live worker holds the thread's lock (pid alive, same start time, lease current). */
+export class JobLockHeldError extends Data.TaggedError("JobLockHeld")<{
+  readonly path: string
+  readonly holderPid: number
+  readonly holderJobId: string
+  readonly leaseExpiresAt: number
+}> {
+  override get message(): string {
+    return `thread lock ${this.path} is held by live worker pid ${this.holderPid} for job ${this.holderJobId} (lease until ${new Date(this.leaseExpiresAt).toISOString()})`
+  }
+}
+
+/** This worker no longer holds its lock (recovered by someone else, or removed). */
+export class JobLockLostError extends Data.TaggedError("JobLockLost")<{
+  readonly path: string
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `lost the thread lock ${this.path}: ${this.detail}; stop without writing`
+  }
+}
+
+/** Any journal failure. */
+export type JournalError =
+  | InvalidJobIdError
+  | JournalCorruptError
+  | JournalIoError
+  | JournalConflictError
+  | JobNotFoundError
+  | HandoffAlreadyStoredError
+  | HandoffJobMismatchError

@@ -1,0 +1,212 @@
+/**
+ * The journal's file-system port, its Node adapter and its in-memory twin. The port has only
+ * the operations the journal's guarantees need: atomic replace (temp file in the same
+ * directory, fsync file, rename, fsync directory), exclusive create, durable append, and
+ * private modes. Adapters classify errors into JournalIoError and hold no journal rules.
+ */
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { Context, Effect, Layer } from "effect"
+import { JournalIoError } from "./errors.js"
+
+/** What the journal needs from a file system. Paths are absolute. */
+export interface JournalFileSystemShape {
+  /** `mkdir -p`, then force `mode` on the leaf. */
+  readonly ensureDir: (dir: string, mode: number) => Effect.Effect<void, JournalIoError>
+  /** The file's text, or null when it does not exist. */
+  readonly readText: (file: string) => Effect.Effect<string | null, JournalIoError>
+  /** Replaces the file atomically and durably (temp `<file>.<random>.tmp`, fsync, rename, fsync dir). */
+  readonly writeAtomic: (
+    file: string,
+    text: string,
+    mode: number,
+  ) => Effect.Effect<void, JournalIoError>
+  /** Creates the file only if absent (`wx`), durably; false when it already existed. */
+  readonly createExclusive: (
+    file: string,
+    text: string,
+    mode: number,
+  ) => Effect.Effect<boolean, JournalIoError>
+  /** Appends text (one or more whole lines) durably, creating the file with `mode`. */
+  readonly append: (file: string, text: string, mode: number) => Effect.Effect<void, JournalIoError>
+  /** Entry names of a directory; [] when it does not exist. */
+  readonly list: (dir: string) => Effect.Effect<ReadonlyArray<string>, JournalIoError>
+  /** Atomic rename; false when the source does not exist. */
+  readonly rename: (from: string, to: string) => Effect.Effect<boolean, JournalIoError>
+  /** Permission bits of a file or directory, or null when it does not exist. */
+  readonly mode: (file: string) => Effect.Effect<number | null, JournalIoError>
+}
+
+/** The journal file-system service. */
+export class JournalFileSystem extends Context.Service<JournalFileSystem, JournalFileSystemShape>()(
+  "@baton/compaction/JournalFileSystem",
+) {}
+
+const codeOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
+    ? error.code
+    : "UNKNOWN"
+
+const io =
+  (operation: string, file: string) =>
+  (error: unknown): JournalIoError =>
+    new JournalIoError({
+      path: file,
+      operation,
+      code: codeOf(error),
+      detail: error instanceof Error ? error.message : String(error),
+    })
+
+const attempt = <A>(operation: string, file: string, run: () => Promise<A>) =>
+  Effect.tryPromise({ try: run, catch: io(operation, file) })
+
+const fsyncDir = async (dir: string): Promise<void> => {
+  const handle = await fs.open(dir, "r")
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+const writeDurably = async (file: string, text: string, mode: number, flag: string) => {
+  const handle = await fs.open(file, flag, mode)
+  try {
+    await handle.writeFile(text, "utf8")
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+/** The real file system (Node `fs`), with fsync on every write. */
+export const nodeJournalFileSystem: JournalFileSystemShape = {
+  ensureDir: (dir, mode) =>
+    attempt("mkdir", dir, async () => {
+      await fs.mkdir(dir, { recursive: true, mode })
+      await fs.chmod(dir, mode)
+    }),
+  readText: (file) =>
+    attempt("read", file, async () => {
+      try {
+        return await fs.readFile(file, "utf8")
+      } catch (error) {
+        if (codeOf(error) === "ENOENT") return null
+        throw error
+      }
+    }),
+  writeAtomic: (file, text, mode) =>
+    attempt("atomic write", file, async () => {
+      const temp = `${file}.${randomBytes(6).toString("hex")}.tmp`
+      try {
+        await writeDurably(temp, text, mode, "wx")
+        await fs.rename(temp, file)
+      } catch (error) {
+        await fs.rm(temp, { force: true })
+        throw error
+      }
+      await fsyncDir(path.dirname(file))
+    }),
+  createExclusive: (file, text, mode) =>
+    attempt("exclusive create", file, async () => {
+      try {
+        await writeDurably(file, text, mode, "wx")
+      } catch (error) {
+        if (codeOf(error) === "EEXIST") return false
+        throw error
+      }
+      await fsyncDir(path.dirname(file))
+      return true
+    }),
+  append: (file, text, mode) => attempt("append", file, () => writeDurably(file, text, mode, "a")),
+  list: (dir) =>
+    attempt("list", dir, async () => {
+      try {
+        return await fs.readdir(dir)
+      } catch (error) {
+        if (codeOf(error) === "ENOENT") return []
+        throw error
+      }
+    }),
+  rename: (from, to) =>
+    attempt("rename", from, async () => {
+      try {
+        await fs.rename(from, to)
+      } catch (error) {
+        if (codeOf(error) === "ENOENT") return false
+        throw error
+      }
+      await fsyncDir(path.dirname(to))
+      return true
+    }),
+  mode: (file) =>
+    attempt("stat", file, async () => {
+      try {
+        return (await fs.stat(file)).mode & 0o777
+      } catch (error) {
+        if (codeOf(error) === "ENOENT") return null
+        throw error
+      }
+    }),
+}
+
+/** Layer: the real file system. */
+export const nodeJournalFileSystemLayer: Layer.Layer<JournalFileSystem> = Layer.succeed(
+  JournalFileSystem,
+  nodeJournalFileSystem,
+)
+
+/** The in-memory twin's contents, exposed for tests (e.g. to tear or corrupt a file). */
+export interface MemoryFiles {
+  readonly files: Map<string, { text: string; mode: number }>
+  readonly dirs: Map<string, number>
+}
+
+/** An in-memory file system with the same semantics (atomic by construction). */
+export const makeMemoryJournalFileSystem = (
+  store: MemoryFiles = { files: new Map(), dirs: new Map() },
+): JournalFileSystemShape & { readonly store: MemoryFiles } => ({
+  store,
+  ensureDir: (dir, mode) =>
+    Effect.sync(() => {
+      for (let d = dir; d !== path.dirname(d); d = path.dirname(d))
+        if (!store.dirs.has(d)) store.dirs.set(d, mode)
+      store.dirs.set(dir, mode)
+    }),
+  readText: (file) => Effect.sync(() => store.files.get(file)?.text ?? null),
+  writeAtomic: (file, text, mode) =>
+    Effect.sync(() => {
+      store.files.set(file, { text, mode })
+    }),
+  createExclusive: (file, text, mode) =>
+    Effect.sync(() => {
+      if (store.files.has(file)) return false
+      store.files.set(file, { text, mode })
+      return true
+    }),
+  append: (file, text, mode) =>
+    Effect.sync(() => {
+      const previous = store.files.get(file)
+      store.files.set(file, { text: (previous?.text ?? "") + text, mode: previous?.mode ?? mode })
+    }),
+  list: (dir) =>
+    Effect.sync(() =>
+      [...store.files.keys(), ...store.dirs.keys()]
+        .filter((p) => path.dirname(p) === dir)
+        .map((p) => path.basename(p)),
+    ),
+  rename: (from, to) =>
+    Effect.sync(() => {
+      const entry = store.files.get(from)
+      if (entry === undefined) return false
+      store.files.delete(from)
+      store.files.set(to, entry)
+      return true
+    }),
+  mode: (file) => Effect.sync(() => store.files.get(file)?.mode ?? store.dirs.get(file) ?? null),
+})
+
+/** Layer: a fresh in-memory file system. */
+export const memoryJournalFileSystemLayer = (store?: MemoryFiles): Layer.Layer<JournalFileSystem> =>
+  Layer.succeed(JournalFileSystem, makeMemoryJournalFileSystem(store))

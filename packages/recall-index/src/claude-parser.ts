@@ -1,0 +1,484 @@
+/**
+ * Claude Code line reader: turns each JSONL record of a `~/.claude/projects/…/<session>.jsonl`
+ * (or subagent `agent-*.jsonl`) file into a raw record and, for typed prompts and assistant
+ * text, surface text. Handles string and block content, split assistant messages, thinking and
+ * tool blocks, compaction (boundary + summary, legacy `summary`), forks (`forkedFrom`), resumed
+ * files holding several session ids, and in-file / file-level sidechains.
+ *
+ * Never throws: undecodable lines are counted; unknown record types are counted and skipped;
+ * the newer request-bookkeeping records (`api-request-blob`, `api-request`, `api-request-shape`,
+ * `cost-state`, `atis-latch`, …) are kept as empty `noise` records marked skip-for-grep because
+ * they repeat every prompt.
+ */
+import { Option, Schema } from "effect"
+import { isClaudeCompactionSummary, stripClaudeHarness } from "./harness-text.js"
+import { hasUnknownKeys, isJsonObject, lenient, parseJsonLine } from "./lenient-schema.js"
+import type { SplitLine } from "./line-splitter.js"
+import { boundedText, sanitizedJson } from "./raw-render.js"
+import { maskTranscriptText } from "./secret-masking.js"
+import type { RawRecord, RawRecordKind, SurfaceText } from "./transcript-model.js"
+import { normaliseTimestamp } from "./turn-assembler.js"
+import type { TurnAssembler } from "./turn-assembler.js"
+
+const ContentBlock = Schema.Struct({
+  type: Schema.String,
+  text: lenient(Schema.String),
+  thinking: lenient(Schema.String),
+  name: lenient(Schema.String),
+  input: lenient(Schema.Unknown),
+  content: lenient(Schema.Unknown),
+  is_error: lenient(Schema.Boolean),
+})
+type ContentBlock = typeof ContentBlock.Type
+const decodeBlock = Schema.decodeUnknownOption(ContentBlock)
+
+const Message = Schema.Struct({
+  role: lenient(Schema.String),
+  id: lenient(Schema.String),
+  model: lenient(Schema.String),
+  content: lenient(Schema.Union([Schema.String, Schema.Array(Schema.Unknown)])),
+})
+
+const ClaudeLine = Schema.Struct({
+  type: Schema.String,
+  uuid: lenient(Schema.String),
+  sessionId: lenient(Schema.String),
+  timestamp: lenient(Schema.String),
+  cwd: lenient(Schema.String),
+  gitBranch: lenient(Schema.String),
+  version: lenient(Schema.String),
+  isSidechain: lenient(Schema.Boolean),
+  agentId: lenient(Schema.String),
+  entrypoint: lenient(Schema.String),
+  promptSource: lenient(Schema.String),
+  isMeta: lenient(Schema.Boolean),
+  isCompactSummary: lenient(Schema.Boolean),
+  isApiErrorMessage: lenient(Schema.Boolean),
+  forkedFrom: lenient(Schema.Struct({ sessionId: lenient(Schema.String) })),
+  message: lenient(Message),
+  subtype: lenient(Schema.String),
+  operation: lenient(Schema.String),
+  content: lenient(Schema.Unknown),
+  summary: lenient(Schema.String),
+  aiTitle: lenient(Schema.String),
+  customTitle: lenient(Schema.String),
+  lastPrompt: lenient(Schema.String),
+  data: lenient(Schema.Unknown),
+  attachment: lenient(Schema.Unknown),
+})
+type ClaudeLine = typeof ClaudeLine.Type
+const decodeLine = Schema.decodeUnknownOption(ClaudeLine)
+
+/** Record types that repeat other records (whole model requests, bookkeeping). */
+const noiseTypes = new Set([
+  "api-request-blob",
+  "api-request",
+  "api-request-shape",
+  "cost-state",
+  "atis-latch",
+  "file-history-snapshot",
+  "tools-used",
+])
+
+const metadataTypes = new Set([
+  "queue-operation",
+  "ai-title",
+  "custom-title",
+  "last-prompt",
+  "tag",
+  "agent-name",
+  "agent-color",
+  "agent-setting",
+  "mode",
+  "permission-mode",
+  "worktree-state",
+  "pr-link",
+  "content-replacement",
+])
+
+/** Attachment kinds that carry whole system prompts or listings. */
+const noisyAttachments = new Set([
+  "prompt_snapshot",
+  "skill_listing",
+  "deferred_tools_delta",
+  "agent_listing_delta",
+])
+
+/** Top-level fields of conversation records this reader knows (others are counted). */
+const knownConversationFields = new Set([
+  "type",
+  "uuid",
+  "parentUuid",
+  "logicalParentUuid",
+  "sessionId",
+  "timestamp",
+  "cwd",
+  "gitBranch",
+  "version",
+  "isSidechain",
+  "userType",
+  "slug",
+  "agentId",
+  "teamName",
+  "entrypoint",
+  "forkedFrom",
+  "isMeta",
+  "promptId",
+  "apiError",
+  "requestId",
+  "permissionMode",
+  "promptSource",
+  "message",
+  "toolUseResult",
+  "sourceToolAssistantUUID",
+  "sourceToolUseID",
+  "thinkingMetadata",
+  "todos",
+  "isCompactSummary",
+  "isVisibleInTranscriptOnly",
+  "subtype",
+  "content",
+  "level",
+  "compactMetadata",
+  "microcompactMetadata",
+  "turnOrigin",
+  "turnPosition",
+  "permissionDecision",
+  "sandboxed",
+  "apiBlockIndex",
+  "effort",
+  "perTurnEffort",
+  "madeBy",
+  "promptCacheRequested",
+  "requestRef",
+  "requestedModel",
+  "toolInputStreamMs",
+  "isApiErrorMessage",
+  "error",
+  "retryAttempt",
+  "maxRetries",
+  "retryInMs",
+  "cause",
+  "durationMs",
+  "toolUseID",
+  "parentToolUseID",
+  "hookCount",
+  "hookInfos",
+  "hookErrors",
+  "preventedContinuation",
+  "stopReason",
+  "hasOutput",
+])
+
+/** Options of the Claude reader. */
+export interface ClaudeReaderContext {
+  readonly assembler: TurnAssembler
+  readonly includeSidechains: boolean
+  readonly maxRawTextChars: number
+  /** Session id used when a record has none (the file name's UUID, else its stem). */
+  readonly fallbackSessionId: string
+}
+
+/** Renders a tool_result `content` (string, blocks, null). */
+const renderToolResult = (content: unknown): string => {
+  if (typeof content === "string") return content
+  if (!Array.isArray(content)) return ""
+  return content
+    .map((item) => {
+      const block = Option.getOrUndefined(decodeBlock(item))
+      if (block === undefined) return ""
+      if (block.type === "text") return block.text ?? ""
+      if (block.type === "tool_reference") return `[tool_reference]`
+      return `[${block.type}]`
+    })
+    .filter((s) => s !== "")
+    .join("\n")
+}
+
+const blocksOf = (content: ReadonlyArray<unknown>): Array<ContentBlock> =>
+  content.flatMap((item) => Option.toArray(decodeBlock(item)))
+
+/** Creates the line handler for one Claude parse call. */
+export const createClaudeReader = (context: ClaudeReaderContext) => {
+  const { assembler, includeSidechains, maxRawTextChars } = context
+
+  const raw = (
+    line: SplitLine,
+    type: string,
+    kind: RawRecordKind,
+    text: string,
+    timestamp: string | undefined,
+    skipForGrep = false,
+  ): RawRecord => {
+    const rendered = boundedText(text, maxRawTextChars)
+    assembler.stats.secretsMasked += rendered.masked
+    return {
+      offset: line.offset,
+      length: line.length,
+      recordType: type,
+      kind,
+      ...(timestamp !== undefined ? { timestamp } : {}),
+      text: rendered.text,
+      truncated: rendered.truncated,
+      skipForGrep,
+    }
+  }
+
+  const surfaceOf = (line: SplitLine, role: "user" | "assistant", text: string): SurfaceText => {
+    const masked = maskTranscriptText(text)
+    assembler.stats.secretsMasked += masked.masked
+    return { role, text: masked.text, offset: line.offset, length: line.length, channel: "record" }
+  }
+
+  const updateSession = (
+    sessionId: string,
+    rec: ClaudeLine,
+    timestamp: string | undefined,
+  ): void => {
+    const s = assembler.session(sessionId)
+    if (rec.cwd !== undefined) s.cwd = rec.cwd
+    // Claude writes "HEAD" outside a git repository and on a detached head: not a branch.
+    if (rec.gitBranch !== undefined && rec.gitBranch !== "" && rec.gitBranch !== "HEAD") {
+      s.gitBranch = rec.gitBranch
+    }
+    if (rec.version !== undefined) s.cliVersion = rec.version
+    if (rec.entrypoint !== undefined) s.originator = rec.entrypoint
+    if (rec.entrypoint?.startsWith("sdk") === true || rec.promptSource === "sdk") s.headless = true
+    if (rec.forkedFrom?.sessionId !== undefined) s.forkedFrom = rec.forkedFrom.sessionId
+    assembler.touch(sessionId, timestamp)
+  }
+
+  const userRecord = (
+    line: SplitLine,
+    rec: ClaudeLine,
+    timestamp: string | undefined,
+  ): { record: RawRecord; surface: Array<SurfaceText> } => {
+    const content = rec.message?.content
+    let promptText: string | undefined
+    let toolOutput: string | undefined
+    if (typeof content === "string") promptText = content
+    else if (content !== undefined) {
+      const blocks = blocksOf(content)
+      const results = blocks.filter((b) => b.type === "tool_result")
+      if (results.length > 0)
+        toolOutput = results.map((b) => renderToolResult(b.content)).join("\n")
+      else {
+        promptText = blocks
+          .map((b) =>
+            b.type === "text"
+              ? (b.text ?? "")
+              : b.type === "image" || b.type === "document"
+                ? `[${b.type}]`
+                : "",
+          )
+          .filter((s) => s !== "")
+          .join("\n\n")
+      }
+    }
+    if (toolOutput !== undefined) {
+      return { record: raw(line, "user", "tool-output", toolOutput, timestamp), surface: [] }
+    }
+    const text = promptText ?? ""
+    if (rec.isCompactSummary === true || isClaudeCompactionSummary(text)) {
+      return { record: raw(line, "user", "compaction", text, timestamp), surface: [] }
+    }
+    if (rec.isMeta === true)
+      return { record: raw(line, "user", "harness", text, timestamp), surface: [] }
+    const words = stripClaudeHarness(text.replace(/\[(?:image|document)\]/g, ""))
+    if (words === "") return { record: raw(line, "user", "harness", text, timestamp), surface: [] }
+    return {
+      record: raw(line, "user", "message", text, timestamp),
+      surface: [surfaceOf(line, "user", words)],
+    }
+  }
+
+  const assistantRecord = (
+    line: SplitLine,
+    rec: ClaudeLine,
+    timestamp: string | undefined,
+  ): { record: RawRecord; surface: Array<SurfaceText> } => {
+    const content = rec.message?.content
+    const blocks =
+      typeof content === "string" ? [{ type: "text", text: content }] : blocksOf(content ?? [])
+    const synthetic = rec.message?.model === "<synthetic>" || rec.isApiErrorMessage === true
+    const parts: Array<string> = []
+    const surface: Array<SurfaceText> = []
+    let kind: RawRecordKind = "message"
+    for (const b of blocks) {
+      switch (b.type) {
+        case "text":
+          parts.push(b.text ?? "")
+          if (!synthetic && (b.text ?? "").trim() !== "")
+            surface.push(surfaceOf(line, "assistant", b.text!.trim()))
+          break
+        case "thinking":
+          parts.push(b.thinking ?? "")
+          if (kind === "message" && surface.length === 0) kind = "reasoning"
+          break
+        case "redacted_thinking":
+          if (kind === "message" && surface.length === 0) kind = "reasoning"
+          break
+        case "tool_use":
+          parts.push(`${b.name ?? "tool"} ${sanitizedJson(b.input ?? {}, maxRawTextChars)}`)
+          kind = "tool-call"
+          break
+        default:
+          parts.push(`[${b.type}]`)
+      }
+    }
+    if (surface.length > 0 && kind === "reasoning") kind = "message"
+    return { record: raw(line, "assistant", kind, parts.join("\n"), timestamp), surface }
+  }
+
+  const otherRecord = (
+    line: SplitLine,
+    rec: ClaudeLine,
+    timestamp: string | undefined,
+  ): RawRecord | undefined => {
+    const type = rec.type
+    if (noiseTypes.has(type)) return raw(line, type, "noise", "", timestamp, true)
+    switch (type) {
+      case "system": {
+        const compaction =
+          rec.subtype === "compact_boundary" || rec.subtype === "microcompact_boundary"
+        const text = typeof rec.content === "string" ? rec.content : (rec.subtype ?? "")
+        return raw(
+          line,
+          `system/${rec.subtype ?? "?"}`,
+          compaction ? "compaction" : "metadata",
+          text,
+          timestamp,
+        )
+      }
+      case "summary":
+        return raw(line, type, "compaction", rec.summary ?? "", timestamp)
+      case "progress": {
+        const kindOfData =
+          isJsonObject(rec.data) && typeof rec.data["type"] === "string" ? rec.data["type"] : "?"
+        // agent_progress repeats the subagent's messages (the subagent file holds them).
+        return raw(
+          line,
+          `progress/${kindOfData}`,
+          "progress",
+          sanitizedJson(rec.data ?? null, maxRawTextChars),
+          timestamp,
+          kindOfData === "agent_progress",
+        )
+      }
+      case "attachment": {
+        const kindOfAttachment =
+          isJsonObject(rec.attachment) && typeof rec.attachment["type"] === "string"
+            ? rec.attachment["type"]
+            : "?"
+        return raw(
+          line,
+          `attachment/${kindOfAttachment}`,
+          "harness",
+          sanitizedJson(rec.attachment ?? null, maxRawTextChars),
+          timestamp,
+          noisyAttachments.has(kindOfAttachment),
+        )
+      }
+      case "queue-operation": {
+        const text = typeof rec.content === "string" ? rec.content : ""
+        // enqueue / dequeue repeat the prompt; remove is steering input and stays searchable.
+        return raw(
+          line,
+          `queue-operation/${rec.operation ?? "?"}`,
+          "metadata",
+          text,
+          timestamp,
+          rec.operation !== "remove",
+        )
+      }
+      case "last-prompt":
+        return raw(line, type, "metadata", rec.lastPrompt ?? "", timestamp, true)
+      default:
+        if (metadataTypes.has(type))
+          return raw(line, type, "metadata", sanitizedJson(rec, maxRawTextChars), timestamp)
+        return undefined
+    }
+  }
+
+  /** Handles one non-blank line. */
+  const handle = (line: SplitLine): void => {
+    const json = parseJsonLine(line.text)
+    if (!isJsonObject(json)) {
+      assembler.stats.malformedLines++
+      return
+    }
+    const decoded = decodeLine(json)
+    if (Option.isNone(decoded)) {
+      assembler.stats.invalidRecords++
+      return
+    }
+    const rec = decoded.value
+    const timestamp = normaliseTimestamp(rec.timestamp)
+    const baseSession = rec.sessionId ?? context.fallbackSessionId
+    const sidechain = rec.isSidechain === true
+    const sessionId = sidechain
+      ? `${baseSession}/${rec.agentId !== undefined ? `agent-${rec.agentId}` : "sidechain"}`
+      : baseSession
+    const conversation = rec.type === "user" || rec.type === "assistant" || rec.type === "system"
+    if (conversation && hasUnknownKeys(json, knownConversationFields))
+      assembler.stats.unknownFieldLines++
+
+    if (rec.type === "ai-title" && rec.aiTitle !== undefined) {
+      const s = assembler.session(baseSession)
+      if (s.title === undefined) s.title = rec.aiTitle
+    }
+    if (rec.type === "custom-title" && rec.customTitle !== undefined) {
+      assembler.session(baseSession).title = rec.customTitle
+    }
+    if (conversation || rec.sessionId !== undefined) {
+      if (conversation) updateSession(sessionId, rec, timestamp)
+      if (sidechain) {
+        const s = assembler.session(sessionId)
+        s.subagent = true
+        s.parentSessionId = baseSession
+        if (rec.agentId !== undefined) s.agentId = rec.agentId
+      }
+    }
+    if (sidechain && !includeSidechains) {
+      assembler.stats.sidechainRecordsSkipped++
+      return
+    }
+    let record: RawRecord | undefined
+    let surface: Array<SurfaceText> = []
+    let side: "user" | "assistant" | undefined
+    if (rec.type === "user") {
+      ;({ record, surface } = userRecord(line, rec, timestamp))
+      side = "user"
+    } else if (rec.type === "assistant") {
+      ;({ record, surface } = assistantRecord(line, rec, timestamp))
+      side = "assistant"
+    } else {
+      record = otherRecord(line, rec, timestamp)
+      if (record === undefined) {
+        assembler.unknownType(rec.type)
+        return
+      }
+    }
+    const firstUser = surface.find((s) => s.role === "user")
+    if (firstUser !== undefined) {
+      const s = assembler.session(sessionId)
+      if (s.firstPrompt === undefined) s.firstPrompt = firstUser.text.slice(0, 300)
+    }
+    assembler.place(
+      {
+        sessionId,
+        sidechain,
+        ...(side !== undefined ? { side } : {}),
+        ...(rec.uuid !== undefined ? { idCandidate: rec.uuid } : {}),
+        ...(timestamp !== undefined ? { timestamp } : {}),
+      },
+      line.offset,
+      line.length,
+      record,
+      surface,
+      `claude:${sessionId}:${line.offset}`,
+    )
+  }
+
+  return { handle }
+}

@@ -1,0 +1,743 @@
+/**
+ * Codex rollout line reader for every format era: bare (no envelope, `record_type` markers),
+ * wrapped `{timestamp, type, payload}` lines, paginated / 0.169 files whose words arrive as
+ * `event_msg item_completed` UserMessage / AgentMessage items, and `compacted` lines.
+ *
+ * Surface dedupe rule (deterministic): the same words reach a rollout through up to three
+ * channels — `response_item` messages, `user_message` / `agent_message` events and
+ * `item_completed` items. Within one Codex turn (reset at `task_started` / `turn_started`), each
+ * (role, text) occurrence is taken from whichever channel writes it first in file order; a later
+ * copy from a *different* channel is matched to that occurrence and dropped (counted in
+ * `duplicateSurfaceDropped`). A copy from the *same* channel is a new occurrence (the user said
+ * it twice). The dropped copy stays a raw record. Assistant messages flagged
+ * `compaction_output` and the compaction bridge are never surface.
+ *
+ * Never throws; injected context (environment, AGENTS.md, permissions, …) is stripped from
+ * surface text and kept as raw `harness` records.
+ */
+import { Option, Schema } from "effect"
+import { createHash } from "node:crypto"
+import { isCodexInjected, stripCodexInjected } from "./harness-text.js"
+import { hasUnknownKeys, isJsonObject, lenient, parseJsonLine } from "./lenient-schema.js"
+import type { SplitLine } from "./line-splitter.js"
+import { boundedText, sanitizedJson } from "./raw-render.js"
+import { maskTranscriptText } from "./secret-masking.js"
+import type {
+  CodexParseState,
+  RawRecord,
+  RawRecordKind,
+  SurfaceChannel,
+  SurfaceText,
+  TurnRole,
+} from "./transcript-model.js"
+import { normaliseTimestamp } from "./turn-assembler.js"
+import type { TurnAssembler } from "./turn-assembler.js"
+
+const Envelope = Schema.Struct({
+  timestamp: lenient(Schema.String),
+  type: Schema.String,
+  payload: lenient(Schema.Unknown),
+  metadata: lenient(Schema.Unknown),
+})
+const decodeEnvelope = Schema.decodeUnknownOption(Envelope)
+
+const SessionMeta = Schema.Struct({
+  id: lenient(Schema.String),
+  session_id: lenient(Schema.String),
+  timestamp: lenient(Schema.String),
+  cwd: lenient(Schema.String),
+  originator: lenient(Schema.String),
+  cli_version: lenient(Schema.String),
+  source: lenient(Schema.Unknown),
+  thread_source: lenient(Schema.String),
+  forked_from_id: lenient(Schema.String),
+  parent_thread_id: lenient(Schema.String),
+  agent_path: lenient(Schema.String),
+  agent_nickname: lenient(Schema.String),
+  git: lenient(Schema.Struct({ branch: lenient(Schema.String) })),
+})
+type SessionMeta = typeof SessionMeta.Type
+const decodeMeta = Schema.decodeUnknownOption(SessionMeta)
+
+const ContentItem = Schema.Struct({ type: Schema.String, text: lenient(Schema.String) })
+const decodeItem = Schema.decodeUnknownOption(ContentItem)
+
+const ResponseItem = Schema.Struct({
+  type: Schema.String,
+  role: lenient(Schema.String),
+  content: lenient(Schema.Array(Schema.Unknown)),
+  summary: lenient(Schema.Array(Schema.Unknown)),
+  name: lenient(Schema.String),
+  arguments: lenient(Schema.Unknown),
+  input: lenient(Schema.Unknown),
+  output: lenient(Schema.Unknown),
+  action: lenient(Schema.Unknown),
+  phase: lenient(Schema.String),
+})
+type ResponseItem = typeof ResponseItem.Type
+const decodeResponseItem = Schema.decodeUnknownOption(ResponseItem)
+
+const TurnItem = Schema.Struct({
+  type: Schema.String,
+  content: lenient(Schema.Array(Schema.Unknown)),
+  text: lenient(Schema.String),
+  aggregated_output: lenient(Schema.String),
+  command: lenient(Schema.Unknown),
+})
+
+const EventMsg = Schema.Struct({
+  type: Schema.String,
+  message: lenient(Schema.String),
+  phase: lenient(Schema.String),
+  text: lenient(Schema.String),
+  item: lenient(TurnItem),
+  thread_name: lenient(Schema.String),
+  aggregated_output: lenient(Schema.String),
+  command: lenient(Schema.Unknown),
+})
+type EventMsg = typeof EventMsg.Type
+const decodeEvent = Schema.decodeUnknownOption(EventMsg)
+
+const TurnContext = Schema.Struct({ cwd: lenient(Schema.String) })
+const decodeTurnContext = Schema.decodeUnknownOption(TurnContext)
+
+const Compacted = Schema.Struct({ message: lenient(Schema.String) })
+const decodeCompacted = Schema.decodeUnknownOption(Compacted)
+
+const knownEnvelopeFields = new Set(["timestamp", "ordinal", "type", "payload", "metadata"])
+
+const knownLineTypes = new Set([
+  "session_meta",
+  "response_item",
+  "event_msg",
+  "turn_context",
+  "compacted",
+  "world_state",
+  "inter_agent_communication",
+  "inter_agent_communication_metadata",
+  "token_usage_record",
+])
+
+const toolCallTypes = new Set([
+  "function_call",
+  "custom_tool_call",
+  "local_shell_call",
+  "web_search_call",
+  "tool_search_call",
+  "image_generation_call",
+])
+const toolOutputTypes = new Set([
+  "function_call_output",
+  "custom_tool_call_output",
+  "local_shell_call_output",
+  "tool_search_output",
+])
+const compactionItemTypes = new Set(["compaction", "context_compaction", "ghost_snapshot"])
+const otherItemTypes = new Set(["agent_message", "additional_tools", "message", "reasoning"])
+
+const knownEvents = new Set([
+  "user_message",
+  "agent_message",
+  "agent_reasoning",
+  "agent_reasoning_raw_content",
+  "agent_reasoning_section_break",
+  "token_count",
+  "context_compacted",
+  "entered_review_mode",
+  "exited_review_mode",
+  "thread_rolled_back",
+  "turn_aborted",
+  "task_started",
+  "turn_started",
+  "task_complete",
+  "turn_complete",
+  "item_completed",
+  "item_started",
+  "image_generation_end",
+  "thread_name_updated",
+  "patch_apply_end",
+  "mcp_tool_call_end",
+  "web_search_end",
+  "sub_agent_activity",
+  "thread_settings_applied",
+  "error",
+  "warning",
+  "exec_command_end",
+  "view_image_tool_call",
+  "plan_update",
+  "collab_agent_spawn_end",
+  "collab_agent_interaction_end",
+  "dynamic_tool_call_end",
+  "undo_completed",
+  "shutdown_complete",
+])
+
+const channelBit: Readonly<Record<SurfaceChannel, number>> = {
+  record: 1,
+  response_item: 2,
+  event: 4,
+  item_completed: 8,
+}
+const maxWindowKeys = 256
+
+/** Options of the Codex reader. */
+export interface CodexReaderContext {
+  readonly assembler: TurnAssembler
+  readonly includeSidechains: boolean
+  readonly maxRawTextChars: number
+  /** Thread id used until a `session_meta` names one (the file name's UUID, else its stem). */
+  readonly fallbackThreadId: string
+  readonly prior: CodexParseState | undefined
+}
+
+const textsOf = (
+  items: ReadonlyArray<unknown> | undefined,
+  types: ReadonlySet<string>,
+): Array<string> =>
+  (items ?? []).flatMap((raw) => {
+    const item = Option.getOrUndefined(decodeItem(raw))
+    return item !== undefined && types.has(item.type) && item.text !== undefined ? [item.text] : []
+  })
+
+const userTextTypes = new Set(["input_text", "text"])
+const assistantTextTypes = new Set(["output_text", "Text", "text"])
+
+const joinUserTexts = (texts: ReadonlyArray<string>): string =>
+  texts
+    .map(stripCodexInjected)
+    .filter((t) => t !== "")
+    .join("\n\n")
+
+/** The subagent parent named by a `source` value, if it is a subagent source. */
+const subagentSource = (source: unknown): { readonly parent?: string } | undefined => {
+  if (source === "subagent") return {}
+  if (!isJsonObject(source) || !("subagent" in source)) return undefined
+  const sub = source["subagent"]
+  if (isJsonObject(sub) && isJsonObject(sub["thread_spawn"])) {
+    const parent = sub["thread_spawn"]["parent_thread_id"]
+    return typeof parent === "string" ? { parent } : {}
+  }
+  return {}
+}
+
+/** Creates the line handler for one Codex parse call. */
+export const createCodexReader = (context: CodexReaderContext) => {
+  const { assembler, includeSidechains, maxRawTextChars } = context
+  let threadId = context.prior?.threadId
+  let metaSeen = context.prior?.metaSeen ?? false
+  let subagent = context.prior?.subagent ?? false
+  const window = new Map<string, Array<number>>(
+    (context.prior?.window ?? []).map(([key, counts]) => [key, Object.values(counts)]),
+  )
+  const sessionId = (): string => threadId ?? context.fallbackThreadId
+
+  /** Applies the dedupe rule; true when this copy is new surface. */
+  const admit = (channel: SurfaceChannel, role: TurnRole, text: string): boolean => {
+    const key = createHash("sha256").update(`${role}\u0000${text}`).digest("hex").slice(0, 32)
+    const bit = channelBit[channel]
+    const occurrences = window.get(key) ?? []
+    const match = occurrences.findIndex((mask) => (mask & bit) === 0)
+    if (match !== -1) {
+      occurrences[match] = occurrences[match]! | bit
+      assembler.stats.duplicateSurfaceDropped++
+      return false
+    }
+    occurrences.push(bit)
+    window.delete(key)
+    window.set(key, occurrences)
+    if (window.size > maxWindowKeys) window.delete(window.keys().next().value!)
+    return true
+  }
+
+  const raw = (
+    line: SplitLine,
+    type: string,
+    kind: RawRecordKind,
+    text: string,
+    timestamp: string | undefined,
+    skipForGrep = false,
+  ): RawRecord => {
+    const rendered = boundedText(text, maxRawTextChars)
+    assembler.stats.secretsMasked += rendered.masked
+    return {
+      offset: line.offset,
+      length: line.length,
+      recordType: type,
+      kind,
+      ...(timestamp !== undefined ? { timestamp } : {}),
+      text: rendered.text,
+      truncated: rendered.truncated,
+      skipForGrep,
+    }
+  }
+
+  const surfaceOf = (
+    line: SplitLine,
+    channel: SurfaceChannel,
+    role: TurnRole,
+    text: string,
+    phase: string | undefined,
+  ): Array<SurfaceText> => {
+    const words = text.trim()
+    if (words === "" || !admit(channel, role, words)) return []
+    const masked = maskTranscriptText(words)
+    assembler.stats.secretsMasked += masked.masked
+    if (role === "user") {
+      const s = assembler.session(sessionId())
+      if (s.firstPrompt === undefined) s.firstPrompt = masked.text.slice(0, 300)
+    }
+    return [
+      {
+        role,
+        text: masked.text,
+        offset: line.offset,
+        length: line.length,
+        channel,
+        ...(phase !== undefined ? { phase } : {}),
+      },
+    ]
+  }
+
+  /** Bare-era files name their cwd only inside `<environment_context><cwd>`. */
+  const recoverCwd = (text: string): void => {
+    const s = assembler.session(sessionId())
+    if (s.cwd !== undefined) return
+    const match = /<environment_context>[\s\S]*?<cwd>([^<]+)<\/cwd>/.exec(text)
+    if (match?.[1] !== undefined) s.cwd = match[1].trim()
+  }
+
+  const applyMeta = (meta: SessionMeta, timestamp: string | undefined): void => {
+    const first = !metaSeen
+    metaSeen = true
+    if (first) threadId = meta.id ?? meta.session_id ?? threadId
+    const s = assembler.session(sessionId())
+    if (meta.cwd !== undefined) s.cwd = meta.cwd
+    if (meta.git?.branch !== undefined) s.gitBranch = meta.git.branch
+    if (!first) return
+    if (meta.originator !== undefined) s.originator = meta.originator
+    if (meta.cli_version !== undefined) s.cliVersion = meta.cli_version
+    if (meta.forked_from_id !== undefined) s.forkedFrom = meta.forked_from_id
+    if (meta.originator === "codex_exec" || meta.source === "exec") s.headless = true
+    if (
+      meta.thread_source === "memory_consolidation" ||
+      (isJsonObject(meta.source) && "internal" in meta.source)
+    ) {
+      s.headless = true
+    }
+    const spawned = subagentSource(meta.source)
+    if (
+      spawned !== undefined ||
+      meta.thread_source === "subagent" ||
+      meta.agent_path !== undefined ||
+      meta.parent_thread_id !== undefined
+    ) {
+      subagent = true
+      s.subagent = true
+      const parent = spawned?.parent ?? meta.parent_thread_id
+      if (parent !== undefined) s.parentSessionId = parent
+      if (meta.agent_nickname !== undefined) s.agentId = meta.agent_nickname
+    }
+    assembler.touch(sessionId(), normaliseTimestamp(meta.timestamp) ?? timestamp)
+  }
+
+  interface Classified {
+    readonly record: RawRecord | undefined
+    readonly surface: Array<SurfaceText>
+    readonly side?: TurnRole
+  }
+
+  const responseItem = (
+    line: SplitLine,
+    item: ResponseItem,
+    envelopeMeta: unknown,
+    timestamp: string | undefined,
+  ): Classified | undefined => {
+    const type = `response_item/${item.type}`
+    if (item.type === "message") {
+      if (item.role === "user") {
+        const texts = textsOf(item.content, userTextTypes)
+        const all = texts.join("\n\n")
+        const words = joinUserTexts(texts)
+        recoverCwd(all)
+        const surface = surfaceOf(line, "response_item", "user", words, undefined)
+        const kind = words === "" || texts.every(isCodexInjected) ? "harness" : "message"
+        return { record: raw(line, type, kind, all, timestamp), surface, side: "user" }
+      }
+      if (item.role === "assistant") {
+        const text = textsOf(item.content, assistantTextTypes).join("\n\n")
+        const compaction = isJsonObject(envelopeMeta) && envelopeMeta["compaction_output"] === true
+        if (compaction)
+          return { record: raw(line, type, "compaction", text, timestamp), surface: [] }
+        return {
+          record: raw(line, type, "message", text, timestamp),
+          surface: surfaceOf(line, "response_item", "assistant", text, item.phase),
+          side: "assistant",
+        }
+      }
+      const text = textsOf(item.content, userTextTypes).join("\n\n")
+      return {
+        record: raw(line, `${type}/${item.role ?? "?"}`, "harness", text, timestamp),
+        surface: [],
+      }
+    }
+    if (item.type === "reasoning") {
+      const text = [
+        ...textsOf(item.summary, new Set(["summary_text"])),
+        ...textsOf(item.content, new Set(["reasoning_text", "text"])),
+      ].join("\n")
+      return {
+        record: raw(line, type, "reasoning", text, timestamp),
+        surface: [],
+        side: "assistant",
+      }
+    }
+    if (toolCallTypes.has(item.type)) {
+      const body =
+        typeof item.arguments === "string"
+          ? item.arguments
+          : typeof item.input === "string"
+            ? item.input
+            : sanitizedJson(item.action ?? item.arguments ?? null, maxRawTextChars)
+      return {
+        record: raw(line, type, "tool-call", `${item.name ?? item.type} ${body}`, timestamp),
+        surface: [],
+        side: "assistant",
+      }
+    }
+    if (toolOutputTypes.has(item.type)) {
+      const out = item.output
+      const text =
+        typeof out === "string"
+          ? out
+          : Array.isArray(out)
+            ? textsOf(out, new Set(["input_text", "output_text", "text"])).join("\n")
+            : sanitizedJson(out ?? null, maxRawTextChars)
+      return { record: raw(line, type, "tool-output", text, timestamp), surface: [] }
+    }
+    if (compactionItemTypes.has(item.type)) {
+      return { record: raw(line, type, "compaction", "", timestamp), surface: [] }
+    }
+    if (otherItemTypes.has(item.type)) {
+      return {
+        record: raw(line, type, "metadata", sanitizedJson(item, maxRawTextChars), timestamp),
+        surface: [],
+      }
+    }
+    return undefined
+  }
+
+  const eventMsg = (
+    line: SplitLine,
+    event: EventMsg,
+    timestamp: string | undefined,
+  ): Classified | undefined => {
+    const type = `event_msg/${event.type}`
+    switch (event.type) {
+      case "task_started":
+      case "turn_started":
+        window.clear()
+        return { record: raw(line, type, "metadata", "", timestamp, true), surface: [] }
+      case "user_message": {
+        const text = event.message ?? ""
+        const words = joinUserTexts([text])
+        const surface = surfaceOf(line, "event", "user", words, undefined)
+        return {
+          record: raw(line, type, words === "" ? "harness" : "message", text, timestamp),
+          surface,
+          side: "user",
+        }
+      }
+      case "agent_message": {
+        const text = event.message ?? ""
+        return {
+          record: raw(line, type, "message", text, timestamp),
+          surface: surfaceOf(line, "event", "assistant", text, event.phase),
+          side: "assistant",
+        }
+      }
+      case "agent_reasoning":
+      case "agent_reasoning_raw_content":
+        return {
+          record: raw(line, type, "reasoning", event.text ?? "", timestamp),
+          surface: [],
+          side: "assistant",
+        }
+      case "item_completed": {
+        const item = event.item
+        const itemType = `${type}/${item?.type ?? "?"}`
+        if (item === undefined)
+          return { record: raw(line, itemType, "metadata", "", timestamp), surface: [] }
+        switch (item.type) {
+          case "UserMessage": {
+            const texts = textsOf(item.content, userTextTypes)
+            const words = joinUserTexts(texts)
+            const surface = surfaceOf(line, "item_completed", "user", words, undefined)
+            return {
+              record: raw(
+                line,
+                itemType,
+                words === "" ? "harness" : "message",
+                texts.join("\n\n"),
+                timestamp,
+              ),
+              surface,
+              side: "user",
+            }
+          }
+          case "AgentMessage": {
+            const text = textsOf(item.content, assistantTextTypes).join("\n\n")
+            return {
+              record: raw(line, itemType, "message", text, timestamp),
+              surface: surfaceOf(line, "item_completed", "assistant", text, undefined),
+              side: "assistant",
+            }
+          }
+          case "CommandExecution": {
+            const command = Array.isArray(item.command) ? item.command.map(String).join(" ") : ""
+            return {
+              record: raw(
+                line,
+                itemType,
+                "tool-output",
+                `${command}\n${item.aggregated_output ?? ""}`,
+                timestamp,
+              ),
+              surface: [],
+            }
+          }
+          case "Reasoning":
+            return {
+              record: raw(line, itemType, "reasoning", item.text ?? "", timestamp),
+              surface: [],
+              side: "assistant",
+            }
+          case "ContextCompaction":
+            return { record: raw(line, itemType, "compaction", "", timestamp), surface: [] }
+          default:
+            return {
+              record: raw(
+                line,
+                itemType,
+                "tool-output",
+                sanitizedJson(item, maxRawTextChars),
+                timestamp,
+              ),
+              surface: [],
+            }
+        }
+      }
+      case "exec_command_end":
+        return {
+          record: raw(line, type, "tool-output", event.aggregated_output ?? "", timestamp),
+          surface: [],
+        }
+      case "patch_apply_end":
+      case "mcp_tool_call_end":
+      case "web_search_end":
+      case "image_generation_end":
+      case "view_image_tool_call":
+        return {
+          record: raw(line, type, "tool-output", sanitizedJson(event, maxRawTextChars), timestamp),
+          surface: [],
+        }
+      case "context_compacted":
+        return { record: raw(line, type, "compaction", "", timestamp), surface: [] }
+      case "thread_name_updated":
+        if (event.thread_name !== undefined)
+          assembler.session(sessionId()).title = event.thread_name
+        return {
+          record: raw(line, type, "metadata", event.thread_name ?? "", timestamp),
+          surface: [],
+        }
+      case "token_count":
+      case "task_complete":
+      case "turn_complete":
+      case "thread_settings_applied":
+        return { record: raw(line, type, "metadata", "", timestamp, true), surface: [] }
+      default:
+        if (knownEvents.has(event.type)) {
+          return {
+            record: raw(line, type, "metadata", sanitizedJson(event, maxRawTextChars), timestamp),
+            surface: [],
+          }
+        }
+        return undefined
+    }
+  }
+
+  /** Classifies one decoded line (envelope or bare era). `undefined` = unknown type. */
+  const classify = (
+    line: SplitLine,
+    json: Record<string, unknown>,
+  ):
+    | {
+        readonly type: string
+        readonly timestamp?: string
+        readonly result: Classified | undefined
+      }
+    | "invalid" => {
+    const envelope = Option.getOrUndefined(decodeEnvelope(json))
+    if (envelope === undefined || !("payload" in json)) {
+      // Bare era: a bare meta, `record_type` markers and bare response items.
+      if (typeof json["record_type"] === "string") {
+        return {
+          type: "record_type",
+          result: {
+            record: raw(line, "record_type", "metadata", "", undefined, true),
+            surface: [],
+          },
+        }
+      }
+      if (typeof json["type"] === "string") {
+        const item = Option.getOrUndefined(decodeResponseItem(json))
+        if (item === undefined) return "invalid"
+        return {
+          type: `response_item/${item.type}`,
+          result: responseItem(line, item, undefined, undefined),
+        }
+      }
+      if (typeof json["id"] === "string") {
+        const meta = Option.getOrUndefined(decodeMeta(json))
+        if (meta === undefined) return "invalid"
+        applyMeta(meta, undefined)
+        return {
+          type: "session_meta",
+          result: {
+            record: raw(
+              line,
+              "session_meta",
+              "metadata",
+              sanitizedJson(json, maxRawTextChars),
+              undefined,
+            ),
+            surface: [],
+          },
+        }
+      }
+      return "invalid"
+    }
+    const timestamp = normaliseTimestamp(envelope.timestamp)
+    if (hasUnknownKeys(json, knownEnvelopeFields)) assembler.stats.unknownFieldLines++
+    const payload = envelope.payload
+    const at = timestamp !== undefined ? { timestamp } : {}
+    switch (envelope.type) {
+      case "session_meta": {
+        const meta = Option.getOrUndefined(decodeMeta(payload))
+        if (meta !== undefined) applyMeta(meta, timestamp)
+        return {
+          type: envelope.type,
+          ...at,
+          result: {
+            record: raw(
+              line,
+              "session_meta",
+              "metadata",
+              sanitizedJson(payload, maxRawTextChars),
+              timestamp,
+            ),
+            surface: [],
+          },
+        }
+      }
+      case "response_item": {
+        const item = Option.getOrUndefined(decodeResponseItem(payload))
+        if (item === undefined) return "invalid"
+        return {
+          type: `response_item/${item.type}`,
+          ...at,
+          result: responseItem(line, item, envelope.metadata, timestamp),
+        }
+      }
+      case "event_msg": {
+        const event = Option.getOrUndefined(decodeEvent(payload))
+        if (event === undefined) return "invalid"
+        return { type: `event_msg/${event.type}`, ...at, result: eventMsg(line, event, timestamp) }
+      }
+      case "turn_context": {
+        const ctx = Option.getOrUndefined(decodeTurnContext(payload))
+        if (ctx?.cwd !== undefined) assembler.session(sessionId()).cwd = ctx.cwd
+        return {
+          type: envelope.type,
+          ...at,
+          result: {
+            record: raw(line, "turn_context", "metadata", "", timestamp, true),
+            surface: [],
+          },
+        }
+      }
+      case "compacted": {
+        const compacted = Option.getOrUndefined(decodeCompacted(payload))
+        const message = compacted?.message ?? ""
+        return {
+          type: envelope.type,
+          ...at,
+          result: { record: raw(line, "compacted", "compaction", message, timestamp), surface: [] },
+        }
+      }
+      default:
+        if (knownLineTypes.has(envelope.type)) {
+          const noisy = envelope.type === "world_state" || envelope.type === "token_usage_record"
+          const text = noisy ? "" : sanitizedJson(payload ?? null, maxRawTextChars)
+          return {
+            type: envelope.type,
+            ...at,
+            result: {
+              record: raw(line, envelope.type, "metadata", text, timestamp, noisy),
+              surface: [],
+            },
+          }
+        }
+        return { type: envelope.type, ...at, result: undefined }
+    }
+  }
+
+  /** Handles one non-blank line. */
+  const handle = (line: SplitLine): void => {
+    const json = parseJsonLine(line.text)
+    if (!isJsonObject(json)) {
+      assembler.stats.malformedLines++
+      return
+    }
+    const wasSubagent = subagent
+    const classified = classify(line, json)
+    if (classified === "invalid") {
+      assembler.stats.invalidRecords++
+      return
+    }
+    assembler.touch(sessionId(), classified.timestamp)
+    if ((subagent || wasSubagent) && !includeSidechains) {
+      assembler.stats.sidechainRecordsSkipped++
+      return
+    }
+    const result = classified.result
+    if (result === undefined) {
+      assembler.unknownType(classified.type)
+      return
+    }
+    assembler.place(
+      {
+        sessionId: sessionId(),
+        sidechain: subagent,
+        ...(result.side !== undefined ? { side: result.side } : {}),
+        ...(classified.timestamp !== undefined ? { timestamp: classified.timestamp } : {}),
+      },
+      line.offset,
+      line.length,
+      result.record,
+      result.surface,
+      `codex:${sessionId()}:${line.offset}`,
+    )
+  }
+
+  /** State to carry into the next call. */
+  const state = (): CodexParseState => ({
+    ...(threadId !== undefined ? { threadId } : {}),
+    metaSeen,
+    subagent,
+    window: [...window.entries()].map(
+      ([key, masks]) => [key, Object.fromEntries(masks.map((m, i) => [String(i), m]))] as const,
+    ),
+  })
+
+  return { handle, state }
+}

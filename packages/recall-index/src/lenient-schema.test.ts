@@ -1,0 +1,32 @@
+import { Option, Schema } from "effect"
+import { describe, expect, it } from "vitest"
+import { hasUnknownKeys, lenient, parseJsonLine } from "./lenient-schema.js"
+
+const Line = Schema.Struct({
+  type: Schema.String,
+  uuid: lenient(Schema.String),
+  n: lenient(Schema.Number),
+})
+const decode = Schema.decodeUnknownOption(Line)
+
+describe("lenient", () => {
+  it("keeps good fields and drops a wrong-typed one instead of failing the record", () => {
+    expect(decode({ type: "user", uuid: 5, n: 3, extra: true })).toEqual(
+      Option.some({ type: "user", n: 3 }),
+    )
+    expect(decode({ type: "user", uuid: "u1" })).toEqual(Option.some({ type: "user", uuid: "u1" }))
+  })
+
+  it("still fails when a required field is wrong", () => {
+    expect(Option.isNone(decode({ type: 1 }))).toBe(true)
+  })
+})
+
+describe("parseJsonLine / hasUnknownKeys", () => {
+  it("returns undefined for invalid JSON and reports unknown keys", () => {
+    expect(parseJsonLine("{oops")).toBeUndefined()
+    expect(parseJsonLine("[1]")).toEqual([1])
+    expect(hasUnknownKeys({ a: 1, b: 2 }, new Set(["a"]))).toBe(true)
+    expect(hasUnknownKeys({ a: 1 }, new Set(["a"]))).toBe(false)
+  })
+})

@@ -1,0 +1,60 @@
+/**
+ * Bounded, safe text renderings of raw records for expand / step / grep. Guarantees: never
+ * includes signatures, encrypted content, base64 image / document data or base instructions;
+ * masks secrets; output never exceeds the cap (a cut is reported as `truncated`).
+ */
+import { maskTranscriptText } from "./secret-masking.js"
+
+/** Keys whose values are opaque, huge or private and never rendered. */
+const droppedKeys = new Set([
+  "signature",
+  "encrypted_content",
+  "base_instructions",
+  "instructions",
+  "dynamic_tools",
+  "data",
+  "image_url",
+  "result",
+  "replacement_history",
+])
+
+const longString = 2_000
+
+/** JSON of `value` with dropped keys elided and long strings shortened, at most `cap` characters. */
+export const sanitizedJson = (value: unknown, cap: number): string => {
+  let budget = cap * 2
+  const seen = new Set<unknown>()
+  const replacer = (key: string, v: unknown): unknown => {
+    if (budget <= 0) return undefined
+    if (droppedKeys.has(key)) return "[omitted]"
+    if (typeof v === "string") {
+      budget -= Math.min(v.length, longString)
+      return v.length > longString ? `${v.slice(0, longString)}…` : v
+    }
+    if (typeof v === "object" && v !== null) {
+      if (seen.has(v)) return undefined
+      seen.add(v)
+    }
+    return v
+  }
+  try {
+    return JSON.stringify(value, replacer) ?? ""
+  } catch {
+    return ""
+  }
+}
+
+/** A rendered, masked and capped text. */
+export interface RenderedText {
+  readonly text: string
+  readonly truncated: boolean
+  readonly masked: number
+}
+
+/** Masks then caps `text` (masking first so a cut never splits a secret into an unmasked half). */
+export const boundedText = (text: string, cap: number): RenderedText => {
+  const window = text.length > cap * 4 ? text.slice(0, cap * 4) : text
+  const { text: masked, masked: count } = maskTranscriptText(window)
+  const truncated = masked.length > cap || window.length < text.length
+  return { text: masked.length > cap ? masked.slice(0, cap) : masked, truncated, masked: count }
+}

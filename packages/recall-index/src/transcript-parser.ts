@@ -1,0 +1,283 @@
+/**
+ * Parses a transcript into the normalised model, resumably. The pure core
+ * ({@link createTranscriptParser}) takes bytes pushed in file order from a resume offset; the
+ * Effect wrapper ({@link parseTranscriptFile}) streams a file through the injected
+ * {@link TranscriptFileSystem} in bounded chunks, decompressing `.jsonl.zst` with fzstd.
+ *
+ * Resume contract: `parse(file, state)` reads from `state.nextOffset` (0 without state) and
+ * returns a new state whose `nextOffset` is just past the last complete line, so a truncated
+ * last line of a live file is re-read next time. For append-only files,
+ * `mergeParseResults(parse(prefix), parse(rest, state))` equals `parse(whole)`. Offsets of
+ * compressed files are offsets in the decompressed stream.
+ *
+ * Never throws; bad lines are counted in `stats`. Effect errors are IO / decompression / resume
+ * mismatches only.
+ */
+import { Effect } from "effect"
+import { Decompress } from "fzstd"
+import { createClaudeReader } from "./claude-parser.js"
+import { createCodexReader } from "./codex-parser.js"
+import { TranscriptDecompressError, TranscriptResumeError } from "./errors.js"
+import type { TranscriptError } from "./errors.js"
+import { createLineSplitter } from "./line-splitter.js"
+import { TranscriptFileSystem } from "./transcript-file-system.js"
+import type {
+  ParseOptions,
+  ParseResult,
+  ParseState,
+  RawRecord,
+  TranscriptSession,
+  TranscriptSource,
+  Turn,
+} from "./transcript-model.js"
+import { TurnAssembler } from "./turn-assembler.js"
+
+const uuidIn = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/i
+
+/** Session id from a file name: the (last) UUID in it, else its stem. */
+export const sessionIdFromPath = (path: string): string => {
+  const base = path.slice(path.lastIndexOf("/") + 1).replace(/\.jsonl(?:\.zst)?$/, "")
+  const matches = base.match(new RegExp(uuidIn.source, "gi"))
+  return matches?.[matches.length - 1] ?? base
+}
+
+/** What the parser needs to know about the file. */
+export interface TranscriptInput {
+  readonly source: TranscriptSource
+  readonly path: string
+}
+
+/** A push-based parser for one call. */
+export interface TranscriptParser {
+  readonly push: (bytes: Uint8Array) => void
+  readonly end: () => ParseResult
+}
+
+/** Creates a parser for bytes of `input` starting at `from?.nextOffset` (0 without state). */
+export const createTranscriptParser = (
+  input: TranscriptInput,
+  from?: ParseState,
+  options: ParseOptions = {},
+): TranscriptParser => {
+  const prior = from?.source === input.source ? from : undefined
+  const firstOffset = prior?.nextOffset ?? 0
+  const assembler = new TurnAssembler(
+    input.source,
+    firstOffset,
+    prior?.nextOrdinal ?? 0,
+    prior?.openTurn,
+    prior?.sessions ?? [],
+  )
+  const common = {
+    assembler,
+    includeSidechains: options.includeSidechains ?? false,
+    maxRawTextChars: options.maxRawTextChars ?? 16_384,
+  }
+  const fallback = sessionIdFromPath(input.path)
+  const codex =
+    input.source === "codex"
+      ? createCodexReader({ ...common, fallbackThreadId: fallback, prior: prior?.codex })
+      : undefined
+  const claude =
+    input.source === "claude"
+      ? createClaudeReader({ ...common, fallbackSessionId: fallback })
+      : undefined
+  const splitter = createLineSplitter(firstOffset, (line) => {
+    const stats = assembler.stats
+    stats.lines++
+    if (line.invalidUtf8) stats.invalidUtf8Lines++
+    if (line.text.trim() === "") {
+      stats.blankLines++
+      return
+    }
+    if (codex !== undefined) codex.handle(line)
+    else claude?.handle(line)
+  })
+  return {
+    push: (bytes) => {
+      assembler.stats.bytesRead += bytes.length
+      splitter.push(bytes)
+    },
+    end: () => {
+      const { nextOffset, pending } = splitter.end(options.completeTail ?? false)
+      assembler.stats.nextOffset = nextOffset
+      assembler.stats.truncatedTail = pending
+      const done = assembler.finish()
+      const state: ParseState = {
+        version: 1,
+        source: input.source,
+        nextOffset,
+        nextOrdinal: done.nextOrdinal,
+        ...(done.openTurn !== undefined ? { openTurn: done.openTurn } : {}),
+        sessions: done.sessions,
+        ...(codex !== undefined ? { codex: codex.state() } : {}),
+      }
+      return {
+        sessions: done.sessions,
+        turns: done.turns,
+        preamble: done.preamble,
+        stats: {
+          ...assembler.stats,
+          unknownRecordTypes: { ...assembler.stats.unknownRecordTypes },
+        },
+        state,
+      }
+    },
+  }
+}
+
+/** Parses `bytes` (the file's content from `from?.nextOffset`) in one call. */
+export const parseTranscriptBytes = (
+  input: TranscriptInput,
+  bytes: Uint8Array,
+  from?: ParseState,
+  options: ParseOptions = {},
+): ParseResult => {
+  const parser = createTranscriptParser(input, from, options)
+  parser.push(bytes)
+  return parser.end()
+}
+
+/** A file to parse, as discovery reports it. */
+export interface TranscriptFileRef extends TranscriptInput {
+  readonly compression: "none" | "zstd"
+}
+
+/** Options of {@link parseTranscriptFile}. */
+export interface ParseFileOptions extends ParseOptions {
+  /** Bytes read per file-system call; default 1 MiB. */
+  readonly readChunkBytes?: number
+}
+
+const decompressFailure = (path: string) => (cause: unknown) =>
+  new TranscriptDecompressError({
+    path,
+    reason: cause instanceof Error ? cause.message : String(cause),
+  })
+
+/**
+ * Streams `file` from `from?.nextOffset` through the parser. A compressed file is decoded from
+ * its start and the bytes before the resume offset are skipped; its final line counts as
+ * complete unless `completeTail` is set to false explicitly.
+ */
+export const parseTranscriptFile = (
+  file: TranscriptFileRef,
+  from?: ParseState,
+  options: ParseFileOptions = {},
+): Effect.Effect<ParseResult, TranscriptError, TranscriptFileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* TranscriptFileSystem
+    const chunk = options.readChunkBytes ?? 1 << 20
+    const resumeAt = from?.source === file.source ? from.nextOffset : 0
+    if (file.compression === "none") {
+      const st = yield* fs.stat(file.path)
+      if (resumeAt > st.size) {
+        return yield* new TranscriptResumeError({
+          path: file.path,
+          offset: resumeAt,
+          size: st.size,
+        })
+      }
+      const parser = createTranscriptParser(file, from, options)
+      let offset = resumeAt
+      for (;;) {
+        const bytes = yield* fs.read(file.path, offset, chunk)
+        if (bytes.length > 0) parser.push(bytes)
+        offset += bytes.length
+        if (bytes.length < chunk) break
+      }
+      return parser.end()
+    }
+    const parser = createTranscriptParser(file, from, {
+      ...options,
+      completeTail: options.completeTail ?? true,
+    })
+    let skip = resumeAt
+    let produced = 0
+    const decoder = new Decompress((data) => {
+      produced += data.length
+      if (skip >= data.length) {
+        skip -= data.length
+        return
+      }
+      parser.push(skip > 0 ? data.subarray(skip) : data)
+      skip = 0
+    })
+    let offset = 0
+    for (;;) {
+      const bytes = yield* fs.read(file.path, offset, chunk)
+      offset += bytes.length
+      const final = bytes.length < chunk
+      yield* Effect.try({
+        try: (): void => {
+          decoder.push(bytes, final)
+        },
+        catch: decompressFailure(file.path),
+      })
+      if (final) break
+    }
+    if (resumeAt > produced) {
+      return yield* new TranscriptResumeError({ path: file.path, offset: resumeAt, size: produced })
+    }
+    return parser.end()
+  })
+
+const mergeTurn = (a: Turn, b: Turn): Turn => ({
+  ...a,
+  endOffset: b.endOffset,
+  surface: [...a.surface, ...b.surface],
+  records: [...a.records, ...b.records],
+})
+
+const addCounts = (
+  a: Readonly<Record<string, number>>,
+  b: Readonly<Record<string, number>>,
+): Record<string, number> => {
+  const out: Record<string, number> = { ...a }
+  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + v
+  return out
+}
+
+/**
+ * Combines a result with the result of resuming from its state: continued turns are folded into
+ * the turn they extend; sessions and state are the later call's (they are cumulative).
+ */
+export const mergeParseResults = (first: ParseResult, next: ParseResult): ParseResult => {
+  const turns: Array<Turn> = [...first.turns]
+  const preamble: Array<RawRecord> = [...first.preamble]
+  for (const turn of next.turns) {
+    const at = turn.continued
+      ? turns.findIndex((t) => t.id === turn.id && t.ordinal === turn.ordinal)
+      : -1
+    if (at !== -1) turns[at] = mergeTurn(turns[at]!, turn)
+    else turns.push(turn)
+  }
+  preamble.push(...next.preamble)
+  const a = first.stats
+  const b = next.stats
+  const sessions: ReadonlyArray<TranscriptSession> = next.sessions
+  return {
+    sessions,
+    turns,
+    preamble,
+    stats: {
+      firstOffset: a.firstOffset,
+      nextOffset: b.nextOffset,
+      bytesRead: a.bytesRead + b.bytesRead - (a.bytesRead - (a.nextOffset - a.firstOffset)),
+      lines: a.lines + b.lines,
+      blankLines: a.blankLines + b.blankLines,
+      malformedLines: a.malformedLines + b.malformedLines,
+      invalidRecords: a.invalidRecords + b.invalidRecords,
+      invalidUtf8Lines: a.invalidUtf8Lines + b.invalidUtf8Lines,
+      unknownRecordTypes: addCounts(a.unknownRecordTypes, b.unknownRecordTypes),
+      unknownFieldLines: a.unknownFieldLines + b.unknownFieldLines,
+      sidechainRecordsSkipped: a.sidechainRecordsSkipped + b.sidechainRecordsSkipped,
+      duplicateSurfaceDropped: a.duplicateSurfaceDropped + b.duplicateSurfaceDropped,
+      surfaceTexts: a.surfaceTexts + b.surfaceTexts,
+      rawRecords: a.rawRecords + b.rawRecords,
+      secretsMasked: a.secretsMasked + b.secretsMasked,
+      truncatedTail: b.truncatedTail,
+    },
+    state: next.state,
+  }
+}
