@@ -1,0 +1,99 @@
+/**
+ * Tagged errors of @baton/wake. The class is `<Thing>Error`, the `_tag` is the name without the
+ * suffix. Each names the job or file involved and says what to do; none carries checkpoint text.
+ */
+import { Data } from "effect"
+
+/** A job id that is not a safe directory name. */
+export class InvalidJobIdError extends Data.TaggedError("InvalidJobId")<{
+  readonly value: string
+}> {
+  override get message(): string {
+    return `job id ${JSON.stringify(this.value.slice(0, 100))} is not valid (6–96 characters: a letter or digit, then letters, digits, '.', '_', '-'; no '..')`
+  }
+}
+
+/** A wake file exists but cannot be read back as what it should be. It is never overwritten. */
+export class WakeFileCorruptError extends Data.TaggedError("WakeFileCorrupt")<{
+  readonly path: string
+  readonly problem: string
+}> {
+  override get message(): string {
+    return `wake file ${this.path} is unreadable: ${this.problem}. Baton never overwrites it: inspect it, and move it aside to recover.`
+  }
+}
+
+/** A file-system operation failed. */
+export class WakeIoError extends Data.TaggedError("WakeIo")<{
+  readonly path: string
+  readonly operation: string
+  readonly code: string
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `wake ${this.operation} failed on ${this.path} (${this.code}): ${this.detail}`
+  }
+}
+
+/** A compare-and-set write found another revision on disk: someone else changed the job. */
+export class JobConflictError extends Data.TaggedError("JobConflict")<{
+  readonly path: string
+  readonly expectedRevision: number
+  readonly foundRevision: number | null
+}> {
+  override get message(): string {
+    return `job state ${this.path} is at revision ${this.foundRevision ?? "none"}, expected ${this.expectedRevision}: re-read the job and try again`
+  }
+}
+
+/** No job with this id. */
+export class JobNotFoundError extends Data.TaggedError("JobNotFound")<{
+  readonly jobId: string
+  readonly path: string
+}> {
+  override get message(): string {
+    return `no wake job ${this.jobId} (${this.path})`
+  }
+}
+
+/** A job with this id already exists; it is never overwritten. */
+export class JobExistsError extends Data.TaggedError("JobExists")<{
+  readonly jobId: string
+  readonly path: string
+}> {
+  override get message(): string {
+    return `wake job ${this.jobId} already exists at ${this.path}`
+  }
+}
+
+/** Another process holds the job lock and its lease is current. */
+export class JobLockHeldError extends Data.TaggedError("JobLockHeld")<{
+  readonly path: string
+  readonly holderPid: number
+  readonly leaseExpiresAt: number
+}> {
+  override get message(): string {
+    return `job lock ${this.path} is held by pid ${this.holderPid} until ${new Date(this.leaseExpiresAt).toISOString()}; try again shortly`
+  }
+}
+
+/** The checkpoint is missing or not ready to arm (placeholders, empty sections, too large). */
+export class CheckpointNotReadyError extends Data.TaggedError("CheckpointNotReady")<{
+  readonly path: string
+  readonly problems: ReadonlyArray<string>
+}> {
+  override get message(): string {
+    return `checkpoint ${this.path} is not ready: ${this.problems.join("; ")}`
+  }
+}
+
+/** Any job-store failure. */
+export type WakeStoreError =
+  | InvalidJobIdError
+  | WakeFileCorruptError
+  | WakeIoError
+  | JobConflictError
+  | JobNotFoundError
+  | JobExistsError
+  | JobLockHeldError
+  | CheckpointNotReadyError

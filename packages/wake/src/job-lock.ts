@@ -1,0 +1,93 @@
+/**
+ * The per-job lock: a lease file created exclusively, naming its holder. Every change to a job
+ * happens inside `withJobLock`, and the write itself is still compare-and-set on the revision.
+ * A lock whose lease expired (or that is unreadable, i.e. torn by a crash) is moved aside, never
+ * deleted, and taken over; a current lease is always respected (the caller retries later).
+ * Acquisition never waits. Time comes from the Effect Clock.
+ */
+import { Clock, Effect, Result, Schema } from "effect"
+import { JobLockHeldError } from "./errors.js"
+import type { WakeIoError } from "./errors.js"
+import { WAKE_FILE_MODE } from "./job-paths.js"
+import type { WakeFileSystemShape } from "./wake-file-system.js"
+
+/** How long a lock is valid without renewal; store operations take milliseconds. */
+export const LOCK_LEASE_MS = 30_000
+
+const LockSchema = Schema.Struct({
+  schemaVersion: Schema.Literal(1),
+  pid: Schema.Number,
+  token: Schema.String,
+  acquiredAt: Schema.Number,
+  leaseExpiresAt: Schema.Number,
+})
+
+type Lock = typeof LockSchema.Type
+
+const decodeLock = (text: string): Lock | null => {
+  try {
+    const result = Schema.decodeUnknownResult(LockSchema)(JSON.parse(text))
+    return Result.isSuccess(result) ? result.success : null
+  } catch {
+    return null
+  }
+}
+
+let sequence = 0
+
+const acquire = (
+  fs: WakeFileSystemShape,
+  file: string,
+  pid: number,
+): Effect.Effect<string, JobLockHeldError | WakeIoError> =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    sequence += 1
+    const token = `${pid}:${now}:${sequence}`
+    const text = `${JSON.stringify({ schemaVersion: 1, pid, token, acquiredAt: now, leaseExpiresAt: now + LOCK_LEASE_MS })}\n`
+    for (let round = 0; round < 2; round++) {
+      if (yield* fs.createExclusive(file, text, WAKE_FILE_MODE)) return token
+      const existingText = yield* fs.readText(file)
+      if (existingText === null) continue
+      const existing = decodeLock(existingText)
+      if (existing !== null && existing.leaseExpiresAt > now)
+        return yield* new JobLockHeldError({
+          path: file,
+          holderPid: existing.pid,
+          leaseExpiresAt: existing.leaseExpiresAt,
+        })
+      // Stale or torn: move it aside, and check that what moved is what was judged.
+      const aside = `${file}.stale-${now}-${sequence}`
+      if (!(yield* fs.rename(file, aside))) continue
+      const moved = yield* fs.readText(aside)
+      if (moved !== existingText) {
+        if (moved !== null) yield* fs.createExclusive(file, moved, WAKE_FILE_MODE)
+        const holder = moved === null ? null : decodeLock(moved)
+        return yield* new JobLockHeldError({
+          path: file,
+          holderPid: holder?.pid ?? -1,
+          leaseExpiresAt: holder?.leaseExpiresAt ?? now,
+        })
+      }
+    }
+    return yield* new JobLockHeldError({ path: file, holderPid: -1, leaseExpiresAt: now })
+  })
+
+const release = (fs: WakeFileSystemShape, file: string, token: string): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const text = yield* fs.readText(file)
+    if (text !== null && decodeLock(text)?.token === token) yield* fs.remove(file)
+  }).pipe(Effect.ignore)
+
+/** Runs `use` while holding the lock file `file`; the lock is released whatever happens. */
+export const withJobLock = <A, E, R>(
+  fs: WakeFileSystemShape,
+  file: string,
+  pid: number,
+  use: Effect.Effect<A, E, R>,
+): Effect.Effect<A, E | JobLockHeldError | WakeIoError, R> =>
+  Effect.acquireUseRelease(
+    acquire(fs, file, pid),
+    () => use,
+    (token) => release(fs, file, token),
+  )

@@ -1,0 +1,198 @@
+/**
+ * The job store's file-system port, its Node adapter and its in-memory twin. Only what the store's
+ * guarantees need: atomic durable replace (temp file in the same directory, fsync, rename, fsync
+ * directory), exclusive create, rename, remove, listing and private modes. Adapters classify
+ * errors into WakeIoError and hold no job rules.
+ */
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { Context, Effect, Layer } from "effect"
+import { WakeIoError } from "./errors.js"
+
+/** What the store needs from a file system. Paths are absolute. */
+export interface WakeFileSystemShape {
+  /** `mkdir -p`, then force `mode` on the leaf. */
+  readonly ensureDir: (dir: string, mode: number) => Effect.Effect<void, WakeIoError>
+  /** The file's text, or null when it does not exist. */
+  readonly readText: (file: string) => Effect.Effect<string | null, WakeIoError>
+  /** Replaces the file atomically and durably (temp, fsync, rename, fsync dir). */
+  readonly writeAtomic: (
+    file: string,
+    text: string,
+    mode: number,
+  ) => Effect.Effect<void, WakeIoError>
+  /** Creates the file only if absent, durably; false when it already existed. */
+  readonly createExclusive: (
+    file: string,
+    text: string,
+    mode: number,
+  ) => Effect.Effect<boolean, WakeIoError>
+  /** Entry names of a directory; [] when it does not exist. */
+  readonly list: (dir: string) => Effect.Effect<ReadonlyArray<string>, WakeIoError>
+  /** Atomic rename; false when the source does not exist. */
+  readonly rename: (from: string, to: string) => Effect.Effect<boolean, WakeIoError>
+  /** Removes a file; false when it did not exist. */
+  readonly remove: (file: string) => Effect.Effect<boolean, WakeIoError>
+  /** Permission bits, or null when the path does not exist. */
+  readonly mode: (file: string) => Effect.Effect<number | null, WakeIoError>
+}
+
+/** The wake file-system service. */
+export class WakeFileSystem extends Context.Service<WakeFileSystem, WakeFileSystemShape>()(
+  "@baton/wake/WakeFileSystem",
+) {}
+
+const codeOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
+    ? error.code
+    : "UNKNOWN"
+
+const attempt = <A>(operation: string, file: string, run: () => Promise<A>) =>
+  Effect.tryPromise({
+    try: run,
+    catch: (error) =>
+      new WakeIoError({
+        path: file,
+        operation,
+        code: codeOf(error),
+        detail: error instanceof Error ? error.message : String(error),
+      }),
+  })
+
+const absentAs = async <A>(fallback: A, run: () => Promise<A>): Promise<A> => {
+  try {
+    return await run()
+  } catch (error) {
+    if (codeOf(error) === "ENOENT") return fallback
+    throw error
+  }
+}
+
+const fsyncDir = async (dir: string): Promise<void> => {
+  const handle = await fs.open(dir, "r")
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+const writeDurably = async (file: string, text: string, mode: number) => {
+  const handle = await fs.open(file, "wx", mode)
+  try {
+    await handle.writeFile(text, "utf8")
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+/** The real file system (Node `fs`), with fsync on every write. */
+export const nodeWakeFileSystem: WakeFileSystemShape = {
+  ensureDir: (dir, mode) =>
+    attempt("mkdir", dir, async () => {
+      await fs.mkdir(dir, { recursive: true, mode })
+      await fs.chmod(dir, mode)
+    }),
+  readText: (file) => attempt("read", file, () => absentAs(null, () => fs.readFile(file, "utf8"))),
+  writeAtomic: (file, text, mode) =>
+    attempt("atomic write", file, async () => {
+      const temp = `${file}.${randomBytes(6).toString("hex")}.tmp`
+      try {
+        await writeDurably(temp, text, mode)
+        await fs.rename(temp, file)
+      } catch (error) {
+        await fs.rm(temp, { force: true })
+        throw error
+      }
+      await fsyncDir(path.dirname(file))
+    }),
+  createExclusive: (file, text, mode) =>
+    attempt("exclusive create", file, async () => {
+      try {
+        await writeDurably(file, text, mode)
+      } catch (error) {
+        if (codeOf(error) === "EEXIST") return false
+        throw error
+      }
+      await fsyncDir(path.dirname(file))
+      return true
+    }),
+  list: (dir) =>
+    attempt("list", dir, () => absentAs<ReadonlyArray<string>>([], () => fs.readdir(dir))),
+  rename: (from, to) =>
+    attempt("rename", from, () =>
+      absentAs(false, async () => {
+        await fs.rename(from, to)
+        await fsyncDir(path.dirname(to))
+        return true
+      }),
+    ),
+  remove: (file) =>
+    attempt("remove", file, () =>
+      absentAs(false, async () => {
+        await fs.unlink(file)
+        return true
+      }),
+    ),
+  mode: (file) =>
+    attempt("stat", file, () => absentAs(null, async () => (await fs.stat(file)).mode & 0o777)),
+}
+
+/** Layer: the real file system. */
+export const nodeWakeFileSystemLayer: Layer.Layer<WakeFileSystem> = Layer.succeed(
+  WakeFileSystem,
+  nodeWakeFileSystem,
+)
+
+/** The in-memory twin's contents, exposed so tests can tear or corrupt a file. */
+export interface MemoryWakeFiles {
+  readonly files: Map<string, { text: string; mode: number }>
+  readonly dirs: Map<string, number>
+}
+
+/** An in-memory file system with the same semantics (atomic by construction). */
+export const makeMemoryWakeFileSystem = (
+  store: MemoryWakeFiles = { files: new Map(), dirs: new Map() },
+): WakeFileSystemShape & { readonly store: MemoryWakeFiles } => ({
+  store,
+  ensureDir: (dir, mode) =>
+    Effect.sync(() => {
+      for (let d = path.dirname(dir); d !== path.dirname(d); d = path.dirname(d))
+        if (!store.dirs.has(d)) store.dirs.set(d, mode)
+      store.dirs.set(dir, mode)
+    }),
+  readText: (file) => Effect.sync(() => store.files.get(file)?.text ?? null),
+  writeAtomic: (file, text, mode) =>
+    Effect.sync(() => {
+      store.files.set(file, { text, mode })
+    }),
+  createExclusive: (file, text, mode) =>
+    Effect.sync(() => {
+      if (store.files.has(file)) return false
+      store.files.set(file, { text, mode })
+      return true
+    }),
+  list: (dir) =>
+    Effect.sync(() =>
+      [...new Set([...store.files.keys(), ...store.dirs.keys()])]
+        .filter((p) => path.dirname(p) === dir && p !== dir)
+        .map((p) => path.basename(p))
+        .sort(),
+    ),
+  rename: (from, to) =>
+    Effect.sync(() => {
+      const entry = store.files.get(from)
+      if (entry === undefined) return false
+      store.files.delete(from)
+      store.files.set(to, entry)
+      return true
+    }),
+  remove: (file) => Effect.sync(() => store.files.delete(file)),
+  mode: (file) => Effect.sync(() => store.files.get(file)?.mode ?? store.dirs.get(file) ?? null),
+})
+
+/** Layer: a fresh (or given) in-memory file system. */
+export const memoryWakeFileSystemLayer = (store?: MemoryWakeFiles): Layer.Layer<WakeFileSystem> =>
+  Layer.succeed(WakeFileSystem, makeMemoryWakeFileSystem(store))
