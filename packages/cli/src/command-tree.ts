@@ -73,6 +73,39 @@ const mcp: CommandSpec = {
   load: async () => (await import("./mcp-command.js")).runMcp,
 }
 
+const codexProbe: CommandSpec = {
+  name: "probe",
+  summary: "Report how Baton can reach a Codex thread (read-only)",
+  details: [
+    "Which transports can reach the thread (VS Code extension owner, app-server daemon, private",
+    "stdio app-server) and why not, the owner, the thread's status, context tokens and window,",
+    "rate limits (when signed in) and the codex binary's protocol compatibility (cached).",
+    "The thread id defaults to $CODEX_THREAD_ID; it is never guessed. Never resumes, compacts",
+    "or starts a turn.",
+  ],
+  flags: [jsonFlag],
+  positionals: [
+    {
+      name: "threadId",
+      required: false,
+      description: "Codex thread id (a UUID); default $CODEX_THREAD_ID",
+    },
+  ],
+  subcommands: [],
+  exitCodes: "0 probe ran (even if nothing can reach the thread) · 1 failed · 2 bad usage",
+  load: async () => (await import("./codex-probe-command.js")).runCodexProbe,
+}
+
+const codex: CommandSpec = {
+  name: "codex",
+  summary: "Inspect live Codex threads",
+  details: [],
+  flags: [],
+  positionals: [],
+  subcommands: [codexProbe],
+  exitCodes: "2 bad usage",
+}
+
 /** The root of the tree: `baton`. */
 export const batonCommand: CommandSpec = {
   name: "baton",
@@ -80,6 +113,6 @@ export const batonCommand: CommandSpec = {
   details: [],
   flags: [],
   positionals: [],
-  subcommands: [doctor, handoff, mcp],
+  subcommands: [doctor, handoff, codex, mcp],
   exitCodes: "0 ok · 1 failed · 2 bad usage",
 }

@@ -1,6 +1,6 @@
 import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { handoffDigest, parseHandoffJsonResult } from "@baton/handoff"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runBaton } from "./run-baton.js"
@@ -55,6 +55,8 @@ describe("baton (built dist/bin.js)", () => {
       ["handoff"],
       ["handoff", "validate"],
       ["handoff", "hash"],
+      ["codex"],
+      ["codex", "probe"],
       ["mcp"],
     ]) {
       const run = await runBaton([...command, "--help"])
@@ -68,7 +70,7 @@ describe("baton (built dist/bin.js)", () => {
     expect(command.code).toBe(2)
     expect(command.stdout).toBe("")
     expect(command.stderr).toBe(
-      "baton: unknown command 'frobnicate' for 'baton' (expected one of: doctor, handoff, mcp) (see 'baton --help')\n",
+      "baton: unknown command 'frobnicate' for 'baton' (expected one of: doctor, handoff, codex, mcp) (see 'baton --help')\n",
     )
     const flag = await runBaton(["doctor", "--frobnicate"])
     expect(flag.code).toBe(2)
@@ -284,3 +286,73 @@ const expectedDigest = (text: string): string => {
   if (result._tag !== "Success") throw new Error("fixture should be valid")
   return handoffDigest(result.success)
 }
+
+describe("baton codex probe", () => {
+  const THREAD = "019a1b2c-3d4e-7f00-8000-000000000001"
+
+  it("needs a thread id: the argument or CODEX_THREAD_ID, never guessed (exit 2)", async () => {
+    const none = await runBaton(["codex", "probe"])
+    expect(none.code).toBe(2)
+    expect(none.stderr).toBe(
+      "baton: no thread id: pass one, or run inside Codex where CODEX_THREAD_ID is set (see 'baton codex probe --help')\n",
+    )
+    const bad = await runBaton(["codex", "probe", "latest", "--json"])
+    expect(bad.code).toBe(2)
+    expect(JSON.parse(bad.stdout)).toMatchObject({
+      ok: false,
+      error: {
+        _tag: "CliUsageError",
+        message: expect.stringContaining("'latest' is not a Codex thread id"),
+      },
+    })
+    const badEnv = await runBaton(["codex", "probe"], {
+      env: { PATH: process.env["PATH"] ?? "", HOME: "/nonexistent", CODEX_THREAD_ID: "abc" },
+    })
+    expect(badEnv.code).toBe(2)
+    expect(badEnv.stderr).toContain("'abc' (from CODEX_THREAD_ID) is not a Codex thread id")
+  })
+
+  it("reports a thread nothing can reach as a finding (exit 0), from CODEX_THREAD_ID, and creates nothing in CODEX_HOME", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "baton-cli-probe-"))
+    try {
+      const env = {
+        PATH: dirname(process.execPath),
+        HOME: join(dir, "home"),
+        CODEX_HOME: join(dir, "codex-home"),
+        BATON_DATA_DIR: join(dir, "data"),
+        CODEX_THREAD_ID: THREAD,
+      }
+      const json = await runBaton(["codex", "probe", "--json"], { env })
+      expect(json.code).toBe(0)
+      const report = JSON.parse(json.stdout) as Record<string, unknown>
+      expect(report).toMatchObject({
+        ok: true,
+        threadId: THREAD,
+        selected: null,
+        owner: { kind: "none", clientId: null },
+        thread: { status: null },
+        context: { tokens: null, window: null },
+        rateLimits: { status: "unavailable" },
+        compatibility: { status: "unknown", binary: null },
+      })
+      expect(Object.keys(report)).toEqual([
+        "ok",
+        "threadId",
+        "selected",
+        "transports",
+        "owner",
+        "thread",
+        "context",
+        "rateLimits",
+        "compatibility",
+      ])
+      const text = await runBaton(["codex", "probe", THREAD], { env })
+      expect(text.code).toBe(0)
+      expect(text.stdout).toContain("transport      none can reach this thread")
+      expect(text.stdout).toMatch(/ {2}extension +unavailable — No Codex extension IPC socket at /)
+      await expect(readdir(env.CODEX_HOME)).rejects.toThrow(/ENOENT/)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+})

@@ -38,5 +38,6 @@ describe("bin.js cold start", () => {
     expect(names).not.toContain("doctor-command.js")
     expect(names).not.toContain("handoff-command.js")
     expect(names).not.toContain("mcp-command.js")
+    expect(names).not.toContain("codex-probe-command.js")
   })
 })

@@ -452,9 +452,11 @@ describe("errors and overload", () => {
         const fiber = yield* Effect.forkChild(
           retryWhenOverloaded(c.listLoadedThreads, { baseDelayMs: 1_000 }),
         )
-        for (let i = 0; i < 20 && fiber.pollUnsafe() === undefined; i++) {
+        // Advance test time one step per event-loop turn until the retries are done: a delay
+        // armed after a step simply waits for the next one (no wall-clock sleep to outrun).
+        for (let i = 0; i < 2_000 && fiber.pollUnsafe() === undefined; i++) {
           yield* TestClock.adjust("5 seconds")
-          yield* Effect.promise(() => new Promise((r) => setTimeout(r, 5)))
+          yield* Effect.promise(() => new Promise((r) => setImmediate(r)))
         }
         return yield* Fiber.join(fiber)
       }).pipe(Effect.provide(TestClock.layer())),
@@ -740,7 +742,7 @@ describe("wire robustness", () => {
   test("closing the scope closes the link", async () => {
     const server = makeFakeAppServer()
     await withConnection(server, () => Effect.void)
-    await new Promise((r) => setTimeout(r, 5))
+    await Effect.runPromise(until(() => server.clientCount() === 0))
     expect(server.clientCount()).toBe(0)
   })
 })

@@ -16,6 +16,7 @@ import { decodeNotification, decodeServerRequest, threadIdOf } from "./codex-eve
 import type { CodexRequestError, TransportKind } from "./errors.js"
 import { DisconnectedError, ProtocolMismatchError } from "./errors.js"
 import type {
+  ThreadReadParams,
   TurnInterruptParams,
   TurnStartParams,
   ThreadCompactStartParams,
@@ -118,6 +119,8 @@ export interface CodexConnection {
   readonly events: Stream.Stream<CodexEvent, DisconnectedError>
   /** `thread/resume` (no overrides, `excludeTurns`): loads the thread here or subscribes to it. */
   readonly resumeThread: (threadId: string) => Effect.Effect<ThreadSummary, CodexRequestError>
+  /** `thread/read {threadId}` (no turns): the stored thread, without loading or subscribing. */
+  readonly readThread: (threadId: string) => Effect.Effect<ThreadSummary, CodexRequestError>
   /** `thread/unsubscribe`. */
   readonly unsubscribeThread: (
     threadId: string,
@@ -497,6 +500,10 @@ export const makeCodexConnection = <E>(
         Stream.unwrap(Effect.sync(() => hubFor(threadId).subscribe(() => [stateOf(threadId)]))),
       events: Stream.unwrap(Effect.sync(() => events.subscribe())),
       resumeThread,
+      readThread: (threadId) =>
+        call("thread/read", { threadId } satisfies ThreadReadParams, ResultSchemas["thread/read"], {
+          threadId,
+        }).pipe(Effect.map((result) => result.thread)),
       unsubscribeThread: (threadId) =>
         call("thread/unsubscribe", { threadId }, ResultSchemas["thread/unsubscribe"], {
           threadId,

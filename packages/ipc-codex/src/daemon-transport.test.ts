@@ -76,7 +76,8 @@ describe("daemon transport", () => {
       ),
     )
     expect([transport, loaded, version]).toEqual(["daemon", ["t1", "t2"], "0.169.0"])
-    await new Promise((r) => setTimeout(r, 50))
+    for (let i = 0; i < 1_000 && fake.clientCount() > 0; i++)
+      await new Promise((r) => setTimeout(r, 5))
     expect(fake.clientCount()).toBe(0)
   })
 

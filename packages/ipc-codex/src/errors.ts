@@ -176,6 +176,49 @@ export class SchemaGenerationError extends Data.TaggedError("SchemaGenerationErr
   }
 }
 
+/**
+ * The operation exists on the common `ThreadController` surface but this transport cannot do it
+ * (e.g. rate limits, account or thread listing over the VS Code extension IPC). Nothing was sent.
+ */
+export class TransportUnsupportedError extends Data.TaggedError("TransportUnsupportedError")<{
+  readonly transport: TransportKind
+  readonly operation: string
+}> {
+  override get message(): string {
+    return `${this.operation} is not supported on the ${this.transport} transport; use the daemon or a private app-server for it`
+  }
+}
+
+/** The process that owned the thread is gone and nobody owns it now (e.g. its VS Code window closed). */
+export class ThreadOwnerGoneError extends Data.TaggedError("ThreadOwnerGoneError")<{
+  readonly threadId: string
+  readonly transport: TransportKind
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `thread ${this.threadId} has no owner on the ${this.transport} transport any more: ${this.detail}`
+  }
+}
+
+/** A thread's rollout file could not be read (missing, unreadable). */
+export class RolloutReadError extends Data.TaggedError("RolloutReadError")<{
+  readonly path: string
+  readonly reason: string
+}> {
+  override get message(): string {
+    return `cannot read the rollout ${this.path}: ${this.reason}`
+  }
+}
+
+/** A value given as a Codex thread id is not one (Codex thread ids are UUIDs). */
+export class InvalidThreadIdError extends Data.TaggedError("InvalidThreadIdError")<{
+  readonly value: string
+}> {
+  override get message(): string {
+    return `'${this.value.slice(0, 80)}' is not a Codex thread id (a UUID such as 019a…-…); pass the thread's id, e.g. $CODEX_THREAD_ID inside Codex`
+  }
+}
+
 /** An error a JSON-RPC request can end with, after classification. */
 export type CodexRequestError =
   | DisconnectedError

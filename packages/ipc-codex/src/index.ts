@@ -66,15 +66,19 @@ export {
   CodexBinaryNotFoundError,
   DaemonNotRunningError,
   DisconnectedError,
+  InvalidThreadIdError,
   NotAuthenticatedError,
   OverloadedError,
   ProtocolMismatchError,
   RequestTimeoutError,
   RpcError,
+  RolloutReadError,
   SchemaGenerationError,
   SocketTrustError,
   SpawnError,
   ThreadNotFoundError,
+  ThreadOwnerGoneError,
+  TransportUnsupportedError,
   TurnNotSteerableError,
 } from "./errors.js"
 export type { CodexConnectError, CodexRequestError, TransportKind } from "./errors.js"
@@ -124,8 +128,8 @@ export {
 export type { BinaryHost, CodexBinary, CodexBinarySource } from "./codex-binary.js"
 
 export {
-  extensionNotWired,
   probeDaemon,
+  probeExtensionOwner,
   probeStdioBinary,
   selectTransport,
 } from "./transport-selector.js"
@@ -133,7 +137,9 @@ export type {
   DaemonProbe,
   DaemonProbeResult,
   ExtensionProbe,
+  ExtensionProbeOptions,
   ExtensionProbeResult,
+  OpenThreadController,
   SelectTransportOptions,
   SelectedTransportKind,
   SelectionReason,
@@ -161,3 +167,137 @@ export type {
   CompatibilityReport,
   ProtocolSurface,
 } from "./compatibility.js"
+
+export { connectionThreadController } from "./thread-controller.js"
+export type {
+  ControllerTurnInput,
+  ExtensionOnlyError,
+  ThreadController,
+  ThreadControllerError,
+} from "./thread-controller.js"
+
+export { extensionErrorToControllerError, openExtensionController } from "./extension-controller.js"
+export type { ExtensionControllerOptions } from "./extension-controller.js"
+
+export { PENDING_TURN_SUBMISSION_FLAG, threadStateFromView } from "./extension-thread-state.js"
+
+export { ROLLOUT_TAIL_BYTES, lastTokenUsage, readRolloutTokenUsage } from "./rollout-token-usage.js"
+export type { RolloutTokenUsage } from "./rollout-token-usage.js"
+
+export { CODEX_THREAD_ID_PATTERN, isCodexThreadId, probeThread } from "./thread-probe.js"
+export type { ProbeTransportLine, ThreadProbeOptions, ThreadProbeReport } from "./thread-probe.js"
+
+// VS Code extension IPC client (src/extension/)
+
+export {
+  DEFAULT_EXTENSION_RECOVERY,
+  DEFAULT_EXTENSION_TIMEOUTS,
+  openExtensionThread,
+  recoveryDelayMs,
+} from "./extension/extension-thread.js"
+export type {
+  ExtensionCompactAccepted,
+  ExtensionLiveStatus,
+  ExtensionRecoveryPolicy,
+  ExtensionSessionEvent,
+  ExtensionSessionEventKind,
+  ExtensionSessionStatus,
+  ExtensionThread,
+  ExtensionThreadOptions,
+  ExtensionTimeouts,
+  ExtensionTurnStarted,
+} from "./extension/extension-thread.js"
+
+export type { FollowUpTurnInput } from "./extension/thread-writes.js"
+
+export { discoverExtensionOwner } from "./extension/owner-probe.js"
+export type {
+  ExtensionOwner,
+  ExtensionOwnerProbeError,
+  ExtensionOwnerProbeOptions,
+} from "./extension/owner-probe.js"
+
+export {
+  IpcFileSystem,
+  WINDOWS_PIPE_PATH,
+  resolveCodexHome,
+  resolveExtensionEndpoint,
+} from "./extension/endpoint.js"
+export type {
+  EndpointEnvironment,
+  IpcEndpoint,
+  IpcFileStat,
+  IpcFileSystemShape,
+  IpcFsFailure,
+} from "./extension/endpoint.js"
+
+export { IpcSocketConnector } from "./extension/socket-connector.js"
+export type { IpcSocket, IpcSocketConnectorShape } from "./extension/socket-connector.js"
+
+export {
+  nodeEndpointEnvironment,
+  nodeIpcFileSystem,
+  nodeIpcFileSystemLayer,
+} from "./extension/node-file-system.js"
+export { nodeIpcSocketConnectorLayer } from "./extension/node-socket-connector.js"
+
+export {
+  NO_USER_INPUT_FINGERPRINT,
+  decodeConversationState,
+} from "./extension/conversation-state.js"
+export type {
+  ConversationView,
+  ExtensionCompactionItemView,
+  ExtensionItemView,
+  ExtensionPendingRequestView,
+  ExtensionTokenUsageView,
+  ExtensionTurnView,
+  UserBoundaryView,
+} from "./extension/conversation-state.js"
+
+export {
+  DEFAULT_EXTENSION_METHOD_VERSIONS,
+  extensionMethodVersions,
+} from "./extension/method-versions.js"
+export type { ExtensionMethod, ExtensionMethodVersions } from "./extension/method-versions.js"
+
+export {
+  EndpointAccessError,
+  EndpointConfigError,
+  EndpointKindError,
+  EndpointMissingError,
+  EndpointOwnerError,
+  EndpointPermissionError,
+  EndpointReplacedError,
+  EndpointSymlinkError,
+  EndpointUnsupportedPlatformError,
+  FrameEmptyError,
+  FrameEncodeError,
+  FrameInvalidJsonError,
+  FrameTooLargeError,
+  IpcConnectError,
+  IpcDisconnectedError,
+  IpcHandshakeError,
+  IpcRequestTimeoutError,
+  IpcRouterError,
+  MethodVersionMismatchError,
+  NoClientFoundError,
+  OwnerNotFoundError,
+  RecoveryExhaustedError,
+  SnapshotTimeoutError,
+  StateLayoutError,
+  StatePatchError,
+  ThreadSessionClosedError,
+  WriteNotReadyError,
+  WriteOutcomeUnknownError,
+  WriteRejectedError,
+} from "./extension/errors.js"
+export type {
+  DisconnectReason,
+  EndpointError,
+  EndpointRole,
+  FileKind,
+  IpcRequestError,
+  ThreadSessionFatalError,
+  ThreadWriteError,
+} from "./extension/errors.js"

@@ -2,7 +2,7 @@ import { Effect, Fiber } from "effect"
 import type { Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, test } from "vitest"
-import type { IncomingMessage, JsonRpcConnection } from "./json-rpc-connection.js"
+import type { IncomingMessage, JsonRpcConnection, JsonRpcStats } from "./json-rpc-connection.js"
 import { makeJsonRpcConnection } from "./json-rpc-connection.js"
 import type { InMemoryServerEnd } from "./testing/index.js"
 import { inMemoryLink, makeFakeAppServer } from "./testing/index.js"
@@ -25,7 +25,26 @@ const rawPeer = () => {
   }
 }
 
-const settle = () => Effect.promise(() => new Promise((r) => setTimeout(r, 5)))
+/**
+ * Yields to the event loop until `condition` holds. Waits on what happened (frames written,
+ * messages seen, counters), never on wall-clock time: a fixed `setTimeout(5)` here used to fire
+ * before a forked request had even started when the machine was loaded.
+ */
+const until = (condition: () => boolean) =>
+  Effect.promise(async () => {
+    for (let turn = 0; turn < 100_000 && !condition(); turn++)
+      await new Promise((r) => setImmediate(r))
+    if (!condition()) throw new Error("condition never held")
+  })
+const untilStats = (conn: JsonRpcConnection, condition: (stats: JsonRpcStats) => boolean) =>
+  Effect.gen(function* () {
+    let stats = yield* conn.stats
+    for (let turn = 0; turn < 100_000 && !condition(stats); turn++) {
+      yield* Effect.promise(() => new Promise((r) => setImmediate(r)))
+      stats = yield* conn.stats
+    }
+    return stats
+  })
 
 const withRaw = <A, E>(
   body: (
@@ -55,7 +74,7 @@ describe("JSON-RPC core", () => {
       Effect.gen(function* () {
         const a = yield* Effect.forkChild(conn.request("a", undefined))
         const b = yield* Effect.forkChild(conn.request("b", { x: 1 }))
-        yield* settle()
+        yield* until(() => peer.written.length === 2)
         expect(peer.written).toEqual([
           { id: 1, method: "a" },
           { id: 2, method: "b", params: { x: 1 } },
@@ -81,7 +100,7 @@ describe("JSON-RPC core", () => {
           }),
         )
         peer.send(JSON.stringify({ method: "n", params: { a: 1 } }))
-        yield* settle()
+        yield* until(() => seen.length === 3)
         return seen
       }),
     )
@@ -101,15 +120,14 @@ describe("JSON-RPC core", () => {
     const stats = await withRaw((conn, peer) =>
       Effect.gen(function* () {
         const req = yield* Effect.forkChild(conn.request("x", {}))
-        yield* settle()
+        yield* until(() => peer.written.length === 1)
         peer.send("WARN something on stdout")
         peer.send(JSON.stringify({ hello: "world" }))
         peer.send(JSON.stringify({ id: "nobody", result: {} }))
         peer.send(JSON.stringify({ id: 1, result: 1 }))
         peer.send(JSON.stringify({ id: 1, result: 2 }))
         expect(yield* Fiber.join(req)).toBe(1)
-        yield* settle()
-        return yield* conn.stats
+        return yield* untilStats(conn, (s) => s.framesReceived === 5)
       }),
     )
     expect(stats).toMatchObject({
@@ -125,7 +143,7 @@ describe("JSON-RPC core", () => {
       Effect.gen(function* () {
         const first = yield* Effect.forkChild(Effect.flip(conn.request("m", {})))
         const second = yield* Effect.forkChild(Effect.flip(conn.request("n", {})))
-        yield* settle()
+        yield* until(() => peer.written.length === 2)
         peer.send(
           JSON.stringify({ id: 1, error: { code: -32600, message: "bad", data: { k: 1 } } }),
         )
@@ -149,12 +167,12 @@ describe("JSON-RPC core", () => {
         const req = yield* Effect.forkChild(
           Effect.flip(conn.request("slow", {}, { timeoutMs: 1_000 })),
         )
-        yield* settle()
+        // Written means the request fiber ran past the send and armed its timeout.
+        yield* until(() => peer.written.length === 1)
         yield* TestClock.adjust("1 second")
         const e = yield* Fiber.join(req)
         peer.send(JSON.stringify({ id: 1, result: "late" }))
-        yield* settle()
-        return [e, yield* conn.stats] as const
+        return [e, yield* untilStats(conn, (s) => s.lateResponses === 1)] as const
       }).pipe(Effect.provide(TestClock.layer())),
     )
     expect(error).toMatchObject({
@@ -170,7 +188,7 @@ describe("JSON-RPC core", () => {
     const [pending, later, reason] = await withRaw((conn, peer) =>
       Effect.gen(function* () {
         const req = yield* Effect.forkChild(Effect.flip(conn.request("compact", {})))
-        yield* settle()
+        yield* until(() => peer.written.length === 1)
         peer.close("socket reset")
         const e = yield* Fiber.join(req)
         const after = yield* Effect.flip(conn.request("again", {}))
@@ -192,7 +210,7 @@ describe("JSON-RPC core", () => {
       Effect.gen(function* () {
         for (let i = 0; i < 5_000; i++)
           peer.send(JSON.stringify({ method: "thread/tokenUsage/updated", params: { i } }))
-        for (let i = 0; i < 400 && seen.length < 5_000; i++) yield* settle()
+        yield* until(() => seen.length === 5_000)
         return [seen.length, yield* conn.stats] as const
       }),
     )

@@ -166,6 +166,7 @@ export const ThreadSummarySchema = Schema.Struct({
 /** Results of the requests Baton sends. */
 export const ResultSchemas = {
   "thread/resume": Schema.Struct({ thread: ThreadSummarySchema }),
+  "thread/read": Schema.Struct({ thread: ThreadSummarySchema }),
   "thread/unsubscribe": Schema.Struct({
     status: Schema.Literals(["unsubscribed", "notSubscribed", "notLoaded"]),
   }),

@@ -2,7 +2,13 @@
 import { Effect } from "effect"
 import { expect, test } from "vitest"
 import { CodexTransport } from "./codex-transport.js"
+import { conversationStateFixture } from "./extension/testing/conversation-fixtures.js"
+import { fakeRouterEnvironment } from "./extension/testing/fake-router-environment.js"
+import { FakeExtensionRouter } from "./extension/testing/fake-router.js"
 import { fakeTransportLayer, makeFakeAppServer, waitForThreadState } from "./testing/index.js"
+import { isThreadIdle } from "./thread-state.js"
+import type { SelectTransportOptions } from "./transport-selector.js"
+import { selectTransport } from "./transport-selector.js"
 
 const compactAndContinue = (threadId: string, text: string) =>
   Effect.gen(function* () {
@@ -27,4 +33,33 @@ test("README example: compact, wait for our compaction, continue", async () => {
   )
   expect(started.threadId).toBe("t1")
   expect(server.turnInputs.map((t) => t.text)).toEqual(["Continue from the handoff…"])
+})
+
+const compactIfIdle = (options: SelectTransportOptions) =>
+  Effect.gen(function* () {
+    const selection = yield* selectTransport(options) // extension owner → daemon → stdio
+    if (selection.openController === null) return selection.reasons // why nothing can reach it
+    const thread = yield* selection.openController // scoped: closing the scope ends the session
+    const state = yield* thread.state // the same ThreadState on every transport
+    if (isThreadIdle(state)) yield* thread.compact // progress arrives as state (thread.observe)
+    return state
+  })
+
+test("README example: one interface — the extension owner is chosen and compacted", async () => {
+  const router = await FakeExtensionRouter.start({ state: conversationStateFixture() })
+  try {
+    await Effect.runPromise(
+      Effect.scoped(
+        compactIfIdle({
+          threadId: "thread-1",
+          extension: { environment: fakeRouterEnvironment(router), discoveryDelaysMs: [0] },
+          daemonProbe: () => Effect.succeed({ running: false, detail: "not running" }),
+          stdioProbe: () => Effect.succeed({ binary: null, detail: "none" }),
+        }),
+      ),
+    )
+    expect(router.requests("thread-follower-compact-thread")).toHaveLength(1)
+  } finally {
+    await router.close()
+  }
 })

@@ -43,7 +43,7 @@ describe("JSONL framing", () => {
     input.write(Buffer.from('{"x":"\u00e9'.slice(0, 6)))
     input.write(Buffer.from('\u00e9"}\n'))
     input.end()
-    await new Promise((r) => setTimeout(r, 10))
+    for (let i = 0; i < 1_000 && closed.length === 0; i++) await new Promise((r) => setImmediate(r))
     expect(frames).toEqual(['{"x":"é"}'])
     expect(closed).toEqual(["stdout closed"])
   })
@@ -99,6 +99,10 @@ const alive = async (pid: number) => {
   const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => null)
   return stat === null || !/^\d+ \(.*\) Z/.test(stat)
 }
+/** Waits (up to ~10 s of polling) for a killed process to be gone, instead of a fixed sleep. */
+const untilDead = async (pid: number) => {
+  for (let i = 0; i < 1_000 && (await alive(pid)); i++) await new Promise((r) => setTimeout(r, 10))
+}
 
 const connect = (env: Record<string, string> = {}) =>
   connectStdio({
@@ -143,7 +147,8 @@ describe("stdio transport", () => {
       self: number
       grandchild: number
     }
-    await new Promise((r) => setTimeout(r, 50))
+    await untilDead(pids.self)
+    await untilDead(pids.grandchild)
     expect(await alive(pids.self)).toBe(false)
     expect(await alive(pids.grandchild)).toBe(false)
   })
@@ -172,7 +177,7 @@ describe("stdio transport", () => {
     const pids = JSON.parse(await readFile(join(dir, "pids.json"), "utf8")) as {
       grandchild: number
     }
-    await new Promise((r) => setTimeout(r, 50))
+    await untilDead(pids.grandchild)
     expect(await alive(pids.grandchild)).toBe(false)
   })
 

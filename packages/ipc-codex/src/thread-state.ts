@@ -80,7 +80,8 @@ export interface CompactionRequestView {
 
 /** The freshest `thread/tokenUsage/updated`. */
 export interface TokenUsageView {
-  readonly turnId: string
+  /** The turn the usage was reported for; null when the transport does not say (extension IPC). */
+  readonly turnId: string | null
   readonly last: TokenUsageBreakdown
   readonly total: TokenUsageBreakdown
   readonly modelContextWindow: number | null

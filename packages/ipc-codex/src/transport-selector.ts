@@ -1,11 +1,13 @@
 /**
  * Chooses how to reach one thread, in order: the VS Code extension that owns it → the daemon, when
  * the thread is loaded there → a private stdio app-server. Returns the choice with a structured
- * reason for every option considered, so callers can show why. Probes are injected; the extension
- * probe defaults to "not wired yet" until the extension transport lands. Selection never resumes,
- * compacts or otherwise touches the thread.
+ * reason for every option considered, so callers can show why. Probes are injected; the default
+ * extension probe checks the endpoint's trust and asks the router who owns the thread (with the
+ * safe `no-client-found` retries). Selection never resumes, follows, compacts or otherwise
+ * touches the thread; the chosen option's `openController` does that when the caller runs it.
  */
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
+import type { Scope } from "effect"
 import type { CodexBinary } from "./codex-binary.js"
 import { discoverCodexBinary } from "./codex-binary.js"
 import type { CodexTransportShape } from "./codex-transport.js"
@@ -13,6 +15,15 @@ import type { DaemonTransportOptions } from "./daemon-transport.js"
 import { connectDaemon, daemonTransport } from "./daemon-transport.js"
 import type { StdioTransportOptions } from "./stdio-transport.js"
 import { stdioTransport } from "./stdio-transport.js"
+import type { EndpointEnvironment, IpcFileSystem } from "./extension/endpoint.js"
+import { nodeEndpointEnvironment, nodeIpcFileSystemLayer } from "./extension/node-file-system.js"
+import { nodeIpcSocketConnectorLayer } from "./extension/node-socket-connector.js"
+import { discoverExtensionOwner } from "./extension/owner-probe.js"
+import type { IpcSocketConnector } from "./extension/socket-connector.js"
+import { openExtensionController } from "./extension-controller.js"
+import type { ExtensionControllerOptions } from "./extension-controller.js"
+import { connectionThreadController } from "./thread-controller.js"
+import type { ThreadController, ThreadControllerError } from "./thread-controller.js"
 
 /** The transports the selector can choose. */
 export type SelectedTransportKind = "extension" | "daemon" | "stdio"
@@ -24,17 +35,72 @@ export interface SelectionReason {
   readonly detail: string
 }
 
+/** Opens a `ThreadController` on the chosen transport (scoped: closing the scope ends it). */
+export type OpenThreadController = Effect.Effect<
+  ThreadController,
+  ThreadControllerError,
+  Scope.Scope
+>
+
 /** What an extension probe reports for a thread. */
 export type ExtensionProbeResult =
-  | { readonly available: true; readonly transport: CodexTransportShape; readonly detail: string }
+  | {
+      readonly available: true
+      /** The VS Code client (window) that owns the thread. */
+      readonly ownerId: string
+      readonly detail: string
+      readonly openController: OpenThreadController
+    }
   | { readonly available: false; readonly detail: string }
 
-/** Hook for the VS Code extension transport: is the thread owned by a live extension, and how to reach it. */
+/** Is the thread owned by a live VS Code extension, and how to reach it. */
 export type ExtensionProbe = (threadId: string) => Effect.Effect<ExtensionProbeResult>
 
-/** Default extension probe until the extension transport is wired in. */
-export const extensionNotWired: ExtensionProbe = () =>
-  Effect.succeed({ available: false, detail: "not available: extension transport not wired yet" })
+/** Options of {@link probeExtensionOwner}. */
+export interface ExtensionProbeOptions {
+  /** Where to look (default: this process's platform, env, home and uid). */
+  readonly environment?: EndpointEnvironment
+  /** Filesystem and socket services (default: node's). */
+  readonly layer?: Layer.Layer<IpcFileSystem | IpcSocketConnector>
+  /** Delays before each owner-discovery attempt (default 0/125/350/1000/1500 ms). */
+  readonly discoveryDelaysMs?: ReadonlyArray<number>
+  /** Session options for the controller the selection opens. */
+  readonly session?: ExtensionControllerOptions["session"]
+}
+
+/**
+ * The default extension probe: endpoint trust checks, then `thread-owner-discovery` with the safe
+ * retries, then disconnect. Any refusal or absence is reported as unavailable with its message.
+ */
+export const probeExtensionOwner =
+  (options: ExtensionProbeOptions = {}): ExtensionProbe =>
+  (threadId) => {
+    const environment = options.environment ?? nodeEndpointEnvironment()
+    const layer =
+      options.layer ?? Layer.mergeAll(nodeIpcFileSystemLayer, nodeIpcSocketConnectorLayer)
+    return discoverExtensionOwner({
+      threadId,
+      environment,
+      ...(options.discoveryDelaysMs === undefined
+        ? {}
+        : { discoveryDelaysMs: options.discoveryDelaysMs }),
+    }).pipe(
+      Effect.provide(layer),
+      Effect.map((owner): ExtensionProbeResult => ({
+        available: true,
+        ownerId: owner.ownerId,
+        detail: `VS Code client ${owner.ownerId} owns the thread (router at ${owner.endpoint})`,
+        openController: openExtensionController({
+          threadId,
+          environment,
+          ...(options.session === undefined ? {} : { session: options.session }),
+        }).pipe(Effect.provide(layer)),
+      })),
+      Effect.catch((error) =>
+        Effect.succeed<ExtensionProbeResult>({ available: false, detail: error.message }),
+      ),
+    )
+  }
 
 /** What a daemon probe reports for a thread. */
 export type DaemonProbeResult =
@@ -85,7 +151,9 @@ export const probeStdioBinary: StdioProbe = () =>
 /** Inputs of `selectTransport`. */
 export interface SelectTransportOptions {
   readonly threadId: string
+  /** Replaces the default extension probe (`probeExtensionOwner(options.extension)`). */
   readonly extensionProbe?: ExtensionProbe
+  readonly extension?: ExtensionProbeOptions
   readonly daemonProbe?: DaemonProbe
   readonly stdioProbe?: StdioProbe
   readonly daemon?: DaemonTransportOptions
@@ -95,9 +163,13 @@ export interface SelectTransportOptions {
 /** The selector's answer. */
 export interface TransportSelection {
   readonly threadId: string
-  /** null when no transport can reach the thread. */
+  /** The app-server transport (daemon, stdio); null for the extension or when nothing can reach the thread. */
   readonly transport: CodexTransportShape | null
   readonly kind: SelectedTransportKind | null
+  /** Opens the thread's controller on the chosen transport; null when nothing can reach it. */
+  readonly openController: OpenThreadController | null
+  /** The VS Code client owning the thread, when the extension was chosen. */
+  readonly extensionOwnerId: string | null
   readonly reasons: ReadonlyArray<SelectionReason>
 }
 
@@ -112,12 +184,29 @@ export const selectTransport = (
   Effect.gen(function* () {
     const { threadId } = options
     const reasons: Array<SelectionReason> = []
+    const viaConnection = (transport: CodexTransportShape): OpenThreadController =>
+      Effect.flatMap(transport.connect, (connection) =>
+        connectionThreadController(connection, threadId),
+      )
     const done = (
       kind: SelectedTransportKind | null,
       transport: CodexTransportShape | null,
-    ): TransportSelection => ({ threadId, transport, kind, reasons })
+      openController: OpenThreadController | null = transport === null
+        ? null
+        : viaConnection(transport),
+      extensionOwnerId: string | null = null,
+    ): TransportSelection => ({
+      threadId,
+      transport,
+      kind,
+      openController,
+      extensionOwnerId,
+      reasons,
+    })
 
-    const extension = yield* (options.extensionProbe ?? extensionNotWired)(threadId)
+    const extension = yield* (options.extensionProbe ?? probeExtensionOwner(options.extension))(
+      threadId,
+    )
     if (extension.available) {
       reasons.push({ transport: "extension", verdict: "chosen", detail: extension.detail })
       reasons.push({
@@ -130,7 +219,7 @@ export const selectTransport = (
         verdict: "skipped",
         detail: "the extension owns the thread",
       })
-      return done("extension", extension.transport)
+      return done("extension", null, extension.openController, extension.ownerId)
     }
     reasons.push({ transport: "extension", verdict: "unavailable", detail: extension.detail })
 

@@ -161,12 +161,20 @@ describe("daemon transport against the real codex 0.169.0 daemon", () => {
       selectTransport({
         threadId,
         daemon: { codexHome: home.codexHome },
+        extension: {
+          environment: {
+            platform: process.platform,
+            env: home.env,
+            homeDir: home.home,
+            uid: process.getuid?.(),
+          },
+        },
         stdioProbe: () => Effect.succeed({ binary: null, detail: "not probed" }),
       }),
     )
     expect(selection.kind).toBe("daemon")
     expect(selection.reasons.map((r) => `${r.transport}:${r.verdict}:${r.detail}`)).toEqual([
-      "extension:unavailable:not available: extension transport not wired yet",
+      expect.stringMatching(/^extension:unavailable:No Codex extension IPC socket at /),
       "daemon:chosen:daemon running; thread in thread/loaded/list",
       expect.stringMatching(/^stdio:skipped:/),
     ])

@@ -11,9 +11,8 @@ import type { Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { IpcFileSystem, resolveExtensionEndpoint } from "../src/extension/endpoint.js"
-import type { EndpointEnvironment } from "../src/extension/endpoint.js"
-import { nodeIpcFileSystem } from "../src/extension/node-file-system.js"
+import { IpcFileSystem, nodeIpcFileSystem, resolveExtensionEndpoint } from "@baton/ipc-codex"
+import type { EndpointEnvironment } from "@baton/ipc-codex"
 
 const uid = typeof process.getuid === "function" ? process.getuid() : 0
 

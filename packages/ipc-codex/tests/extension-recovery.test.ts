@@ -8,25 +8,21 @@ import { Effect, Layer, Option, Stream } from "effect"
 import type { Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { afterEach, describe, expect, it } from "vitest"
-import type { IpcFileSystem } from "../src/extension/endpoint.js"
-import {
-  openExtensionThread,
-  recoveryDelayMs,
-  DEFAULT_EXTENSION_RECOVERY,
-} from "../src/extension/extension-thread.js"
+import { DEFAULT_EXTENSION_RECOVERY, openExtensionThread, recoveryDelayMs } from "@baton/ipc-codex"
 import type {
+  ExtensionSessionStatus,
   ExtensionThread,
   ExtensionThreadOptions,
-  ExtensionSessionStatus,
-} from "../src/extension/extension-thread.js"
-import type { IpcSocketConnector } from "../src/extension/socket-connector.js"
-import { conversationStateFixture } from "../src/extension/testing/conversation-fixtures.js"
-import { FakeExtensionRouter } from "../src/extension/testing/fake-router.js"
-import type { FakeRouterOptions } from "../src/extension/testing/fake-router.js"
+  IpcFileSystem,
+  IpcSocketConnector,
+} from "@baton/ipc-codex"
 import {
+  FakeExtensionRouter,
+  conversationStateFixture,
   fakeRouterEnvironment,
   nodeIpcLayer,
-} from "../src/extension/testing/fake-router-environment.js"
+} from "@baton/ipc-codex/testing"
+import type { FakeRouterOptions } from "@baton/ipc-codex/testing"
 
 type Env = Scope.Scope | IpcFileSystem | IpcSocketConnector
 const layer = Layer.merge(nodeIpcLayer, TestClock.layer())

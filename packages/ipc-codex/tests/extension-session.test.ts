@@ -7,22 +7,21 @@ import { Effect, Layer, Option, Stream } from "effect"
 import type { Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { afterEach, describe, expect, it } from "vitest"
-import type { IpcFileSystem } from "../src/extension/endpoint.js"
-import { openExtensionThread } from "../src/extension/extension-thread.js"
+import { openExtensionThread } from "@baton/ipc-codex"
 import type {
+  ExtensionSessionStatus,
   ExtensionThread,
   ExtensionThreadOptions,
-  ExtensionSessionStatus,
-} from "../src/extension/extension-thread.js"
-import { encodeFrame } from "../src/extension/frame-codec.js"
-import type { IpcSocketConnector } from "../src/extension/socket-connector.js"
-import { conversationStateFixture } from "../src/extension/testing/conversation-fixtures.js"
-import { FakeExtensionRouter } from "../src/extension/testing/fake-router.js"
-import type { ChunkingMode, FakeRouterOptions } from "../src/extension/testing/fake-router.js"
+  IpcFileSystem,
+  IpcSocketConnector,
+} from "@baton/ipc-codex"
 import {
+  FakeExtensionRouter,
+  conversationStateFixture,
   fakeRouterEnvironment,
   nodeIpcLayer,
-} from "../src/extension/testing/fake-router-environment.js"
+} from "@baton/ipc-codex/testing"
+import type { ChunkingMode, FakeRouterOptions } from "@baton/ipc-codex/testing"
 
 type Env = Scope.Scope | IpcFileSystem | IpcSocketConnector
 const layer = Layer.merge(nodeIpcLayer, TestClock.layer())
@@ -54,10 +53,13 @@ const liveAt =
     s._tag === "Live" && s.revision === revision
 const promise = <A>(f: () => Promise<A>) => Effect.promise(f)
 
+// Encoded here from the spec (4-byte little-endian length + UTF-8 JSON), not with Baton's codec.
 const frame = (message: unknown): Uint8Array => {
-  const encoded = encodeFrame(message)
-  if (encoded._tag === "Failure") throw new Error(encoded.failure.message)
-  return encoded.success
+  const body = new TextEncoder().encode(JSON.stringify(message))
+  const bytes = new Uint8Array(4 + body.byteLength)
+  new DataView(bytes.buffer).setUint32(0, body.byteLength, true)
+  bytes.set(body, 4)
+  return bytes
 }
 
 describe("handshake and framing", () => {

@@ -7,24 +7,22 @@ import { Effect, Layer, Option, Stream } from "effect"
 import type { Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { afterEach, describe, expect, it } from "vitest"
-import type { IpcFileSystem } from "../src/extension/endpoint.js"
-import { openExtensionThread } from "../src/extension/extension-thread.js"
+import { openExtensionThread } from "@baton/ipc-codex"
 import type {
+  ExtensionSessionStatus,
   ExtensionThread,
   ExtensionThreadOptions,
-  ExtensionSessionStatus,
-} from "../src/extension/extension-thread.js"
-import type { IpcSocketConnector } from "../src/extension/socket-connector.js"
+  IpcFileSystem,
+  IpcSocketConnector,
+} from "@baton/ipc-codex"
 import {
+  FakeExtensionRouter,
   approvalRequestFixture,
   conversationStateFixture,
-} from "../src/extension/testing/conversation-fixtures.js"
-import { FakeExtensionRouter } from "../src/extension/testing/fake-router.js"
-import type { FakeRouterOptions } from "../src/extension/testing/fake-router.js"
-import {
   fakeRouterEnvironment,
   nodeIpcLayer,
-} from "../src/extension/testing/fake-router-environment.js"
+} from "@baton/ipc-codex/testing"
+import type { FakeRouterOptions } from "@baton/ipc-codex/testing"
 
 type Env = Scope.Scope | IpcFileSystem | IpcSocketConnector
 const layer = Layer.merge(nodeIpcLayer, TestClock.layer())

@@ -7,27 +7,25 @@ import { Effect, Fiber, Layer, Option, Stream } from "effect"
 import type { Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { afterEach, describe, expect, it } from "vitest"
-import type { IpcFileSystem } from "../src/extension/endpoint.js"
-import { openExtensionThread } from "../src/extension/extension-thread.js"
+import { openExtensionThread } from "@baton/ipc-codex"
 import type {
-  ExtensionThread,
-  ExtensionThreadOptions,
   ExtensionSessionEvent,
   ExtensionSessionStatus,
-} from "../src/extension/extension-thread.js"
-import type { IpcSocketConnector } from "../src/extension/socket-connector.js"
-import { conversationStateFixture } from "../src/extension/testing/conversation-fixtures.js"
+  ExtensionThread,
+  ExtensionThreadOptions,
+  IpcFileSystem,
+  IpcSocketConnector,
+} from "@baton/ipc-codex"
 import {
-  dropConnection,
   FakeExtensionRouter,
-  replyWith,
-  replyWithError,
-} from "../src/extension/testing/fake-router.js"
-import type { FakeRouterOptions, ReplyAction } from "../src/extension/testing/fake-router.js"
-import {
+  conversationStateFixture,
+  dropConnection,
   fakeRouterEnvironment,
   nodeIpcLayer,
-} from "../src/extension/testing/fake-router-environment.js"
+  replyWith,
+  replyWithError,
+} from "@baton/ipc-codex/testing"
+import type { FakeRouterOptions, ReplyAction } from "@baton/ipc-codex/testing"
 
 type Env = Scope.Scope | IpcFileSystem | IpcSocketConnector
 const layer = Layer.merge(nodeIpcLayer, TestClock.layer())

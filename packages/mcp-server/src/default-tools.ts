@@ -4,6 +4,7 @@
  */
 import type { BatonTool } from "./baton-tool.js"
 import { handoffValidateTool } from "./handoff-validate-tool.js"
+import { probeCompactionTool } from "./probe-compaction-tool.js"
 
 /** Every tool of the `baton` MCP server. */
-export const batonTools: readonly BatonTool[] = [handoffValidateTool]
+export const batonTools: readonly BatonTool[] = [handoffValidateTool, probeCompactionTool]

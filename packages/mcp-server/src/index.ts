@@ -19,6 +19,11 @@ export {
   handoffValidateInput,
   handoffValidateOutput,
 } from "./handoff-validate-tool.js"
+export {
+  probeCompactionInput,
+  probeCompactionOutput,
+  probeCompactionTool,
+} from "./probe-compaction-tool.js"
 export { runStdio } from "./stdio-runner.js"
 export type { StdioOptions } from "./stdio-runner.js"
 export { toCallToolResult, defectToCallToolResult, describeToolFailure } from "./tool-result.js"

@@ -495,6 +495,22 @@ export const makeFakeAppServer = (options: FakeAppServerOptions = {}): FakeAppSe
           },
         }
       }
+      case "thread/read":
+        if (threadId === undefined) return invalid("Invalid request: missing field `threadId`")
+        if (thread === undefined) return invalid(`no rollout found for thread id ${threadId}`)
+        return {
+          result: {
+            thread: {
+              id: thread.id,
+              preview: "",
+              status: thread.loaded ? thread.status : { type: "notLoaded" },
+              cwd: "/fake",
+              path: null,
+              modelProvider: "mock",
+              cliVersion: version,
+            },
+          },
+        }
       case "thread/unsubscribe":
         if (threadId === undefined) return invalid("Invalid request: missing field `threadId`")
         return {

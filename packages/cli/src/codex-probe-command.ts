@@ -1,0 +1,57 @@
+/**
+ * `baton codex probe [threadId] [--json]`: a read-only report on how Baton can reach a Codex
+ * thread (see `probeThread` in @baton/ipc-codex). The thread id comes from the argument or
+ * `$CODEX_THREAD_ID` — never guessed — and must look like a Codex thread id (a UUID); otherwise
+ * it is bad usage (exit 2). Exit 0 whenever the probe ran, even if nothing can reach the
+ * thread: that is a finding. @baton/ipc-codex and effect load only when this command runs.
+ */
+import { homedir } from "node:os"
+import { join } from "node:path"
+import { resolveCodexHome, resolveDataDir } from "./baton-paths.js"
+import type { CommandRunner } from "./command-spec.js"
+import { renderProbeJson, renderProbeText } from "./codex-probe-report.js"
+import { cliUsageError } from "./errors.js"
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Runs `baton codex probe`. */
+export const runCodexProbe: CommandRunner = async (invocation, io) => {
+  const json = invocation.flags["json"] === true
+  const given = invocation.positionals[0]
+  const threadId = given ?? io.env["CODEX_THREAD_ID"]
+  if (threadId === undefined || threadId === "")
+    return {
+      _tag: "Failed",
+      json,
+      error: cliUsageError(
+        "no thread id: pass one, or run inside Codex where CODEX_THREAD_ID is set",
+        "baton codex probe",
+      ),
+    }
+  if (!UUID.test(threadId))
+    return {
+      _tag: "Failed",
+      json,
+      error: cliUsageError(
+        `'${threadId.slice(0, 80)}'${given === undefined ? " (from CODEX_THREAD_ID)" : ""} is not a Codex thread id (a UUID such as 019a…-…)`,
+        "baton codex probe",
+      ),
+    }
+  const [{ Effect }, ipc] = await Promise.all([import("effect"), import("@baton/ipc-codex")])
+  const home = homedir()
+  const codexHome = resolveCodexHome(io.env, home, io.cwd).path
+  const report = await Effect.runPromise(
+    ipc.probeThread({
+      threadId,
+      daemon: { codexHome },
+      extension: {
+        environment: { ...ipc.nodeEndpointEnvironment(), env: io.env, homeDir: home },
+      },
+      stdio: { env: io.env, cwd: io.cwd },
+      discoverBinary: ipc.discoverCodexBinary({ ...ipc.nodeBinaryHost(), env: io.env }),
+      compatibilityCacheDir: join(resolveDataDir(io.env, home, io.cwd).path, "cache"),
+    }),
+  )
+  io.stdout(json ? renderProbeJson(report) : renderProbeText(report))
+  return { _tag: "Completed", exitCode: 0 }
+}
