@@ -42,3 +42,22 @@ export class TranscriptResumeError extends Data.TaggedError("TranscriptResumeErr
 /** Every error the transcript readers return. */
 export type TranscriptError =
   TranscriptReadError | TranscriptDecompressError | TranscriptResumeError
+
+/** What the index store was doing when SQLite or the file system refused. */
+export type RecallStorageOperation =
+  "create-directory" | "open" | "migrate" | "read" | "write" | "decode" | "close"
+
+/** The recall index database could not be opened, migrated, read or written. */
+export class RecallStorageError extends Data.TaggedError("RecallStorageError")<{
+  readonly operation: RecallStorageOperation
+  readonly path: string
+  readonly reason: string
+}> {}
+
+/** Another indexer holds the index lock: wait for it, or retry after its lease expires. */
+export class IndexBusyError extends Data.TaggedError("IndexBusyError")<{
+  readonly pid: number
+  /** Epoch ms when the other indexer took the lock. */
+  readonly since: number
+  readonly message: string
+}> {}

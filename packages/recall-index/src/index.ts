@@ -2,7 +2,9 @@
  * @baton/recall-index — A local index of past Claude Code and Codex sessions, searched by meaning and by words.
  * Now: the vector store probe, transcript discovery (through an injected file system), resumable
  * parsing of every Claude Code and Codex format era into sessions / turns / surface text / raw
- * records, chunking and secret masking. Storage, indexing and search come next.
+ * records, chunking and secret masking; the SQLite store (Kysely migrations, sqlite-vec, FTS5),
+ * the incremental indexer, prune / forget / status and the escaped FTS5 lookup. Embedding and
+ * hybrid search come next.
  */
 export { probeVectorStore } from "./vector-store-probe.js"
 export {
@@ -10,7 +12,24 @@ export {
   TranscriptReadError,
   TranscriptResumeError,
   VectorStoreUnavailableError,
+  RecallStorageError,
+  IndexBusyError,
 } from "./errors.js"
+export { batonDataDir, RECALL_DATABASE_FILE } from "./data-directory.js"
+export { repoRootOf } from "./repo-root.js"
+export {
+  FTS_TOKENIZER,
+  RECALL_SCHEMA_VERSION,
+  recallMigrationProvider,
+  recallMigrations,
+} from "./recall-schema.js"
+export { openRecallDatabase, RecallDatabase, recallDatabaseLayer } from "./recall-database.js"
+export { decideFileChange, signatureKey } from "./file-change.js"
+export { IndexerProcess, nodeIndexerProcessLayer } from "./index-lock.js"
+export { indexTranscripts } from "./indexer.js"
+export { forgetSessions, indexStatus, pruneDeleted } from "./index-maintenance.js"
+export { ftsMatchExpression, matchChunks } from "./fts-query.js"
+export { activateEmbedder } from "./vector-tables.js"
 export { TranscriptFileSystem } from "./transcript-file-system.js"
 export {
   nodeTranscriptFileSystem,
@@ -34,7 +53,31 @@ export { chunkText, chunkTurns, normaliseChunkOptions } from "./chunker.js"
 export { maskTranscriptText } from "./secret-masking.js"
 
 export type { VectorStoreProbe } from "./vector-store-probe.js"
-export type { TranscriptError, TranscriptFsOperation, VectorStoreProbeStage } from "./errors.js"
+export type {
+  RecallStorageOperation,
+  TranscriptError,
+  TranscriptFsOperation,
+  VectorStoreProbeStage,
+} from "./errors.js"
+export type { FileStatus, RecallTables } from "./recall-schema.js"
+export type { RecallDatabaseOptions, RecallDatabaseShape } from "./recall-database.js"
+export type { FileChange, SignatureNow, SignatureStored } from "./file-change.js"
+export type { IndexerProcessShape } from "./index-lock.js"
+export type {
+  IndexedFileMode,
+  IndexFileFailure,
+  IndexOptions,
+  IndexProgressEvent,
+  IndexRunReport,
+} from "./indexer.js"
+export type {
+  ForgetTarget,
+  IndexStatus,
+  QuarantinedFile,
+  RemovalCounts,
+} from "./index-maintenance.js"
+export type { ChunkMatch, FtsTermMode } from "./fts-query.js"
+export type { ActiveEmbedder } from "./vector-tables.js"
 export type {
   TranscriptDirectoryEntry,
   TranscriptFileKind,

@@ -301,9 +301,14 @@ export const discoverTranscripts = (
       candidates.push(...(yield* codexTree(fs, walk, roots.codexSessions, false, true)))
       candidates.push(...(yield* codexTree(fs, walk, roots.codexArchivedSessions, true, true)))
     }
+    // Signatures are independent stat + head reads: overlap them (order is kept by forEach).
+    const signed = yield* Effect.forEach(
+      candidates,
+      (candidate) => Effect.result(signature(fs, candidate, headBytes)),
+      { concurrency: 16 },
+    )
     const files: Array<DiscoveredTranscript> = []
-    for (const candidate of candidates) {
-      const found = yield* Effect.result(signature(fs, candidate, headBytes))
+    for (const found of signed) {
       if (found._tag === "Success") files.push(found.success)
       else problem(walk, found.failure)
     }

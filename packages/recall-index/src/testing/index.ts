@@ -5,6 +5,7 @@
 export { makeMemoryTranscriptFiles } from "./memory-file-system.js"
 export { seededRandom } from "./seeded-random.js"
 export { generateFixtureCorpus } from "./fixture-corpus.js"
+export { claudeExchange, generateBulkCorpus } from "./bulk-corpus.js"
 export {
   encodeClaudeProjectDir,
   FIXTURE_ANTHROPIC_KEY,
@@ -17,6 +18,7 @@ export { CODEX_BRIDGE_PREFIX, generateCodexTree, rolloutName } from "./codex-fix
 export type { MemoryTranscriptFiles } from "./memory-file-system.js"
 export type { SeededRandom } from "./seeded-random.js"
 export type { FixtureCorpusOptions, GeneratedFixtureCorpus } from "./fixture-corpus.js"
+export type { BulkCorpus, BulkCorpusOptions, BulkSession } from "./bulk-corpus.js"
 export type { ClaudeTree } from "./claude-fixtures.js"
 export type { CodexTree } from "./codex-fixtures.js"
 export type { ExpectedSurface, FixtureCorpus, FixtureExpectation } from "./fixture-manifest.js"

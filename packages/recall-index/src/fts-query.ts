@@ -1,0 +1,88 @@
+/**
+ * Safe FTS5 queries over chunk text. User text never reaches `MATCH` raw: each whitespace-split
+ * term becomes a quoted FTS5 string (inner `"` doubled), so quotes, punctuation, `AND` / `OR` /
+ * `NEAR`, `*` and column filters are plain words. This is the lexical lookup the search layer
+ * will build on (ranking fusion and filters come later).
+ */
+import { Effect, Schema } from "effect"
+import type { RecallStorageError } from "./errors.js"
+import { RecallDatabase, storageFailure } from "./recall-database.js"
+import { decodeRows } from "./stored-rows.js"
+
+/** `all`: every term must occur (FTS5 implicit AND); `any`: at least one (OR). */
+export type FtsTermMode = "all" | "any"
+
+/** An FTS5 MATCH expression for `text`, or `undefined` when it has no searchable term. */
+export const ftsMatchExpression = (text: string, mode: FtsTermMode = "all"): string | undefined => {
+  const terms = text
+    .normalize("NFC")
+    .split(/\s+/u)
+    // Control characters are never part of a token; drop them so the quoted string stays valid.
+    .map((term) => term.replace(/\p{Cc}/gu, ""))
+    .filter((term) => /[\p{L}\p{N}]/u.test(term))
+    .map((term) => `"${term.replace(/"/g, '""')}"`)
+  if (terms.length === 0) return undefined
+  return terms.join(mode === "all" ? " " : " OR ")
+}
+
+/** One chunk that matched, best first. */
+export interface ChunkMatch {
+  readonly chunkId: number
+  readonly source: string
+  readonly sessionId: string
+  readonly turnId: string
+  readonly role: string
+  readonly text: string
+  /** FTS5 bm25 rank: lower is better. */
+  readonly rank: number
+}
+
+const MatchRows = Schema.Array(
+  Schema.Struct({
+    chunk_id: Schema.Number,
+    source: Schema.String,
+    session_id: Schema.String,
+    turn_id: Schema.String,
+    role: Schema.String,
+    text: Schema.String,
+    rank: Schema.Number,
+  }),
+)
+
+/** Chunks whose text matches `query` (escaped), in bm25 order. */
+export const matchChunks = (
+  query: string,
+  options: { readonly limit?: number; readonly mode?: FtsTermMode } = {},
+): Effect.Effect<ReadonlyArray<ChunkMatch>, RecallStorageError, RecallDatabase> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    const expression = ftsMatchExpression(query, options.mode)
+    if (expression === undefined) return []
+    const rows = yield* Effect.try({
+      try: () =>
+        db.sqlite
+          .prepare(
+            `select c.id as chunk_id, s.source, s.session_id, t.turn_id, c.role, c.text,
+                    chunks_fts.rank as rank
+             from chunks_fts
+             join chunks c on c.id = chunks_fts.rowid
+             join turns t on t.id = c.turn_row
+             join sessions s on s.id = t.session_row
+             where chunks_fts match ?
+             order by chunks_fts.rank
+             limit ?`,
+          )
+          .all(expression, Math.max(1, Math.floor(options.limit ?? 20))),
+      catch: storageFailure("read", db.path),
+    })
+    const decoded = yield* decodeRows(MatchRows, db.path, rows)
+    return decoded.map((r) => ({
+      chunkId: r.chunk_id,
+      source: r.source,
+      sessionId: r.session_id,
+      turnId: r.turn_id,
+      role: r.role,
+      text: r.text,
+      rank: r.rank,
+    }))
+  })

@@ -1,0 +1,110 @@
+/**
+ * The indexer lock: a single `index_lock` row taken inside a `BEGIN IMMEDIATE` transaction, so
+ * the check-and-take is atomic across processes. The holder renews its lease between files. A
+ * row is stale (and taken over) when its process is gone or its lease ran out (pid reuse);
+ * otherwise the caller gets {@link IndexBusyError} naming the pid. Liveness is asked of the
+ * {@link IndexerProcess} service, never of `process` directly.
+ */
+import type { Database } from "better-sqlite3"
+import { Context, Effect, Layer } from "effect"
+import { IndexBusyError } from "./errors.js"
+import type { RecallStorageError } from "./errors.js"
+import { storageFailure } from "./recall-database.js"
+
+/** This process and a way to ask whether another one is alive. */
+export interface IndexerProcessShape {
+  readonly pid: number
+  readonly isAlive: (pid: number) => boolean
+}
+
+/** Service key for the indexer's process facts. */
+export class IndexerProcess extends Context.Service<IndexerProcess, IndexerProcessShape>()(
+  "@baton/recall-index/IndexerProcess",
+) {}
+
+/** The Node process: `process.pid`, liveness by signal 0 (EPERM still means alive). */
+export const nodeIndexerProcessLayer: Layer.Layer<IndexerProcess> = Layer.succeed(IndexerProcess, {
+  pid: process.pid,
+  isAlive: (pid) => {
+    try {
+      process.kill(pid, 0)
+      return true
+    } catch (error) {
+      return (error as { code?: string }).code === "EPERM"
+    }
+  },
+})
+
+/** A held lock. */
+export interface IndexLease {
+  readonly runToken: string
+  readonly renew: (now: number) => Effect.Effect<boolean, RecallStorageError>
+  readonly release: Effect.Effect<void>
+}
+
+interface LockRow {
+  readonly pid: number
+  readonly run_token: string
+  readonly acquired_at: number
+  readonly lease_until: number
+}
+
+/** Takes the index lock or fails with {@link IndexBusyError}. */
+export const acquireIndexLock = (
+  sqlite: Database,
+  dbPath: string,
+  host: IndexerProcessShape,
+  now: number,
+  leaseMs: number,
+): Effect.Effect<IndexLease, IndexBusyError | RecallStorageError> => {
+  const runToken = `${host.pid}:${now}`
+  const take = sqlite.transaction((): LockRow | undefined => {
+    const row = sqlite
+      .prepare("select pid, run_token, acquired_at, lease_until from index_lock where id = 1")
+      .get() as LockRow | undefined
+    if (
+      row !== undefined &&
+      row.pid !== host.pid &&
+      row.lease_until > now &&
+      host.isAlive(row.pid)
+    ) {
+      return row
+    }
+    sqlite
+      .prepare(
+        "insert or replace into index_lock (id, pid, run_token, acquired_at, lease_until) values (1, ?, ?, ?, ?)",
+      )
+      .run(host.pid, runToken, now, now + leaseMs)
+    return undefined
+  })
+  return Effect.try({ try: () => take.immediate(), catch: storageFailure("write", dbPath) }).pipe(
+    Effect.flatMap((holder) =>
+      holder === undefined
+        ? Effect.succeed<IndexLease>({
+            runToken,
+            renew: (at) =>
+              Effect.try({
+                try: () =>
+                  sqlite
+                    .prepare("update index_lock set lease_until = ? where id = 1 and run_token = ?")
+                    .run(at + leaseMs, runToken).changes === 1,
+                catch: storageFailure("write", dbPath),
+              }),
+            release: Effect.sync(() => {
+              try {
+                sqlite.prepare("delete from index_lock where run_token = ?").run(runToken)
+              } catch {
+                // The lease expires on its own; a failed release never masks the run's result.
+              }
+            }),
+          })
+        : Effect.fail(
+            new IndexBusyError({
+              pid: holder.pid,
+              since: holder.acquired_at,
+              message: `the recall index is being updated by pid ${holder.pid}`,
+            }),
+          ),
+    ),
+  )
+}

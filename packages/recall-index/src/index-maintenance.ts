@@ -1,0 +1,289 @@
+/**
+ * Explicit index maintenance: `pruneDeleted` (drop history of transcripts that vanished from
+ * disk, only when asked), `forgetSessions` (drop everything, one session, or one project, and keep
+ * forgotten files from being re-indexed) and `indexStatus`. Guarantees: each operation is one
+ * transaction; child rows go by cascade (turns → raw records, chunks → FTS rows); status reads
+ * decode every row with effect/Schema.
+ */
+import { Effect, Schema } from "effect"
+import type { Database } from "better-sqlite3"
+import { statSync } from "node:fs"
+import type { RecallStorageError } from "./errors.js"
+import { RecallDatabase, storageFailure } from "./recall-database.js"
+import { decodeRows } from "./stored-rows.js"
+import type { IndexRunReport } from "./indexer.js"
+
+/** Deletes vectors whose text no chunk holds any more (forgotten text must not linger). */
+const dropUnreferencedVectors = (sqlite: Database): void => {
+  const embedders = sqlite.prepare("select fingerprint, vec_table from embedders").all() as Array<{
+    fingerprint: string
+    vec_table: string
+  }>
+  const orphan =
+    "select id from vector_keys where fingerprint = ? and content_hash not in (select content_hash from chunks)"
+  for (const e of embedders) {
+    sqlite.prepare(`delete from ${e.vec_table} where rowid in (${orphan})`).run(e.fingerprint)
+  }
+  sqlite
+    .prepare("delete from vector_keys where content_hash not in (select content_hash from chunks)")
+    .run()
+}
+
+/** What a prune or forget removed. */
+export interface RemovalCounts {
+  readonly sessions: number
+  readonly files: number
+}
+
+/** Removes sessions (turns, records, chunks) whose transcript file vanished, and those file rows. */
+export const pruneDeleted = (): Effect.Effect<RemovalCounts, RecallStorageError, RecallDatabase> =>
+  RecallDatabase.use((db) =>
+    Effect.try({
+      try: () =>
+        db.sqlite
+          .transaction((): RemovalCounts => {
+            const missing = "select id from files where status = 'missing'"
+            db.sqlite.prepare(`delete from turns where file_id in (${missing})`).run()
+            db.sqlite.prepare(`delete from raw_records where file_id in (${missing})`).run()
+            const sessions = db.sqlite
+              .prepare(
+                `delete from sessions where file_id in (${missing})
+                   and not exists (select 1 from turns t where t.session_row = sessions.id)`,
+              )
+              .run().changes
+            // A session that also has turns in a present file stays, pointed at that file.
+            db.sqlite
+              .prepare(
+                `update sessions set file_id = (select t.file_id from turns t
+                   where t.session_row = sessions.id and t.file_id is not null limit 1)
+                 where file_id in (${missing})`,
+              )
+              .run()
+            const files = db.sqlite
+              .prepare("delete from files where status = 'missing'")
+              .run().changes
+            dropUnreferencedVectors(db.sqlite)
+            return { sessions, files }
+          })
+          .immediate(),
+      catch: storageFailure("write", db.path),
+    }),
+  )
+
+/** What to forget: everything, one session, or every session of a repository root. */
+export type ForgetTarget =
+  | { readonly _tag: "All" }
+  | { readonly _tag: "Session"; readonly sessionId: string; readonly source?: "claude" | "codex" }
+  | { readonly _tag: "Project"; readonly repoRoot: string }
+
+/**
+ * Removes the target's rows. `All` empties the index (the next run re-indexes what is on disk);
+ * `Session` / `Project` also mark the sessions' files `forgotten`, so they are not re-indexed.
+ */
+export const forgetSessions = (
+  target: ForgetTarget,
+): Effect.Effect<RemovalCounts, RecallStorageError, RecallDatabase> =>
+  RecallDatabase.use((db) =>
+    Effect.try({
+      try: () =>
+        db.sqlite
+          .transaction((): RemovalCounts => {
+            if (target._tag === "All") {
+              const sessions = db.sqlite.prepare("delete from sessions").run().changes
+              const files = db.sqlite.prepare("delete from files").run().changes
+              db.sqlite.prepare("delete from raw_records").run()
+              dropUnreferencedVectors(db.sqlite)
+              return { sessions, files }
+            }
+            const where =
+              target._tag === "Session"
+                ? target.source === undefined
+                  ? { sql: "session_id = ?", args: [target.sessionId] }
+                  : {
+                      sql: "session_id = ? and source = ?",
+                      args: [target.sessionId, target.source],
+                    }
+                : {
+                    sql: "(repo_root = ? or repo_root like ? escape '\\')",
+                    args: [
+                      target.repoRoot,
+                      `${target.repoRoot.replace(/[\\%_]/g, (c) => `\\${c}`)}/%`,
+                    ],
+                  }
+            const ids = `select id from sessions where ${where.sql}`
+            const files = db.sqlite
+              .prepare(
+                `update files set status = 'forgotten', parse_state = null, indexed_offset = 0
+                 where id in (select file_id from turns where session_row in (${ids})
+                              union select file_id from sessions where id in (${ids}))`,
+              )
+              .run(...where.args, ...where.args).changes
+            const sessions = db.sqlite
+              .prepare(`delete from sessions where ${where.sql}`)
+              .run(...where.args).changes
+            dropUnreferencedVectors(db.sqlite)
+            return { sessions, files }
+          })
+          .immediate(),
+      catch: storageFailure("write", db.path),
+    }),
+  )
+
+/** A file the indexer gave up on. */
+export interface QuarantinedFile {
+  readonly path: string
+  readonly failures: number
+  readonly lastError: string | null
+}
+
+/** The index at a glance. */
+export interface IndexStatus {
+  readonly files: number
+  readonly sessions: number
+  readonly turns: number
+  readonly rawRecords: number
+  readonly chunks: number
+  readonly embeddingBacklog: number
+  /** Files no longer on disk whose history is still kept (until `pruneDeleted`). */
+  readonly missingFiles: number
+  readonly retainedSessions: number
+  readonly failingFiles: number
+  readonly quarantined: ReadonlyArray<QuarantinedFile>
+  readonly lastRun: IndexRunReport | null
+  /** Database + WAL bytes on disk. */
+  readonly dbBytes: number
+  /** Newest turn timestamp in the index (ISO-8601), the freshness signal. */
+  readonly newestActivity: string | null
+  /** How long ago the last run finished, in ms, against `now`. */
+  readonly lastRunAgeMs: number | null
+}
+
+const Counts = Schema.Struct({
+  files: Schema.Number,
+  sessions: Schema.Number,
+  turns: Schema.Number,
+  raw_records: Schema.Number,
+  chunks: Schema.Number,
+  backlog: Schema.Number,
+  missing: Schema.Number,
+  retained: Schema.Number,
+  failing: Schema.Number,
+  newest: Schema.NullOr(Schema.String),
+})
+
+const QuarantinedRows = Schema.Array(
+  Schema.Struct({
+    path: Schema.String,
+    failure_count: Schema.Number,
+    last_error: Schema.NullOr(Schema.String),
+  }),
+)
+
+const LastRun = Schema.Struct({
+  startedAt: Schema.Number,
+  finishedAt: Schema.Number,
+  discovered: Schema.Number,
+  unchanged: Schema.Number,
+  indexedNew: Schema.Number,
+  appended: Schema.Number,
+  rewritten: Schema.Number,
+  moved: Schema.Number,
+  markedMissing: Schema.Number,
+  skippedQuarantined: Schema.Number,
+  skippedForgotten: Schema.Number,
+  failed: Schema.Array(
+    Schema.Struct({
+      path: Schema.String,
+      error: Schema.String,
+      failures: Schema.Number,
+      quarantined: Schema.Boolean,
+    }),
+  ),
+  turnsAdded: Schema.Number,
+  chunksAdded: Schema.Number,
+  rawRecordsAdded: Schema.Number,
+  bytesRead: Schema.Number,
+  embeddingBacklog: Schema.Number,
+  missingRoots: Schema.Array(Schema.String),
+  problems: Schema.Array(Schema.Struct({ path: Schema.String, code: Schema.String })),
+})
+
+const LastRunRow = Schema.NullOr(Schema.Struct({ value: Schema.fromJsonString(LastRun) }))
+
+const fileBytes = (path: string): number => {
+  try {
+    return statSync(path).size
+  } catch {
+    return 0
+  }
+}
+
+/** Counts, quarantined files, last run, database size and freshness, as of `now` (epoch ms). */
+export const indexStatus = (
+  now: number,
+): Effect.Effect<IndexStatus, RecallStorageError, RecallDatabase> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    const read = <A>(f: () => A) => Effect.try({ try: f, catch: storageFailure("read", db.path) })
+    const counts = yield* decodeRows(
+      Counts,
+      db.path,
+      yield* read(() =>
+        db.sqlite
+          .prepare(
+            `select
+              (select count(*) from files) as files,
+              (select count(*) from sessions) as sessions,
+              (select count(*) from turns) as turns,
+              (select count(*) from raw_records) as raw_records,
+              (select count(*) from chunks) as chunks,
+              (select count(*) from chunks where needs_embedding = 1) as backlog,
+              (select count(*) from files where status = 'missing') as missing,
+              (select count(*) from sessions s join files f on f.id = s.file_id
+                 where f.status = 'missing') as retained,
+              (select count(*) from files where status = 'failed') as failing,
+              (select max(timestamp) from turns) as newest`,
+          )
+          .get(),
+      ),
+    )
+    const quarantined = yield* decodeRows(
+      QuarantinedRows,
+      db.path,
+      yield* read(() =>
+        db.sqlite
+          .prepare(
+            "select path, failure_count, last_error from files where status = 'quarantined' order by path",
+          )
+          .all(),
+      ),
+    )
+    const lastRunRow = yield* decodeRows(
+      LastRunRow,
+      db.path,
+      (yield* read(() =>
+        db.sqlite.prepare("select value from meta where key = 'last_run'").get(),
+      )) ?? null,
+    )
+    const lastRun: IndexRunReport | null = lastRunRow === null ? null : lastRunRow.value
+    return {
+      files: counts.files,
+      sessions: counts.sessions,
+      turns: counts.turns,
+      rawRecords: counts.raw_records,
+      chunks: counts.chunks,
+      embeddingBacklog: counts.backlog,
+      missingFiles: counts.missing,
+      retainedSessions: counts.retained,
+      failingFiles: counts.failing,
+      quarantined: quarantined.map((q) => ({
+        path: q.path,
+        failures: q.failure_count,
+        lastError: q.last_error,
+      })),
+      lastRun,
+      dbBytes: fileBytes(db.path) + fileBytes(`${db.path}-wal`),
+      newestActivity: counts.newest,
+      lastRunAgeMs: lastRun === null ? null : Math.max(0, now - lastRun.finishedAt),
+    }
+  })

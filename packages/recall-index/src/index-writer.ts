@@ -1,0 +1,304 @@
+/**
+ * Writes one file's parse result into the recall database in ONE immediate transaction, with
+ * prepared statements on the raw better-sqlite3 handle (the hot path: tens of thousands of rows
+ * per second; Kysely serves the schema and the queries). Guarantees: a file is either fully
+ * written (rows, signature, offset, parse state, status) or not at all; a full re-index first
+ * deletes the file's turns (raw records, chunks and FTS rows cascade) and preamble; an append
+ * extends the open turn in place. The functions throw driver errors: callers wrap them.
+ */
+import type { Database, Statement } from "better-sqlite3"
+import { createHash } from "node:crypto"
+import { chunkText } from "./chunker.js"
+import type { ChunkOptions } from "./chunker.js"
+import type { DiscoveredTranscript } from "./transcript-discovery.js"
+import type { ParseResult, RawRecord, TranscriptSession } from "./transcript-model.js"
+import { repoRootOf } from "./repo-root.js"
+
+/** What one file write added. */
+export interface FileWriteCounts {
+  readonly turns: number
+  readonly rawRecords: number
+  readonly chunks: number
+}
+
+/** Input of {@link IndexWriter.writeFile}. */
+export interface FileWrite {
+  readonly file: DiscoveredTranscript
+  /** `full`: replace the file's rows; `append`: extend them. */
+  readonly mode: "full" | "append"
+  readonly result: ParseResult
+  readonly now: number
+}
+
+/** Prepared writes over one database handle. */
+export interface IndexWriter {
+  readonly writeFile: (write: FileWrite) => FileWriteCounts
+  /** Records a failed attempt; quarantines at `quarantineAfter` consecutive failures. */
+  readonly recordFailure: (
+    file: DiscoveredTranscript,
+    signature: string,
+    error: string,
+    quarantineAfter: number,
+  ) => { readonly failures: number; readonly quarantined: boolean }
+  /** Re-points an existing file row (and so all its rows) at a new path. */
+  readonly movePath: (fromPath: string, file: DiscoveredTranscript) => void
+  /** Marks rows whose path discovery no longer sees as `missing` (rows are kept). */
+  readonly markMissing: (paths: ReadonlyArray<string>) => void
+}
+
+const hashText = (text: string): string => createHash("sha256").update(text).digest("hex")
+const flag = (b: boolean): number => (b ? 1 : 0)
+
+/** Prepares the writer's statements on `sqlite`. */
+export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): IndexWriter => {
+  const fileByPath: Statement<[string], { id: number }> = sqlite.prepare(
+    "select id from files where path = ?",
+  )
+  const upsertFile = sqlite.prepare(`
+    insert into files (path, source, role, compression, size, mtime_ms, inode, head_hash,
+      indexed_offset, parse_state, status, failure_count, failed_signature, last_error, indexed_at)
+    values (@path, @source, @role, @compression, @size, @mtime, @inode, @head,
+      @offset, @state, 'indexed', 0, null, null, @now)
+    on conflict(path) do update set source = excluded.source, role = excluded.role,
+      compression = excluded.compression, size = excluded.size, mtime_ms = excluded.mtime_ms,
+      inode = excluded.inode, head_hash = excluded.head_hash,
+      indexed_offset = excluded.indexed_offset, parse_state = excluded.parse_state,
+      status = 'indexed', failure_count = 0, failed_signature = null, last_error = null,
+      indexed_at = excluded.indexed_at
+    returning id`)
+  const deleteTurns = sqlite.prepare("delete from turns where file_id = ?")
+  const deletePreamble = sqlite.prepare(
+    "delete from raw_records where file_id = ? and turn_row is null",
+  )
+  const deleteEmptySessions = sqlite.prepare(
+    "delete from sessions where file_id = ? and not exists (select 1 from turns t where t.session_row = sessions.id)",
+  )
+  const upsertSession: Statement<Record<string, unknown>, { id: number }> = sqlite.prepare(`
+    insert into sessions (source, session_id, file_id, cwd, repo_root, git_branch, title,
+      first_prompt, originator, started_at, ended_at, headless, subagent, parent_session_id,
+      forked_from)
+    values (@source, @sessionId, @fileId, @cwd, @repoRoot, @gitBranch, @title, @firstPrompt,
+      @originator, @startedAt, @endedAt, @headless, @subagent, @parent, @forkedFrom)
+    on conflict(source, session_id) do update set file_id = excluded.file_id,
+      cwd = coalesce(excluded.cwd, cwd), repo_root = coalesce(excluded.repo_root, repo_root),
+      git_branch = coalesce(excluded.git_branch, git_branch),
+      title = coalesce(excluded.title, title),
+      first_prompt = coalesce(first_prompt, excluded.first_prompt),
+      originator = coalesce(excluded.originator, originator),
+      started_at = min(coalesce(started_at, excluded.started_at), coalesce(excluded.started_at, started_at)),
+      ended_at = max(coalesce(ended_at, excluded.ended_at), coalesce(excluded.ended_at, ended_at)),
+      headless = excluded.headless, subagent = excluded.subagent,
+      parent_session_id = coalesce(excluded.parent_session_id, parent_session_id),
+      forked_from = coalesce(excluded.forked_from, forked_from)
+    returning id`)
+  const turnByOrdinal: Statement<[number, number], { id: number; surface_count: number }> =
+    sqlite.prepare("select id, surface_count from turns where file_id = ? and ordinal = ?")
+  const insertTurn: Statement<Record<string, unknown>, { id: number }> = sqlite.prepare(`
+    insert into turns (session_row, file_id, turn_id, ordinal, role, timestamp, start_offset,
+      end_offset, sidechain, surface_count)
+    values (@session, @fileId, @turnId, @ordinal, @role, @timestamp, @start, @end, @sidechain,
+      @surfaceCount)
+    returning id`)
+  const extendTurn = sqlite.prepare(
+    "update turns set end_offset = ?, surface_count = ?, timestamp = coalesce(timestamp, ?) where id = ?",
+  )
+  const insertRecord = sqlite.prepare(`
+    insert into raw_records (turn_row, session_row, file_id, offset, length, record_type, kind,
+      timestamp, text, truncated, skip_for_grep)
+    values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+  const insertChunk = sqlite.prepare(`
+    insert into chunks (turn_row, surface_index, chunk_index, role, char_start, char_end, text,
+      content_hash, needs_embedding)
+    values (?, ?, ?, ?, ?, ?, ?, ?, 1)`)
+  const refreshSession = sqlite.prepare(`
+    update sessions set
+      turn_count = (select count(*) from turns t where t.session_row = sessions.id),
+      last_activity = coalesce((select max(t.timestamp) from turns t where t.session_row = sessions.id), ended_at)
+    where id = ?`)
+  const recordFailureStmt: Statement<
+    Record<string, unknown>,
+    { failure_count: number }
+  > = sqlite.prepare(`
+    insert into files (path, source, role, compression, size, mtime_ms, inode, head_hash,
+      indexed_offset, parse_state, status, failure_count, failed_signature, last_error)
+    values (@path, @source, @role, @compression, 0, 0, 0, '', 0, null,
+      case when @limit <= 1 then 'quarantined' else 'failed' end, 1, @signature, @error)
+    on conflict(path) do update set failure_count = failure_count + 1,
+      status = case when failure_count + 1 >= @limit then 'quarantined' else 'failed' end,
+      failed_signature = @signature, last_error = @error
+    returning failure_count`)
+  const movePathStmt = sqlite.prepare(
+    "update files set path = ?, status = case when status = 'missing' then 'indexed' else status end where path = ?",
+  )
+  const markMissingStmt = sqlite.prepare(
+    "update files set status = 'missing' where path = ? and status <> 'forgotten'",
+  )
+
+  const sessionParams = (s: TranscriptSession, fileId: number) => ({
+    source: s.source,
+    sessionId: s.sessionId,
+    fileId,
+    cwd: s.cwd ?? null,
+    repoRoot: s.cwd === undefined ? null : repoRootOf(s.cwd),
+    gitBranch: s.gitBranch ?? null,
+    title: s.title ?? null,
+    firstPrompt: s.firstPrompt ?? null,
+    originator: s.originator ?? null,
+    startedAt: s.startedAt ?? null,
+    endedAt: s.endedAt ?? null,
+    headless: flag(s.headless),
+    subagent: flag(s.subagent),
+    parent: s.parentSessionId ?? null,
+    forkedFrom: s.forkedFrom ?? null,
+  })
+
+  const writeRecords = (
+    records: ReadonlyArray<RawRecord>,
+    turnRow: number | null,
+    sessionRow: number | null,
+    fileId: number,
+  ): void => {
+    for (const r of records) {
+      insertRecord.run(
+        turnRow,
+        sessionRow,
+        fileId,
+        r.offset,
+        r.length,
+        r.recordType,
+        r.kind,
+        r.timestamp ?? null,
+        r.text,
+        flag(r.truncated),
+        flag(r.skipForGrep),
+      )
+    }
+  }
+
+  const writeFileTx = sqlite.transaction((write: FileWrite): FileWriteCounts => {
+    const { file, result, mode } = write
+    const existing = fileByPath.get(file.path)
+    if (existing !== undefined && mode === "full") {
+      deleteTurns.run(existing.id)
+      deletePreamble.run(existing.id)
+    }
+    const fileRow = upsertFile.get({
+      path: file.path,
+      source: file.source,
+      role: file.role,
+      compression: file.compression,
+      size: file.size,
+      mtime: file.mtimeMs,
+      inode: file.ino,
+      head: file.headHash,
+      offset: result.state.nextOffset,
+      state: JSON.stringify(result.state),
+      now: write.now,
+    }) as { id: number }
+    const fileId = fileRow.id
+    if (existing !== undefined && mode === "full") deleteEmptySessions.run(fileId)
+
+    const sessionRows = new Map<string, number>()
+    for (const session of result.sessions) {
+      const row = upsertSession.get(sessionParams(session, fileId))
+      if (row !== undefined) sessionRows.set(session.sessionId, row.id)
+    }
+    const sessionRowOf = (sessionId: string): number => {
+      const known = sessionRows.get(sessionId)
+      if (known !== undefined) return known
+      const row = upsertSession.get(
+        sessionParams({ source: file.source, sessionId, headless: false, subagent: false }, fileId),
+      )
+      if (row === undefined) throw new Error(`session ${sessionId} could not be stored`)
+      sessionRows.set(sessionId, row.id)
+      return row.id
+    }
+
+    let turns = 0
+    let rawRecords = 0
+    let chunks = 0
+    const firstSession = result.sessions[0]
+    if (result.preamble.length > 0) {
+      const sessionRow = firstSession === undefined ? null : sessionRowOf(firstSession.sessionId)
+      writeRecords(result.preamble, null, sessionRow, fileId)
+      rawRecords += result.preamble.length
+    }
+    const touched = new Set<number>(sessionRows.values())
+    for (const turn of result.turns) {
+      const sessionRow = sessionRowOf(turn.sessionId)
+      touched.add(sessionRow)
+      const prior = turn.continued ? turnByOrdinal.get(fileId, turn.ordinal) : undefined
+      let turnRow: number
+      let surfaceBase: number
+      if (prior !== undefined) {
+        turnRow = prior.id
+        surfaceBase = prior.surface_count
+        extendTurn.run(
+          turn.endOffset,
+          surfaceBase + turn.surface.length,
+          turn.timestamp ?? null,
+          turnRow,
+        )
+      } else {
+        surfaceBase = 0
+        const inserted = insertTurn.get({
+          session: sessionRow,
+          fileId,
+          turnId: turn.id,
+          ordinal: turn.ordinal,
+          role: turn.role,
+          timestamp: turn.timestamp ?? null,
+          start: turn.startOffset,
+          end: turn.endOffset,
+          sidechain: flag(turn.sidechain),
+          surfaceCount: turn.surface.length,
+        })
+        if (inserted === undefined) throw new Error(`turn ${turn.id} could not be stored`)
+        turnRow = inserted.id
+        turns += 1
+      }
+      writeRecords(turn.records, turnRow, sessionRow, fileId)
+      rawRecords += turn.records.length
+      turn.surface.forEach((surface, i) => {
+        for (const chunk of chunkText(surface.text, chunkOptions)) {
+          insertChunk.run(
+            turnRow,
+            surfaceBase + i,
+            chunk.index,
+            surface.role,
+            chunk.start,
+            chunk.end,
+            chunk.text,
+            hashText(chunk.text),
+          )
+          chunks += 1
+        }
+      })
+    }
+    for (const row of touched) refreshSession.run(row)
+    return { turns, rawRecords, chunks }
+  })
+
+  return {
+    writeFile: (write) => writeFileTx.immediate(write),
+    recordFailure: (file, signature, error, quarantineAfter) => {
+      const row = recordFailureStmt.get({
+        path: file.path,
+        source: file.source,
+        role: file.role,
+        compression: file.compression,
+        limit: quarantineAfter,
+        signature,
+        error,
+      })
+      const failures = row?.failure_count ?? 1
+      return { failures, quarantined: failures >= quarantineAfter }
+    },
+    movePath: (fromPath, file) => {
+      movePathStmt.run(file.path, fromPath)
+    },
+    markMissing: sqlite.transaction((paths: ReadonlyArray<string>) => {
+      for (const path of paths) markMissingStmt.run(path)
+    }),
+  }
+}

@@ -1,0 +1,409 @@
+/**
+ * The incremental indexer: discover transcripts, compare each signature with the stored one in
+ * memory (one SELECT of all file rows), and index only what changed — appended bytes resume from
+ * the stored offset and `ParseState`, rewritten or truncated files are re-indexed from byte 0,
+ * and a rollout moved to `archived_sessions/` keeps its rows. Guarantees: each file is written in
+ * its own transaction (a kill leaves whole files only); one failing file never stops the run, is
+ * retried next run and quarantined after `quarantineAfter` consecutive failures; only one
+ * indexer runs at a time (index-lock.ts); vanished files keep their rows (prune is explicit).
+ * All IO arrives as services: files, database, clock, process. Memory: one file's parse result
+ * is held at a time, so peak memory scales with the largest transcript.
+ */
+import { Clock, Effect } from "effect"
+import { sql } from "kysely"
+import { createHash } from "node:crypto"
+import type { ChunkOptions } from "./chunker.js"
+import type { IndexBusyError, RecallStorageError, TranscriptError } from "./errors.js"
+import { decideFileChange, needsPrefixCheck, signatureKey } from "./file-change.js"
+import type { FileChange, SignatureStored } from "./file-change.js"
+import { acquireIndexLock, IndexerProcess } from "./index-lock.js"
+import { makeIndexWriter } from "./index-writer.js"
+import type { FileWriteCounts } from "./index-writer.js"
+import { RecallDatabase, storageFailure } from "./recall-database.js"
+import { decodeFileRows, decodeParseState } from "./stored-rows.js"
+import type { StoredFile } from "./stored-rows.js"
+import { discoverTranscripts } from "./transcript-discovery.js"
+import type {
+  DiscoveredTranscript,
+  DiscoveryEnvironment,
+  DiscoveryProblem,
+} from "./transcript-discovery.js"
+import { TranscriptFileSystem } from "./transcript-file-system.js"
+import type { ParseResult, TranscriptSource } from "./transcript-model.js"
+import { parseTranscriptFile } from "./transcript-parser.js"
+
+/** Options of {@link indexTranscripts}. */
+export interface IndexOptions {
+  readonly environment: DiscoveryEnvironment
+  readonly sources?: ReadonlyArray<TranscriptSource>
+  readonly chunkOptions?: ChunkOptions
+  /** Consecutive failures before a file is quarantined; default 3. */
+  readonly quarantineAfter?: number
+  /** Lock lease, renewed between files once a quarter of it has passed; default 120 000 ms. */
+  readonly leaseMs?: number
+  /** Called synchronously with every progress event (draw a bar, log). */
+  readonly onProgress?: (event: IndexProgressEvent) => void
+}
+
+/** How a file was handled in a run. */
+export type IndexedFileMode = "new" | "append" | "rewrite"
+
+/** Progress of a run: `done`/`total` count files that needed work. */
+export type IndexProgressEvent =
+  | {
+      readonly _tag: "Planned"
+      readonly discovered: number
+      readonly unchanged: number
+      readonly toIndex: number
+      readonly moved: number
+      readonly missing: number
+    }
+  | {
+      readonly _tag: "FileIndexed"
+      readonly path: string
+      readonly mode: IndexedFileMode
+      readonly done: number
+      readonly total: number
+      readonly turns: number
+      readonly chunks: number
+      readonly bytes: number
+    }
+  | {
+      readonly _tag: "FileFailed"
+      readonly path: string
+      readonly done: number
+      readonly total: number
+      readonly error: string
+      readonly failures: number
+      readonly quarantined: boolean
+    }
+  | { readonly _tag: "Finished"; readonly report: IndexRunReport }
+
+/** A failure of one file in a run. */
+export interface IndexFileFailure {
+  readonly path: string
+  readonly error: string
+  readonly failures: number
+  readonly quarantined: boolean
+}
+
+/** What a run did. */
+export interface IndexRunReport {
+  readonly startedAt: number
+  readonly finishedAt: number
+  readonly discovered: number
+  readonly unchanged: number
+  readonly indexedNew: number
+  readonly appended: number
+  readonly rewritten: number
+  readonly moved: number
+  readonly markedMissing: number
+  readonly skippedQuarantined: number
+  readonly skippedForgotten: number
+  readonly failed: ReadonlyArray<IndexFileFailure>
+  readonly turnsAdded: number
+  readonly chunksAdded: number
+  readonly rawRecordsAdded: number
+  readonly bytesRead: number
+  /** Chunks waiting for an embedding after the run. */
+  readonly embeddingBacklog: number
+  readonly missingRoots: ReadonlyArray<string>
+  readonly problems: ReadonlyArray<DiscoveryProblem>
+}
+
+const HEAD_BYTES = 4096
+
+const storedSignature = (row: StoredFile): SignatureStored => ({
+  size: row.size,
+  mtimeMs: row.mtime_ms,
+  inode: row.inode,
+  headHash: row.head_hash,
+  status: row.status,
+  resumable: row.resumable === 1,
+  failedSignature: row.failed_signature,
+})
+
+const describe = (error: TranscriptError | RecallStorageError): string => {
+  switch (error._tag) {
+    case "TranscriptReadError":
+      return `${error.operation} failed: ${error.code}`
+    case "TranscriptDecompressError":
+      return `zstd: ${error.reason}`
+    case "TranscriptResumeError":
+      return `resume offset ${error.offset} past size ${error.size}`
+    case "RecallStorageError":
+      return `${error.operation}: ${error.reason}`
+  }
+}
+
+/** Whether the first `length` bytes of `path` still hash to `headHash`. */
+const prefixStillMatches = (
+  path: string,
+  length: number,
+  headHash: string,
+): Effect.Effect<boolean, never, TranscriptFileSystem> =>
+  TranscriptFileSystem.use((fs) => fs.read(path, 0, length)).pipe(
+    Effect.map((bytes) => createHash("sha256").update(bytes).digest("hex") === headHash),
+    Effect.catch(() => Effect.succeed(false)),
+  )
+
+/** Runs one incremental indexing pass over every discovered transcript. */
+export const indexTranscripts = (
+  options: IndexOptions,
+): Effect.Effect<
+  IndexRunReport,
+  IndexBusyError | RecallStorageError,
+  TranscriptFileSystem | RecallDatabase | IndexerProcess
+> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    const host = yield* IndexerProcess
+    const startedAt = yield* Clock.currentTimeMillis
+    const leaseMs = options.leaseMs ?? 120_000
+    return yield* Effect.acquireUseRelease(
+      acquireIndexLock(db.sqlite, db.path, host, startedAt, leaseMs),
+      (lease) => runIndex(options, startedAt, leaseMs, lease.renew),
+      (lease) => lease.release,
+    )
+  })
+
+const runIndex = (
+  options: IndexOptions,
+  startedAt: number,
+  leaseMs: number,
+  renew: (now: number) => Effect.Effect<boolean, RecallStorageError>,
+): Effect.Effect<
+  IndexRunReport,
+  RecallStorageError,
+  TranscriptFileSystem | RecallDatabase | IndexerProcess
+> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    const emit = (event: IndexProgressEvent): void => options.onProgress?.(event)
+    const quarantineAfter = Math.max(1, options.quarantineAfter ?? 3)
+    const writer = yield* Effect.try({
+      try: () => makeIndexWriter(db.sqlite, options.chunkOptions ?? {}),
+      catch: storageFailure("open", db.path),
+    })
+
+    const discovery = yield* discoverTranscripts(
+      options.environment,
+      options.sources === undefined ? {} : { sources: options.sources },
+    )
+    const rows = yield* Effect.tryPromise({
+      try: () =>
+        db.kysely
+          .selectFrom("files")
+          .select([
+            "id",
+            "path",
+            "source",
+            "compression",
+            "size",
+            "mtime_ms",
+            "inode",
+            "head_hash",
+            "indexed_offset",
+            sql<number>`parse_state is not null`.as("resumable"),
+            "status",
+            "failure_count",
+            "failed_signature",
+          ])
+          .execute(),
+      catch: storageFailure("read", db.path),
+    })
+    const stored = new Map((yield* decodeFileRows(db.path, rows)).map((r) => [r.path, r]))
+
+    // Files gone from disk: a rollout moved to archived_sessions/ keeps its rows (re-pointed);
+    // any other vanished file is marked missing and its history kept until prune / forget.
+    const seen = new Set(discovery.files.map((f) => f.path))
+    const vanished = [...stored.values()].filter(
+      (r) => !seen.has(r.path) && r.status !== "forgotten",
+    )
+    let moved = 0
+    for (const file of discovery.files) {
+      if (stored.has(file.path)) continue
+      const at = vanished.findIndex(
+        (r) => r.source === file.source && r.head_hash === file.headHash && r.resumable === 1,
+      )
+      const from = vanished[at]
+      if (from === undefined) continue
+      vanished.splice(at, 1)
+      yield* Effect.try({
+        try: () => writer.movePath(from.path, file),
+        catch: storageFailure("write", db.path),
+      })
+      stored.delete(from.path)
+      stored.set(file.path, { ...from, path: file.path, status: "indexed" })
+      moved += 1
+    }
+    const newlyMissing = vanished.filter((r) => r.status !== "missing").map((r) => r.path)
+    if (newlyMissing.length > 0) {
+      yield* Effect.try({
+        try: () => writer.markMissing(newlyMissing),
+        catch: storageFailure("write", db.path),
+      })
+    }
+
+    const work: Array<{ file: DiscoveredTranscript; change: FileChange; row?: StoredFile }> = []
+    let unchanged = 0
+    let skippedQuarantined = 0
+    let skippedForgotten = 0
+    for (const file of discovery.files) {
+      const row = stored.get(file.path)
+      const sig = row === undefined ? undefined : storedSignature(row)
+      const prefix =
+        row !== undefined && needsPrefixCheck(sig, file, HEAD_BYTES)
+          ? yield* prefixStillMatches(file.path, row.size, row.head_hash)
+          : false
+      const change = decideFileChange(sig, file, prefix)
+      if (change === "unchanged") unchanged += 1
+      else if (change === "skip-quarantined") skippedQuarantined += 1
+      else if (change === "skip-forgotten") skippedForgotten += 1
+      else work.push(row === undefined ? { file, change } : { file, change, row })
+    }
+    emit({
+      _tag: "Planned",
+      discovered: discovery.files.length,
+      unchanged,
+      toIndex: work.length,
+      moved,
+      missing: newlyMissing.length,
+    })
+
+    const counts = { new: 0, append: 0, rewrite: 0 }
+    const failed: Array<IndexFileFailure> = []
+    let turnsAdded = 0
+    let chunksAdded = 0
+    let rawRecordsAdded = 0
+    let bytesRead = 0
+    let done = 0
+    let renewedAt = startedAt
+    for (const item of work) {
+      const { file } = item
+      const parseOptions = { includeSidechains: file.role === "subagent" }
+      const attempt: Effect.Effect<
+        { mode: IndexedFileMode; result: ParseResult; written: FileWriteCounts },
+        TranscriptError | RecallStorageError,
+        TranscriptFileSystem
+      > = Effect.gen(function* () {
+        let mode: IndexedFileMode =
+          item.change === "append" ? "append" : item.change === "rewrite" ? "rewrite" : "new"
+        let result: ParseResult
+        const stateJson =
+          mode === "append" && item.row !== undefined
+            ? yield* Effect.tryPromise({
+                try: () =>
+                  db.kysely
+                    .selectFrom("files")
+                    .select("parse_state")
+                    .where("id", "=", item.row!.id)
+                    .executeTakeFirst(),
+                catch: storageFailure("read", db.path),
+              })
+            : undefined
+        if (mode === "append" && typeof stateJson?.parse_state === "string") {
+          const state = yield* decodeParseState(file.path, stateJson.parse_state)
+          const resumed = yield* Effect.result(parseTranscriptFile(file, state, parseOptions))
+          if (resumed._tag === "Success") result = resumed.success
+          else {
+            mode = "rewrite"
+            result = yield* parseTranscriptFile(file, undefined, parseOptions)
+          }
+        } else {
+          result = yield* parseTranscriptFile(file, undefined, parseOptions)
+        }
+        const now = yield* Clock.currentTimeMillis
+        const written = yield* Effect.try({
+          try: () =>
+            writer.writeFile({
+              file,
+              mode: mode === "append" ? "append" : "full",
+              result,
+              now,
+            }),
+          catch: storageFailure("write", db.path),
+        })
+        return { mode, result, written }
+      })
+      const outcome = yield* Effect.result(attempt)
+      done += 1
+      if (outcome._tag === "Success") {
+        const { mode, result, written } = outcome.success
+        counts[mode] += 1
+        turnsAdded += written.turns
+        chunksAdded += written.chunks
+        rawRecordsAdded += written.rawRecords
+        bytesRead += result.stats.bytesRead
+        emit({
+          _tag: "FileIndexed",
+          path: file.path,
+          mode,
+          done,
+          total: work.length,
+          turns: turnsAdded,
+          chunks: chunksAdded,
+          bytes: bytesRead,
+        })
+      } else {
+        const error = describe(outcome.failure)
+        const recorded = yield* Effect.try({
+          try: () => writer.recordFailure(file, signatureKey(file), error, quarantineAfter),
+          catch: storageFailure("write", db.path),
+        })
+        failed.push({ path: file.path, error, ...recorded })
+        emit({ _tag: "FileFailed", path: file.path, done, total: work.length, error, ...recorded })
+      }
+      // Renew once a quarter of the lease has passed (a write per file would cost a commit).
+      const at = yield* Clock.currentTimeMillis
+      if (at - renewedAt >= leaseMs / 4) {
+        renewedAt = at
+        if (!(yield* renew(at))) {
+          return yield* storageFailure("write", db.path)("the index lock lease was lost mid-run")
+        }
+      }
+    }
+
+    const backlog = yield* Effect.tryPromise({
+      try: () =>
+        db.kysely
+          .selectFrom("chunks")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("needs_embedding", "=", 1)
+          .executeTakeFirstOrThrow(),
+      catch: storageFailure("read", db.path),
+    })
+    const finishedAt = yield* Clock.currentTimeMillis
+    const report: IndexRunReport = {
+      startedAt,
+      finishedAt,
+      discovered: discovery.files.length,
+      unchanged,
+      indexedNew: counts.new,
+      appended: counts.append,
+      rewritten: counts.rewrite,
+      moved,
+      markedMissing: newlyMissing.length,
+      skippedQuarantined,
+      skippedForgotten,
+      failed,
+      turnsAdded,
+      chunksAdded,
+      rawRecordsAdded,
+      bytesRead,
+      embeddingBacklog: Number(backlog.n),
+      missingRoots: discovery.missingRoots,
+      problems: discovery.problems,
+    }
+    yield* Effect.tryPromise({
+      try: () =>
+        db.kysely
+          .insertInto("meta")
+          .values({ key: "last_run", value: JSON.stringify(report) })
+          .onConflict((oc) => oc.column("key").doUpdateSet({ value: JSON.stringify(report) }))
+          .execute(),
+      catch: storageFailure("write", db.path),
+    })
+    emit({ _tag: "Finished", report })
+    return report
+  })

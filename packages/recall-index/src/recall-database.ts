@@ -1,0 +1,132 @@
+/**
+ * The recall index database: one SQLite file opened with better-sqlite3, sqlite-vec loaded, WAL
+ * and a busy timeout set, foreign keys on, migrated to the latest schema through Kysely's
+ * `Migrator`. Guarantees: the data directory is created 0700 and the database file 0600 (SQLite
+ * gives the WAL and shm files the same mode); the handle is closed when the scope closes; driver
+ * failures become {@link RecallStorageError}. It holds no indexing rules.
+ */
+import type BetterSqlite3 from "better-sqlite3"
+import type { Database } from "better-sqlite3"
+import { Context, Effect, Layer } from "effect"
+import type { Scope } from "effect"
+import { Kysely, Migrator, SqliteDialect } from "kysely"
+import { closeSync, existsSync, mkdirSync, openSync } from "node:fs"
+import { join } from "node:path"
+import { RECALL_DATABASE_FILE } from "./data-directory.js"
+import { RecallStorageError } from "./errors.js"
+import type { RecallStorageOperation } from "./errors.js"
+import { recallMigrationProvider } from "./recall-schema.js"
+import type { RecallTables } from "./recall-schema.js"
+
+/** An open recall database: Kysely for queries, the raw handle for prepared bulk writes. */
+export interface RecallDatabaseShape {
+  readonly path: string
+  readonly kysely: Kysely<RecallTables>
+  readonly sqlite: Database
+}
+
+/** Service key for the open recall database. */
+export class RecallDatabase extends Context.Service<RecallDatabase, RecallDatabaseShape>()(
+  "@baton/recall-index/RecallDatabase",
+) {}
+
+/** Where to open the database. */
+export interface RecallDatabaseOptions {
+  /** The Baton data directory (see `batonDataDir`); created 0700 when missing. */
+  readonly dataDir: string
+  /** Database file name; default `recall-index.db`. */
+  readonly fileName?: string
+  /** SQLite `busy_timeout` in milliseconds; default 5 000. */
+  readonly busyTimeoutMs?: number
+}
+
+/** Wraps a driver failure as a {@link RecallStorageError}. */
+export const storageFailure =
+  (operation: RecallStorageOperation, path: string) =>
+  (cause: unknown): RecallStorageError =>
+    new RecallStorageError({
+      operation,
+      path,
+      reason: cause instanceof Error ? cause.message : String(cause),
+    })
+
+// better-sqlite3 is CommonJS: under Node's ESM loader its `module.exports` arrives as `default`.
+interface DriverModule {
+  readonly default: typeof BetterSqlite3
+}
+
+const openFile = (
+  path: string,
+  busyTimeoutMs: number,
+): Effect.Effect<Database, RecallStorageError> =>
+  Effect.tryPromise({
+    try: async (): Promise<Database> => {
+      const { default: Driver } = (await import("better-sqlite3")) as unknown as DriverModule
+      const vec = await import("sqlite-vec")
+      if (!existsSync(path)) closeSync(openSync(path, "a", 0o600))
+      const db = new Driver(path)
+      try {
+        vec.load(db)
+        db.pragma("journal_mode = WAL")
+        db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`)
+        db.pragma("foreign_keys = ON")
+        db.pragma("synchronous = NORMAL")
+        db.pragma("cache_size = -65536")
+        db.pragma("temp_store = MEMORY")
+      } catch (error) {
+        db.close()
+        throw error
+      }
+      return db
+    },
+    catch: storageFailure("open", path),
+  })
+
+const migrate = (
+  kysely: Kysely<RecallTables>,
+  path: string,
+): Effect.Effect<void, RecallStorageError> =>
+  Effect.tryPromise({
+    try: async (): Promise<void> => {
+      const migrator = new Migrator({ db: kysely, provider: recallMigrationProvider })
+      const { error } = await migrator.migrateToLatest()
+      if (error !== undefined) throw error
+    },
+    catch: storageFailure("migrate", path),
+  })
+
+/** Opens (creating and migrating when needed) the recall database; closed with the scope. */
+export const openRecallDatabase = (
+  options: RecallDatabaseOptions,
+): Effect.Effect<RecallDatabaseShape, RecallStorageError, Scope.Scope> => {
+  const path = join(options.dataDir, options.fileName ?? RECALL_DATABASE_FILE)
+  return Effect.acquireRelease(
+    Effect.gen(function* () {
+      yield* Effect.try({
+        try: () => mkdirSync(options.dataDir, { recursive: true, mode: 0o700 }),
+        catch: storageFailure("create-directory", options.dataDir),
+      })
+      const sqlite = yield* openFile(path, options.busyTimeoutMs ?? 5000)
+      const kysely = new Kysely<RecallTables>({ dialect: new SqliteDialect({ database: sqlite }) })
+      const shape: RecallDatabaseShape = { path, kysely, sqlite }
+      yield* migrate(kysely, path).pipe(
+        Effect.tapError(() => Effect.promise(() => kysely.destroy())),
+      )
+      return shape
+    }),
+    (shape) =>
+      Effect.promise(() => shape.kysely.destroy()).pipe(
+        Effect.andThen(
+          Effect.sync(() => {
+            if (shape.sqlite.open) shape.sqlite.close()
+          }),
+        ),
+      ),
+  )
+}
+
+/** Layer opening the recall database for the layer's lifetime. */
+export const recallDatabaseLayer = (
+  options: RecallDatabaseOptions,
+): Layer.Layer<RecallDatabase, RecallStorageError> =>
+  Layer.effect(RecallDatabase, openRecallDatabase(options))

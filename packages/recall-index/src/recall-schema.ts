@@ -1,0 +1,291 @@
+/**
+ * The recall index schema: Kysely table types and the in-code migrations the `Migrator` runs.
+ * Guarantees: migrations only ever append (never edit a shipped one); every child row cascades
+ * from its turn or session, so deleting a session or a file's turns leaves no orphan; the FTS
+ * index is external-content over `chunks` and kept in step by triggers (rowid = chunk id).
+ */
+import { sql } from "kysely"
+import type { Generated, Kysely, Migration, MigrationProvider } from "kysely"
+
+/** Schema version written to `meta.schema_version` by the latest migration. */
+export const RECALL_SCHEMA_VERSION = 1
+
+/** FTS5 tokenizer of `chunks_fts` (see README "Decisions" for the measurement). */
+export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+/** Lifecycle of a transcript file row. */
+export type FileStatus = "indexed" | "failed" | "quarantined" | "missing" | "forgotten"
+
+/** `files`: one row per transcript path ever indexed. */
+export interface FilesTable {
+  readonly id: Generated<number>
+  readonly path: string
+  readonly source: string
+  readonly role: string
+  readonly compression: string
+  readonly size: number
+  readonly mtime_ms: number
+  readonly inode: number
+  readonly head_hash: string
+  readonly indexed_offset: number
+  readonly parse_state: string | null
+  readonly status: FileStatus
+  readonly failure_count: number
+  readonly failed_signature: string | null
+  readonly last_error: string | null
+  readonly indexed_at: number | null
+}
+
+/** `sessions`: one row per (source, session id). */
+export interface SessionsTable {
+  readonly id: Generated<number>
+  readonly source: string
+  readonly session_id: string
+  readonly file_id: number | null
+  readonly cwd: string | null
+  readonly repo_root: string | null
+  readonly git_branch: string | null
+  readonly title: string | null
+  readonly first_prompt: string | null
+  readonly originator: string | null
+  readonly started_at: string | null
+  readonly ended_at: string | null
+  readonly headless: number
+  readonly subagent: number
+  readonly parent_session_id: string | null
+  readonly forked_from: string | null
+  readonly turn_count: number
+  readonly last_activity: string | null
+}
+
+/** `turns`: conversational turns, ordered by `ordinal` within their file. */
+export interface TurnsTable {
+  readonly id: Generated<number>
+  readonly session_row: number
+  readonly file_id: number | null
+  readonly turn_id: string
+  readonly ordinal: number
+  readonly role: string
+  readonly timestamp: string | null
+  readonly start_offset: number
+  readonly end_offset: number
+  readonly sidechain: number
+  readonly surface_count: number
+}
+
+/** `raw_records`: every decoded line (rendered, masked); `turn_row` null for a file preamble. */
+export interface RawRecordsTable {
+  readonly id: Generated<number>
+  readonly turn_row: number | null
+  readonly session_row: number | null
+  readonly file_id: number | null
+  readonly offset: number
+  readonly length: number
+  readonly record_type: string
+  readonly kind: string
+  readonly timestamp: string | null
+  readonly text: string
+  readonly truncated: number
+  readonly skip_for_grep: number
+}
+
+/** `chunks`: embeddable windows of surface text. */
+export interface ChunksTable {
+  readonly id: Generated<number>
+  readonly turn_row: number
+  readonly surface_index: number
+  readonly chunk_index: number
+  readonly role: string
+  readonly char_start: number
+  readonly char_end: number
+  readonly text: string
+  readonly content_hash: string
+  readonly needs_embedding: number
+}
+
+/** `embedders`: one row per embedder fingerprint with its lazily created vec0 table. */
+export interface EmbeddersTable {
+  readonly fingerprint: string
+  readonly dim: number
+  readonly vec_table: string
+  readonly created_at: number
+}
+
+/** `vector_keys`: (embedder, content hash) → rowid of the vector in that embedder's vec0 table. */
+export interface VectorKeysTable {
+  readonly id: Generated<number>
+  readonly fingerprint: string
+  readonly content_hash: string
+}
+
+/** `meta`: key/value facts about the index (schema version, embedder, last run). */
+export interface MetaTable {
+  readonly key: string
+  readonly value: string
+}
+
+/** `index_lock`: at most one row, the indexer currently holding the lease. */
+export interface IndexLockTable {
+  readonly id: number
+  readonly pid: number
+  readonly run_token: string
+  readonly acquired_at: number
+  readonly lease_until: number
+}
+
+/** Every table Kysely sees. */
+export interface RecallTables {
+  readonly files: FilesTable
+  readonly sessions: SessionsTable
+  readonly turns: TurnsTable
+  readonly raw_records: RawRecordsTable
+  readonly chunks: ChunksTable
+  readonly embedders: EmbeddersTable
+  readonly vector_keys: VectorKeysTable
+  readonly meta: MetaTable
+  readonly index_lock: IndexLockTable
+}
+
+const initial: Migration = {
+  up: async (db: Kysely<unknown>): Promise<void> => {
+    const statements = [
+      `create table meta (key text primary key, value text not null) strict`,
+      `create table files (
+        id integer primary key,
+        path text not null unique,
+        source text not null,
+        role text not null,
+        compression text not null,
+        size integer not null,
+        mtime_ms real not null,
+        inode integer not null,
+        head_hash text not null,
+        indexed_offset integer not null default 0,
+        parse_state text,
+        status text not null,
+        failure_count integer not null default 0,
+        failed_signature text,
+        last_error text,
+        indexed_at integer
+      ) strict`,
+      `create index files_head_hash on files(head_hash)`,
+      `create table sessions (
+        id integer primary key,
+        source text not null,
+        session_id text not null,
+        file_id integer references files(id) on delete set null,
+        cwd text,
+        repo_root text,
+        git_branch text,
+        title text,
+        first_prompt text,
+        originator text,
+        started_at text,
+        ended_at text,
+        headless integer not null default 0,
+        subagent integer not null default 0,
+        parent_session_id text,
+        forked_from text,
+        turn_count integer not null default 0,
+        last_activity text,
+        unique (source, session_id)
+      ) strict`,
+      `create index sessions_file on sessions(file_id)`,
+      `create index sessions_repo_root on sessions(repo_root)`,
+      `create index sessions_last_activity on sessions(last_activity)`,
+      `create table turns (
+        id integer primary key,
+        session_row integer not null references sessions(id) on delete cascade,
+        file_id integer references files(id) on delete set null,
+        turn_id text not null,
+        ordinal integer not null,
+        role text not null,
+        timestamp text,
+        start_offset integer not null,
+        end_offset integer not null,
+        sidechain integer not null default 0,
+        surface_count integer not null default 0
+      ) strict`,
+      `create index turns_file_ordinal on turns(file_id, ordinal)`,
+      `create index turns_session_ordinal on turns(session_row, ordinal)`,
+      `create index turns_turn_id on turns(turn_id)`,
+      `create index turns_timestamp on turns(timestamp)`,
+      `create table raw_records (
+        id integer primary key,
+        turn_row integer references turns(id) on delete cascade,
+        session_row integer references sessions(id) on delete cascade,
+        file_id integer references files(id) on delete set null,
+        offset integer not null,
+        length integer not null,
+        record_type text not null,
+        kind text not null,
+        timestamp text,
+        text text not null,
+        truncated integer not null default 0,
+        skip_for_grep integer not null default 0
+      ) strict`,
+      `create index raw_records_turn on raw_records(turn_row)`,
+      `create index raw_records_session on raw_records(session_row)`,
+      `create index raw_records_preamble on raw_records(file_id) where turn_row is null`,
+      `create table chunks (
+        id integer primary key,
+        turn_row integer not null references turns(id) on delete cascade,
+        surface_index integer not null,
+        chunk_index integer not null,
+        role text not null,
+        char_start integer not null,
+        char_end integer not null,
+        text text not null,
+        content_hash text not null,
+        needs_embedding integer not null default 1
+      ) strict`,
+      `create index chunks_turn on chunks(turn_row)`,
+      `create index chunks_content_hash on chunks(content_hash)`,
+      `create index chunks_backlog on chunks(needs_embedding) where needs_embedding = 1`,
+      `create virtual table chunks_fts using fts5(
+        text, content='chunks', content_rowid='id', tokenize='${FTS_TOKENIZER}'
+      )`,
+      `create trigger chunks_fts_insert after insert on chunks begin
+        insert into chunks_fts(rowid, text) values (new.id, new.text);
+      end`,
+      `create trigger chunks_fts_delete after delete on chunks begin
+        insert into chunks_fts(chunks_fts, rowid, text) values ('delete', old.id, old.text);
+      end`,
+      `create trigger chunks_fts_update after update of text on chunks begin
+        insert into chunks_fts(chunks_fts, rowid, text) values ('delete', old.id, old.text);
+        insert into chunks_fts(rowid, text) values (new.id, new.text);
+      end`,
+      `create table embedders (
+        fingerprint text primary key,
+        dim integer not null,
+        vec_table text not null unique,
+        created_at integer not null
+      ) strict`,
+      `create table vector_keys (
+        id integer primary key,
+        fingerprint text not null references embedders(fingerprint) on delete cascade,
+        content_hash text not null,
+        unique (fingerprint, content_hash)
+      ) strict`,
+      `create table index_lock (
+        id integer primary key check (id = 1),
+        pid integer not null,
+        run_token text not null,
+        acquired_at integer not null,
+        lease_until integer not null
+      ) strict`,
+      `insert into meta(key, value) values ('schema_version', '1')`,
+    ]
+    for (const statement of statements) await sql.raw(statement).execute(db)
+  },
+}
+
+/** The migrations, in order; Kysely's `Migrator` applies the missing ones. */
+export const recallMigrations: Readonly<Record<string, Migration>> = {
+  "0001_initial": initial,
+}
+
+/** In-code provider for Kysely's `Migrator`. */
+export const recallMigrationProvider: MigrationProvider = {
+  getMigrations: () => Promise.resolve({ ...recallMigrations }),
+}

@@ -1,0 +1,116 @@
+/**
+ * Decoders for what the index reads back from SQLite: file signature rows and the serialised
+ * `ParseState`. Rows are decoded at the boundary with effect/Schema, so a corrupted or foreign
+ * database surfaces as a {@link RecallStorageError}, never as a wrong resume point.
+ */
+import { Effect, Schema } from "effect"
+import { RecallStorageError } from "./errors.js"
+import type { ParseState } from "./transcript-model.js"
+
+const Source = Schema.Literals(["claude", "codex"])
+const Role = Schema.Literals(["user", "assistant"])
+const opt = <S extends Schema.Constraint>(schema: S) => Schema.optionalKey(schema)
+
+const SessionSchema = Schema.Struct({
+  source: Source,
+  sessionId: Schema.String,
+  cwd: opt(Schema.String),
+  gitBranch: opt(Schema.String),
+  startedAt: opt(Schema.String),
+  endedAt: opt(Schema.String),
+  title: opt(Schema.String),
+  firstPrompt: opt(Schema.String),
+  originator: opt(Schema.String),
+  cliVersion: opt(Schema.String),
+  headless: Schema.Boolean,
+  subagent: Schema.Boolean,
+  parentSessionId: opt(Schema.String),
+  agentId: opt(Schema.String),
+  forkedFrom: opt(Schema.String),
+})
+
+const ParseStateSchema = Schema.Struct({
+  version: Schema.Literal(1),
+  source: Source,
+  nextOffset: Schema.Number,
+  nextOrdinal: Schema.Number,
+  openTurn: opt(
+    Schema.Struct({
+      id: Schema.String,
+      sessionId: Schema.String,
+      role: Role,
+      sidechain: Schema.Boolean,
+      ordinal: Schema.Number,
+    }),
+  ),
+  sessions: Schema.Array(SessionSchema),
+  codex: opt(
+    Schema.Struct({
+      threadId: opt(Schema.String),
+      metaSeen: Schema.Boolean,
+      subagent: Schema.Boolean,
+      window: Schema.Array(
+        Schema.Tuple([Schema.String, Schema.Record(Schema.String, Schema.Number)]),
+      ),
+    }),
+  ),
+})
+
+const ParseStateJson = Schema.fromJsonString(ParseStateSchema)
+
+/** Decodes a stored `files.parse_state` column. */
+export const decodeParseState = (
+  path: string,
+  json: string,
+): Effect.Effect<ParseState, RecallStorageError> =>
+  Schema.decodeUnknownEffect(ParseStateJson)(json).pipe(
+    Effect.mapError(
+      (error) => new RecallStorageError({ operation: "decode", path, reason: error.message }),
+    ),
+  )
+
+const FileStatus = Schema.Literals(["indexed", "failed", "quarantined", "missing", "forgotten"])
+
+/** A `files` row as the indexer compares it. */
+export const StoredFileRow = Schema.Struct({
+  id: Schema.Number,
+  path: Schema.String,
+  source: Source,
+  compression: Schema.Literals(["none", "zstd"]),
+  size: Schema.Number,
+  mtime_ms: Schema.Number,
+  inode: Schema.Number,
+  head_hash: Schema.String,
+  indexed_offset: Schema.Number,
+  /** 1 when a parse state is stored (fetched separately, only for files that resume). */
+  resumable: Schema.Literals([0, 1]),
+  status: FileStatus,
+  failure_count: Schema.Number,
+  failed_signature: Schema.NullOr(Schema.String),
+})
+
+/** A decoded `files` row. */
+export type StoredFile = typeof StoredFileRow.Type
+
+/** Decodes rows from `select … from files`. */
+export const decodeFileRows = (
+  path: string,
+  rows: ReadonlyArray<unknown>,
+): Effect.Effect<ReadonlyArray<StoredFile>, RecallStorageError> =>
+  Schema.decodeUnknownEffect(Schema.Array(StoredFileRow))(rows).pipe(
+    Effect.mapError(
+      (error) => new RecallStorageError({ operation: "decode", path, reason: error.message }),
+    ),
+  )
+
+/** Decodes any row set with `schema`, classifying a mismatch as a storage decode error. */
+export const decodeRows = <S extends Schema.Decoder<unknown>>(
+  schema: S,
+  path: string,
+  rows: unknown,
+): Effect.Effect<S["Type"], RecallStorageError> =>
+  Schema.decodeUnknownEffect(schema)(rows).pipe(
+    Effect.mapError(
+      (error) => new RecallStorageError({ operation: "decode", path, reason: error.message }),
+    ),
+  )

@@ -1,0 +1,93 @@
+/**
+ * Per-embedder vector storage: each embedder fingerprint (provider/model/dim) gets its own vec0
+ * table, created lazily, so switching models never mixes spaces and the old space keeps serving
+ * while the new one fills. Vectors are keyed by `vector_keys (fingerprint, content_hash)`: one
+ * vector per distinct chunk text per model, shared by every copy of that text. Activating an
+ * embedder recomputes the `chunks.needs_embedding` backlog against its keys. No embedding here.
+ */
+import { Clock, Effect } from "effect"
+import { RecallStorageError } from "./errors.js"
+import { RecallDatabase, storageFailure } from "./recall-database.js"
+
+/** The active embedder and its vec0 table. */
+export interface ActiveEmbedder {
+  readonly fingerprint: string
+  readonly dim: number
+  readonly vecTable: string
+  /** Chunks without a vector in this embedder's space. */
+  readonly backlog: number
+}
+
+/**
+ * Creates (once) the vec0 table of `fingerprint` with `float[dim]` vectors, records it as the
+ * index's embedder in `meta`, and marks every chunk lacking its vector as needing embedding.
+ */
+export const activateEmbedder = (
+  fingerprint: string,
+  dim: number,
+): Effect.Effect<ActiveEmbedder, RecallStorageError, RecallDatabase> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    const now = yield* Clock.currentTimeMillis
+    return yield* Number.isInteger(dim) && dim > 0 && dim <= 8192
+      ? Effect.try({
+          try: () =>
+            db.sqlite
+              .transaction((now: number): ActiveEmbedder | string => {
+                const known = db.sqlite
+                  .prepare("select dim, vec_table from embedders where fingerprint = ?")
+                  .get(fingerprint) as { dim: number; vec_table: string } | undefined
+                if (known !== undefined && known.dim !== dim) {
+                  return `embedder ${fingerprint} is stored with dimension ${known.dim}, not ${dim}`
+                }
+                let vecTable = known?.vec_table
+                if (vecTable === undefined) {
+                  const next = db.sqlite
+                    .prepare("select coalesce(max(rowid), 0) + 1 as n from embedders")
+                    .get() as { n: number }
+                  vecTable = `vec_${next.n}`
+                  db.sqlite.exec(
+                    `create virtual table ${vecTable} using vec0(embedding float[${dim}])`,
+                  )
+                  db.sqlite
+                    .prepare(
+                      "insert into embedders (fingerprint, dim, vec_table, created_at) values (?, ?, ?, ?)",
+                    )
+                    .run(fingerprint, dim, vecTable, now)
+                }
+                db.sqlite
+                  .prepare(
+                    "insert into meta (key, value) values ('embedder_fingerprint', ?) on conflict(key) do update set value = excluded.value",
+                  )
+                  .run(fingerprint)
+                db.sqlite
+                  .prepare(
+                    `update chunks set needs_embedding = not exists (
+                       select 1 from vector_keys k
+                       where k.fingerprint = ? and k.content_hash = chunks.content_hash)`,
+                  )
+                  .run(fingerprint)
+                const backlog = db.sqlite
+                  .prepare("select count(*) as n from chunks where needs_embedding = 1")
+                  .get() as { n: number }
+                return { fingerprint, dim, vecTable, backlog: backlog.n }
+              })
+              .immediate(now),
+          catch: storageFailure("write", db.path),
+        }).pipe(
+          Effect.flatMap((out) =>
+            typeof out === "string"
+              ? Effect.fail(
+                  new RecallStorageError({ operation: "write", path: db.path, reason: out }),
+                )
+              : Effect.succeed(out),
+          ),
+        )
+      : Effect.fail(
+          new RecallStorageError({
+            operation: "write",
+            path: db.path,
+            reason: `vector dimension must be an integer in 1..8192, got ${dim}`,
+          }),
+        )
+  })

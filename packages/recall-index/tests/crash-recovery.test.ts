@@ -1,0 +1,113 @@
+// A real child indexer killed with SIGKILL mid-run leaves a consistent database, and the next
+// run finishes with exactly the rows of a clean run.
+import { Effect } from "effect"
+import { spawn } from "node:child_process"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, describe, expect, it } from "vitest"
+import { indexTranscripts, RecallDatabase } from "@baton/recall-index"
+import { generateBulkCorpus } from "@baton/recall-index/testing"
+import { counts, runIndex, tempDir, withIndex, writeTree } from "./index-harness.js"
+
+const home = tempDir("crash-home")
+const data = tempDir("crash-data")
+afterAll(() => {
+  home.dispose()
+  data.dispose()
+})
+
+const child = fileURLToPath(new URL("./fixtures/index-child.mjs", import.meta.url))
+
+/**
+ * Starts the child; once it has indexed `after` files runs `whileRunning` (the child is still
+ * holding the lock), then SIGKILLs it.
+ */
+const killMidRun = (
+  dataDir: string,
+  after: number,
+  whileRunning: (pid: number) => Promise<void> = () => Promise.resolve(),
+): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [child, dataDir, home.path], {
+      stdio: ["ignore", "pipe", "pipe"],
+    })
+    let seen = 0
+    let stderr = ""
+    let triggered = false
+    proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+    proc.stdout.on("data", (d: Buffer) => {
+      seen += d
+        .toString()
+        .split("\n")
+        .filter((l) => l.startsWith("indexed")).length
+      if (seen >= after && !triggered) {
+        triggered = true
+        proc.stdout.pause()
+        whileRunning(proc.pid!).then(
+          () => proc.kill("SIGKILL"),
+          (error: unknown) => {
+            proc.kill("SIGKILL")
+            reject(error instanceof Error ? error : new Error(String(error)))
+          },
+        )
+      }
+    })
+    proc.on("exit", (code, signal) => {
+      if (signal === "SIGKILL") resolve(seen)
+      else reject(new Error(`child exited ${code} before the kill: ${stderr}`))
+    })
+  })
+
+describe("crash consistency", () => {
+  it("recovers from kill -9 mid-run to the same rows as a clean run", async () => {
+    const corpus = generateBulkCorpus({
+      homeDir: home.path,
+      files: 200,
+      seed: 5,
+      exchangesPerFile: 10,
+    })
+    writeTree(corpus.files)
+    const environment = {
+      env: { CLAUDE_CONFIG_DIR: corpus.claudeConfigDir, CODEX_HOME: join(home.path, ".codex") },
+      homeDir: home.path,
+    }
+    const crashed = join(data.path, "crashed")
+    let busy: unknown
+    const seen = await killMidRun(crashed, 30, async (pid) => {
+      // A second indexer while the child holds the lock gets a clear answer, not a crash.
+      busy = await withIndex(crashed, Effect.flip(indexTranscripts({ environment })))
+      expect(busy).toMatchObject({ _tag: "IndexBusyError", pid })
+      expect((busy as { message: string }).message).toBe(
+        `the recall index is being updated by pid ${pid}`,
+      )
+    })
+    expect(busy).toBeDefined()
+    expect(seen).toBeGreaterThanOrEqual(30)
+
+    const integrity = await withIndex(
+      crashed,
+      Effect.gen(function* () {
+        const db = yield* RecallDatabase
+        db.sqlite.prepare("insert into chunks_fts(chunks_fts) values ('integrity-check')").run()
+        return {
+          check: db.sqlite.pragma("integrity_check", { simple: true }),
+          fk: db.sqlite.pragma("foreign_key_check"),
+          files: (db.sqlite.prepare("select count(*) as n from files").get() as { n: number }).n,
+          lock: db.sqlite.prepare("select pid from index_lock").all(),
+        }
+      }),
+    )
+    expect(integrity.check).toBe("ok")
+    expect(integrity.fk).toEqual([])
+    expect(integrity.files).toBeGreaterThanOrEqual(30)
+    expect(integrity.files).toBeLessThan(200)
+    expect(integrity.lock).toHaveLength(1) // the dead child's row, taken over below
+
+    const resumed = await runIndex(crashed, { environment })
+    expect(resumed.unchanged).toBe(integrity.files)
+    expect(resumed.indexedNew).toBe(200 - integrity.files)
+    const clean = join(data.path, "clean")
+    await runIndex(clean, { environment })
+    expect(await counts(crashed)).toEqual(await counts(clean))
+  }, 120_000)
+})

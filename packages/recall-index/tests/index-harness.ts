@@ -1,0 +1,137 @@
+// Shared setup for the indexer tests: a temp home with transcripts on the real file system, a
+// real temp-file database, and row snapshots that ignore row ids.
+import { Effect, Layer } from "effect"
+import type { Scope } from "effect"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import {
+  indexTranscripts,
+  matchChunks,
+  nodeIndexerProcessLayer,
+  nodeTranscriptFileSystem,
+  RecallDatabase,
+  recallDatabaseLayer,
+  TranscriptFileSystem,
+} from "@baton/recall-index"
+import type {
+  IndexerProcess,
+  IndexOptions,
+  IndexRunReport,
+  TranscriptFileSystemShape,
+} from "@baton/recall-index"
+
+/** A temp directory removed by `dispose`. */
+export const tempDir = (prefix: string): { path: string; dispose: () => void } => {
+  const path = mkdtempSync(join(tmpdir(), `baton-${prefix}-`))
+  return { path, dispose: () => rmSync(path, { recursive: true, force: true }) }
+}
+
+/** Writes `files` (absolute paths) to disk. */
+export const writeTree = (files: Readonly<Record<string, string | Uint8Array>>): void => {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(path), { recursive: true })
+    writeFileSync(path, content)
+  }
+}
+
+/** A file system that counts the bytes read per path. */
+export const countingFileSystem = (): {
+  readonly layer: Layer.Layer<TranscriptFileSystem>
+  readonly bytesRead: Map<string, number>
+} => {
+  const bytesRead = new Map<string, number>()
+  const shape: TranscriptFileSystemShape = {
+    ...nodeTranscriptFileSystem,
+    read: (path, offset, length) =>
+      nodeTranscriptFileSystem
+        .read(path, offset, length)
+        .pipe(
+          Effect.tap((bytes) =>
+            Effect.sync(() => bytesRead.set(path, (bytesRead.get(path) ?? 0) + bytes.length)),
+          ),
+        ),
+  }
+  return { layer: Layer.succeed(TranscriptFileSystem, shape), bytesRead }
+}
+
+type Env = RecallDatabase | TranscriptFileSystem | IndexerProcess
+
+/** Runs `effect` against the database in `dataDir` (opened and closed around it). */
+export const withIndex = <A, E>(
+  dataDir: string,
+  effect: Effect.Effect<A, E, Env | Scope.Scope>,
+  fsLayer: Layer.Layer<TranscriptFileSystem> = Layer.succeed(
+    TranscriptFileSystem,
+    nodeTranscriptFileSystem,
+  ),
+  processLayer: Layer.Layer<IndexerProcess> = nodeIndexerProcessLayer,
+): Promise<A> =>
+  Effect.runPromise(
+    Effect.scoped(effect).pipe(
+      Effect.provide(Layer.mergeAll(recallDatabaseLayer({ dataDir }), fsLayer, processLayer)),
+    ),
+  )
+
+/** Runs one indexing pass. */
+export const runIndex = (
+  dataDir: string,
+  options: IndexOptions,
+  fsLayer?: Layer.Layer<TranscriptFileSystem>,
+): Promise<IndexRunReport> => withIndex(dataDir, indexTranscripts(options), fsLayer)
+
+/** Every stored row that matters, without row ids, in a stable order. */
+export const snapshot = (dataDir: string, words: ReadonlyArray<string> = []) =>
+  withIndex(
+    dataDir,
+    Effect.gen(function* () {
+      const db = yield* RecallDatabase
+      const all = (sql: string) => db.sqlite.prepare(sql).all()
+      const fts: Record<string, ReadonlyArray<string>> = {}
+      for (const word of words) {
+        fts[word] = (yield* matchChunks(word, { limit: 1000 }))
+          .map((m) => `${m.sessionId}/${m.turnId}/${m.text.length}`)
+          .sort()
+      }
+      return {
+        files: all(
+          "select path, source, status, indexed_offset, failure_count from files order by path",
+        ),
+        sessions: all(`select s.source, s.session_id, s.cwd, s.repo_root, s.title, s.first_prompt,
+            s.started_at, s.ended_at, s.headless, s.subagent, s.parent_session_id, s.turn_count,
+            s.last_activity, f.path from sessions s left join files f on f.id = s.file_id
+            order by s.source, s.session_id`),
+        turns: all(`select f.path, s.session_id, t.turn_id, t.ordinal, t.role, t.timestamp,
+            t.start_offset, t.end_offset, t.sidechain, t.surface_count
+            from turns t join sessions s on s.id = t.session_row left join files f on f.id = t.file_id
+            order by f.path, t.ordinal`),
+        rawRecords: all(`select f.path, t.ordinal, r.offset, r.length, r.record_type, r.kind,
+            r.timestamp, r.text, r.truncated, r.skip_for_grep
+            from raw_records r left join turns t on t.id = r.turn_row
+            left join files f on f.id = r.file_id order by f.path, r.offset`),
+        chunks: all(`select f.path, t.ordinal, c.surface_index, c.chunk_index, c.role,
+            c.char_start, c.char_end, c.text, c.content_hash, c.needs_embedding
+            from chunks c join turns t on t.id = c.turn_row left join files f on f.id = t.file_id
+            order by f.path, t.ordinal, c.surface_index, c.chunk_index`),
+        ftsRows: all("select count(*) as n from chunks_fts"),
+        fts,
+      }
+    }),
+  )
+
+/** Row counts per table. */
+export const counts = (dataDir: string) =>
+  withIndex(
+    dataDir,
+    Effect.gen(function* () {
+      const db = yield* RecallDatabase
+      return db.sqlite
+        .prepare(
+          `select (select count(*) from files) as files, (select count(*) from sessions) as sessions,
+            (select count(*) from turns) as turns, (select count(*) from raw_records) as raw,
+            (select count(*) from chunks) as chunks,
+            (select count(*) from chunks_fts where chunks_fts match '"frost" OR "retry"') as fts`,
+        )
+        .get() as Record<string, number>
+    }),
+  )

@@ -1,0 +1,362 @@
+// The incremental indexer against real temp files and a real temp-file SQLite database:
+// schema and migrations, signature decisions, resume cost, idempotence, quarantine, lock,
+// prune / forget and FTS escaping.
+import { Effect, Layer } from "effect"
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs"
+import { dirname, join } from "node:path"
+import { afterEach, describe, expect, it } from "vitest"
+import {
+  forgetSessions,
+  ftsMatchExpression,
+  indexStatus,
+  indexTranscripts,
+  IndexerProcess,
+  matchChunks,
+  nodeTranscriptFileSystem,
+  pruneDeleted,
+  RecallDatabase,
+  TranscriptFileSystem,
+  TranscriptReadError,
+} from "@baton/recall-index"
+import type { IndexProgressEvent } from "@baton/recall-index"
+import { claudeExchange, generateFixtureCorpus, seededRandom } from "@baton/recall-index/testing"
+import {
+  countingFileSystem,
+  counts,
+  runIndex,
+  snapshot,
+  tempDir,
+  withIndex,
+  writeTree,
+} from "./index-harness.js"
+
+const cleanups: Array<() => void> = []
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c()
+})
+
+const setup = (seed = 3) => {
+  const home = tempDir("home")
+  const data = tempDir("data")
+  cleanups.push(home.dispose, data.dispose)
+  const corpus = generateFixtureCorpus({ seed, homeDir: home.path })
+  writeTree(corpus.files)
+  const environment = {
+    env: { CLAUDE_CONFIG_DIR: corpus.claudeConfigDir, CODEX_HOME: corpus.codexHome },
+    homeDir: home.path,
+  }
+  return { home: home.path, dataDir: join(data.path, "baton"), corpus, environment }
+}
+
+const claudeSession = (corpus: ReturnType<typeof generateFixtureCorpus>) => {
+  const e = corpus.expectations.find(
+    (x) =>
+      x.source === "claude" && x.discovered && x.role !== "subagent" && x.path.endsWith(".jsonl"),
+  )!
+  return e.path
+}
+
+describe("recall database", () => {
+  it("creates the data directory 0700 and the database 0600, migrates, and re-opens", async () => {
+    const { dataDir } = setup()
+    const tables = await withIndex(
+      dataDir,
+      Effect.gen(function* () {
+        const db = yield* RecallDatabase
+        return db.sqlite
+          .prepare("select name from sqlite_master where type in ('table') order by name")
+          .all()
+          .map((r) => (r as { name: string }).name)
+      }),
+    )
+    expect(tables).toEqual(
+      expect.arrayContaining([
+        "chunks",
+        "chunks_fts",
+        "embedders",
+        "files",
+        "index_lock",
+        "meta",
+        "raw_records",
+        "sessions",
+        "turns",
+        "vector_keys",
+        "kysely_migration",
+      ]),
+    )
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700)
+    expect(statSync(join(dataDir, "recall-index.db")).mode & 0o777).toBe(0o600)
+    const again = await withIndex(
+      dataDir,
+      Effect.gen(function* () {
+        const db = yield* RecallDatabase
+        return {
+          journal: db.sqlite.pragma("journal_mode", { simple: true }),
+          version: db.sqlite.prepare("select value from meta where key = 'schema_version'").get(),
+          migrations: db.sqlite.prepare("select name from kysely_migration").all(),
+          vec: db.sqlite.prepare("select vec_version() as v").get(),
+        }
+      }),
+    )
+    expect(again.journal).toBe("wal")
+    expect(again.version).toEqual({ value: "1" })
+    expect(again.migrations).toEqual([{ name: "0001_initial" }])
+    expect(again.vec).toEqual({ v: expect.stringMatching(/^v0\.1\./) })
+  })
+})
+
+describe("indexTranscripts", () => {
+  it("indexes the synthetic corpus, reports progress, and is idempotent", async () => {
+    const { dataDir, environment } = setup()
+    const events: Array<IndexProgressEvent> = []
+    const first = await runIndex(dataDir, { environment, onProgress: (e) => events.push(e) })
+    expect(first.indexedNew).toBeGreaterThan(20)
+    expect(first.failed).toEqual([])
+    expect(first.turnsAdded).toBeGreaterThan(0)
+    expect(events[0]?._tag).toBe("Planned")
+    expect(events.at(-1)?._tag).toBe("Finished")
+    expect(events.filter((e) => e._tag === "FileIndexed")).toHaveLength(first.indexedNew)
+    const words = ["frost", "retry", "ledger"]
+    const before = await snapshot(dataDir, words)
+    const second = await runIndex(dataDir, { environment })
+    expect(second.unchanged).toBe(first.discovered)
+    expect(second.indexedNew + second.appended + second.rewritten).toBe(0)
+    expect(second.bytesRead).toBe(0)
+    expect(await snapshot(dataDir, words)).toEqual(before)
+    expect(before.chunks.length).toBe(before.ftsRows[0] && (before.ftsRows[0] as { n: number }).n)
+    expect(before.fts["frost"]!.length).toBeGreaterThan(0)
+  })
+
+  it("resumes an appended turn reading only the new bytes", async () => {
+    const { dataDir, environment, corpus } = setup()
+    const path = claudeSession(corpus)
+    // Make the file larger than the 4 KiB head so the append is unambiguous.
+    const random = seededRandom(9)
+    const session = { sessionId: "11111111-2222-4333-8444-555555555555", cwd: "/work/x" }
+    appendFileSync(path, claudeExchange(random, session, Date.UTC(2026, 1, 1), 6000))
+    await runIndex(dataDir, { environment })
+    const sizeBefore = statSync(path).size
+    const extra = claudeExchange(random, session, Date.UTC(2026, 1, 2), 800)
+    appendFileSync(path, extra)
+    const fs = countingFileSystem()
+    const report = await runIndex(dataDir, { environment }, fs.layer)
+    expect(report.appended).toBe(1)
+    expect(report.unchanged).toBe(report.discovered - 1)
+    const headBytes = Math.min(4096, sizeBefore + extra.length)
+    // Discovery hashes the head (4 KiB); the parser reads only the appended bytes.
+    expect(fs.bytesRead.get(path)).toBe(headBytes + Buffer.byteLength(extra))
+    expect(report.bytesRead).toBe(Buffer.byteLength(extra))
+  })
+
+  it("decides per signature: unchanged, append, rewrite, truncate, archive move, deleted", async () => {
+    const { dataDir, environment, corpus } = setup()
+    await runIndex(dataDir, { environment })
+    const claude = claudeSession(corpus)
+    const codexActive = corpus.expectations.find(
+      (x) => x.source === "codex" && x.discovered && x.path.includes("/sessions/2026/"),
+    )!.path
+    const others = corpus.expectations.filter(
+      (x) => x.discovered && x.path !== claude && x.path !== codexActive,
+    )
+    const victim = others.find((x) => x.source === "claude" && x.role !== "subagent")!.path
+    const truncated = others.find(
+      (x) => x.source === "codex" && x.path !== codexActive && !x.path.endsWith(".zst"),
+    )!.path
+
+    // rewrite: same size class but new content and a new inode
+    const content = readFileSync(claude, "utf8")
+    rmSync(claude)
+    writeFileSync(claude, content.replace(/frost/g, "FROST").replace(/retry/g, "RETRY"))
+    // truncate
+    truncateSync(truncated, Math.floor(statSync(truncated).size / 2))
+    // archive move (same inode, same head)
+    const archived = join(
+      environment.env.CODEX_HOME,
+      "archived_sessions",
+      "moved",
+      codexActive.split("/").pop()!,
+    )
+    mkdirSync(dirname(archived), { recursive: true })
+    renameSync(codexActive, archived)
+    // deleted
+    rmSync(victim)
+
+    const before = await counts(dataDir)
+    const report = await runIndex(dataDir, { environment })
+    expect(report.moved).toBe(1)
+    expect(report.markedMissing).toBe(1)
+    expect(report.rewritten).toBe(2)
+    expect(report.indexedNew + report.appended).toBe(0)
+    expect(report.failed).toEqual([])
+    const snap = await snapshot(dataDir)
+    const files = snap.files as Array<{ path: string; status: string }>
+    expect(files.find((f) => f.path === archived)?.status).toBe("indexed")
+    expect(files.find((f) => f.path === codexActive)).toBeUndefined()
+    expect(files.find((f) => f.path === victim)?.status).toBe("missing")
+    // The deleted file's sessions are kept until prune.
+    const status = await withIndex(dataDir, indexStatus(Date.now()))
+    expect(status.missingFiles).toBe(1)
+    expect(status.retainedSessions).toBeGreaterThan(0)
+    expect(status.lastRun?.moved).toBe(1)
+    const after = await counts(dataDir)
+    expect(after.sessions).toBe(before.sessions)
+
+    // A clean index of the same disk state has the same rows, except the retained deleted file.
+    const clean = tempDir("clean")
+    cleanups.push(clean.dispose)
+    await runIndex(clean.path, { environment })
+    const pruned = await withIndex(dataDir, pruneDeleted())
+    expect(pruned.files).toBe(1)
+    const a = await snapshot(dataDir, ["frost", "retry", "FROST"])
+    const b = await snapshot(clean.path, ["frost", "retry", "FROST"])
+    expect({ ...a, files: a.files.length }).toEqual({ ...b, files: b.files.length })
+  })
+
+  it("retries a failing file and quarantines it after three consecutive failures", async () => {
+    const { dataDir, environment, corpus } = setup()
+    const bad = claudeSession(corpus)
+    const failing = Layer.succeed(TranscriptFileSystem, {
+      ...nodeTranscriptFileSystem,
+      read: (path: string, offset: number, length: number) =>
+        path === bad && offset > 0
+          ? Effect.fail(new TranscriptReadError({ path, operation: "read", code: "EIO" }))
+          : nodeTranscriptFileSystem.read(path, offset, length),
+    })
+    // Make the file need more than one read so the parser hits the failing offset.
+    appendFileSync(
+      bad,
+      claudeExchange(seededRandom(2), { sessionId: "s", cwd: "/x" }, 0, 2_000_000),
+    )
+    const runs = []
+    for (let i = 0; i < 4; i++) runs.push(await runIndex(dataDir, { environment }, failing))
+    expect(runs[0]!.failed).toEqual([
+      { path: bad, error: "read failed: EIO", failures: 1, quarantined: false },
+    ])
+    expect(runs[1]!.failed[0]?.failures).toBe(2)
+    expect(runs[2]!.failed[0]).toMatchObject({ failures: 3, quarantined: true })
+    expect(runs[3]!.failed).toEqual([])
+    expect(runs[3]!.skippedQuarantined).toBe(1)
+    const status = await withIndex(dataDir, indexStatus(Date.now()))
+    expect(status.quarantined).toEqual([{ path: bad, failures: 3, lastError: "read failed: EIO" }])
+    // Once the file changes it is tried again, and a success clears the quarantine.
+    appendFileSync(bad, claudeExchange(seededRandom(3), { sessionId: "s", cwd: "/x" }, 0, 100))
+    const healed = await runIndex(dataDir, { environment })
+    expect(healed.failed).toEqual([])
+    expect((await withIndex(dataDir, indexStatus(Date.now()))).quarantined).toEqual([])
+  })
+
+  it("refuses a second indexer with the holder's pid, and takes over a dead holder's lock", async () => {
+    const { dataDir, environment } = setup()
+    await runIndex(dataDir, { environment })
+    const other = (alive: boolean) =>
+      Layer.succeed(IndexerProcess, { pid: 424242, isAlive: () => alive })
+    // Another (live) process takes the lock and keeps it.
+    await withIndex(
+      dataDir,
+      Effect.gen(function* () {
+        const db = yield* RecallDatabase
+        db.sqlite
+          .prepare(
+            "insert into index_lock (id, pid, run_token, acquired_at, lease_until) values (1, 424242, 't', ?, ?)",
+          )
+          .run(Date.now(), Date.now() + 60_000)
+      }),
+      undefined,
+      other(true),
+    )
+    const busy = await withIndex(
+      dataDir,
+      Effect.flip(indexTranscripts({ environment })),
+      undefined,
+      Layer.succeed(IndexerProcess, { pid: process.pid, isAlive: () => true }),
+    )
+    expect(busy._tag).toBe("IndexBusyError")
+    expect(busy).toMatchObject({ pid: 424242 })
+    expect(busy.message).toContain("pid 424242")
+    // The holder died: the next indexer takes over.
+    const report = await withIndex(
+      dataDir,
+      indexTranscripts({ environment }),
+      undefined,
+      Layer.succeed(IndexerProcess, { pid: process.pid, isAlive: (pid) => pid === process.pid }),
+    )
+    expect(report.failed).toEqual([])
+  })
+
+  it("forgets a session (and does not re-index its file), a project, or everything", async () => {
+    const { dataDir, environment, corpus } = setup()
+    await runIndex(dataDir, { environment })
+    const path = claudeSession(corpus)
+    const sessionId = path.split("/").pop()!.replace(".jsonl", "")
+    const removed = await withIndex(dataDir, forgetSessions({ _tag: "Session", sessionId }))
+    expect(removed.sessions).toBe(1)
+    const again = await runIndex(dataDir, { environment })
+    expect(again.skippedForgotten).toBeGreaterThanOrEqual(1)
+    const snap = await snapshot(dataDir)
+    expect(
+      (snap.sessions as Array<{ session_id: string }>).some((s) => s.session_id === sessionId),
+    ).toBe(false)
+    const roots = (await snapshot(dataDir)).sessions as Array<{ repo_root: string | null }>
+    const root = roots.find((r) => r.repo_root !== null)!.repo_root!
+    const inRoot = roots.filter(
+      (r) => r.repo_root === root || r.repo_root?.startsWith(`${root}/`) === true,
+    ).length
+    const project = await withIndex(dataDir, forgetSessions({ _tag: "Project", repoRoot: root }))
+    expect(project.sessions).toBe(inRoot)
+    expect(
+      ((await snapshot(dataDir)).sessions as Array<{ repo_root: string | null }>).some(
+        (r) => r.repo_root === root,
+      ),
+    ).toBe(false)
+    const all = await withIndex(dataDir, forgetSessions({ _tag: "All" }))
+    expect(all.sessions).toBeGreaterThan(0)
+    expect(await counts(dataDir)).toMatchObject({
+      sessions: 0,
+      turns: 0,
+      raw: 0,
+      chunks: 0,
+      fts: 0,
+    })
+    expect(existsSync(dataDir)).toBe(true)
+  })
+})
+
+describe("FTS5 escaping", () => {
+  it("never passes raw user text to MATCH", async () => {
+    expect(ftsMatchExpression('say "hi" AND NEAR(x y)')).toBe('"say" """hi""" "AND" "NEAR(x" "y)"')
+    expect(ftsMatchExpression("   ")).toBeUndefined()
+    expect(ftsMatchExpression("- * ^ :")).toBeUndefined()
+    expect(ftsMatchExpression("a b", "any")).toBe('"a" OR "b"')
+    const { dataDir, environment } = setup()
+    await runIndex(dataDir, { environment })
+    const queries = [
+      'retry "policy',
+      "frost AND",
+      "NEAR(frost, retry)",
+      "col:frost",
+      "frost*",
+      "(((",
+      "naïve café 日本語 🚀",
+      "\u0000frost\u0007",
+      "-frost",
+      "OR",
+      "'; drop table chunks; --",
+    ]
+    for (const q of queries) {
+      const result = await withIndex(dataDir, Effect.result(matchChunks(q)))
+      expect(result._tag, q).toBe("Success")
+    }
+    const hits = await withIndex(dataDir, matchChunks("FROST!", { limit: 5 }))
+    expect(hits.length).toBeGreaterThan(0)
+  })
+})

@@ -1,0 +1,94 @@
+// The indexer over transcripts written by the REAL pinned binaries (Codex 0.169.0, Claude Code
+// 2.1.328, recorded by the testkit's corpus builder against loopback mocks), into a real
+// temp-file database.
+import { Effect } from "effect"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { buildCorpus } from "@baton/testkit"
+import type { Corpus } from "@baton/testkit"
+import { indexStatus, matchChunks, RecallDatabase } from "@baton/recall-index"
+import type { IndexRunReport } from "@baton/recall-index"
+import { runIndex, tempDir, withIndex } from "./index-harness.js"
+
+let corpus: Corpus
+let report: IndexRunReport
+const data = tempDir("e2e-data")
+const dataDir = join(data.path, "baton")
+
+beforeAll(async () => {
+  corpus = await buildCorpus()
+  report = await runIndex(dataDir, {
+    environment: {
+      env: { CODEX_HOME: corpus.codexHome, CLAUDE_CONFIG_DIR: corpus.claudeConfigDir },
+      homeDir: corpus.root,
+    },
+  })
+}, 300_000)
+
+afterAll(async () => {
+  await corpus?.dispose()
+  data.dispose()
+})
+
+const sessionOf = (agent: "codex" | "claude", headless: boolean) =>
+  corpus.sessions.find((s) => s.spec.agent === agent && (s.spec.headless ?? false) === headless)!
+
+describe("recall index on real agent transcripts", () => {
+  it("indexes all four sessions with their headless flags", async () => {
+    // Every recorded Claude session runs through `claude -p` (stream-json), so all are headless.
+    expect(report.indexedNew).toBe(4)
+    expect(report.failed).toEqual([])
+    const status = await withIndex(dataDir, indexStatus(Date.now()))
+    expect(status.sessions).toBe(4)
+    expect(status.chunks).toBeGreaterThan(0)
+    expect(status.embeddingBacklog).toBe(status.chunks)
+    const sessions = await withIndex(
+      dataDir,
+      RecallDatabase.use((db) =>
+        Effect.sync(
+          () =>
+            db.sqlite
+              .prepare("select source, session_id, headless, turn_count from sessions")
+              .all() as Array<{ source: string; session_id: string; headless: number }>,
+        ),
+      ),
+    )
+    for (const s of corpus.sessions) {
+      expect(sessions.find((r) => r.session_id === s.sessionId)).toMatchObject({
+        source: s.spec.agent,
+        headless: s.spec.headless === true || s.spec.agent === "claude" ? 1 : 0,
+      })
+    }
+  })
+
+  it("finds 'retry policy' in the Codex session and 'frost' in the Claude session", async () => {
+    const retry = await withIndex(dataDir, matchChunks("retry policy"))
+    expect(retry.map((m) => m.sessionId)).toContain(sessionOf("codex", false).sessionId)
+    expect(retry.every((m) => m.source === "codex")).toBe(true)
+    const frost = await withIndex(dataDir, matchChunks("frost"))
+    expect(frost.map((m) => m.sessionId)).toContain(sessionOf("claude", false).sessionId)
+  })
+
+  it("keeps tool output in raw records, not in chunks", async () => {
+    const found = await withIndex(
+      dataDir,
+      RecallDatabase.use((db) =>
+        Effect.sync(() => ({
+          raw: (
+            db.sqlite
+              .prepare("select count(*) as n from raw_records where text like '%handlers=7%'")
+              .get() as { n: number }
+          ).n,
+          chunks: (
+            db.sqlite
+              .prepare("select count(*) as n from chunks where text like '%handlers=7%'")
+              .get() as { n: number }
+          ).n,
+        })),
+      ),
+    )
+    expect(found.raw).toBeGreaterThan(0)
+    expect(found.chunks).toBe(0)
+    expect(await withIndex(dataDir, matchChunks("handlers=7"))).toEqual([])
+  })
+})

@@ -1,0 +1,89 @@
+// Per-embedder vec0 tables and the embedding backlog, on a real temp-file database.
+import { Effect } from "effect"
+import { join } from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import { activateEmbedder, forgetSessions, RecallDatabase } from "@baton/recall-index"
+import { generateFixtureCorpus } from "@baton/recall-index/testing"
+import { runIndex, tempDir, withIndex, writeTree } from "./index-harness.js"
+
+const home = tempDir("vec-home")
+const data = tempDir("vec-data")
+afterAll(() => {
+  home.dispose()
+  data.dispose()
+})
+
+describe("activateEmbedder", () => {
+  it("creates one vec0 table per fingerprint and recomputes the backlog", async () => {
+    const corpus = generateFixtureCorpus({ seed: 4, homeDir: home.path })
+    writeTree(corpus.files)
+    const dataDir = join(data.path, "baton")
+    await runIndex(dataDir, {
+      environment: {
+        env: { CLAUDE_CONFIG_DIR: corpus.claudeConfigDir, CODEX_HOME: corpus.codexHome },
+        homeDir: home.path,
+      },
+    })
+    const first = await withIndex(dataDir, activateEmbedder("fake/model-a/4", 4))
+    expect(first.vecTable).toBe("vec_1")
+    const chunks = await withIndex(
+      dataDir,
+      RecallDatabase.use((db) =>
+        Effect.sync(() => {
+          // Pretend one distinct text was embedded: store its vector (BigInt rowid for vec0).
+          const hash = (
+            db.sqlite.prepare("select content_hash from chunks limit 1").get() as {
+              content_hash: string
+            }
+          ).content_hash
+          const key = db.sqlite
+            .prepare(
+              "insert into vector_keys (fingerprint, content_hash) values (?, ?) returning id",
+            )
+            .get("fake/model-a/4", hash) as { id: number }
+          db.sqlite
+            .prepare("insert into vec_1 (rowid, embedding) values (?, ?)")
+            .run(BigInt(key.id), "[1, 0, 0, 0]")
+          return {
+            total: (db.sqlite.prepare("select count(*) as n from chunks").get() as { n: number }).n,
+            sharing: (
+              db.sqlite
+                .prepare("select count(*) as n from chunks where content_hash = ?")
+                .get(hash) as { n: number }
+            ).n,
+          }
+        }),
+      ),
+    )
+    expect(first.backlog).toBe(chunks.total)
+    const again = await withIndex(dataDir, activateEmbedder("fake/model-a/4", 4))
+    expect(again).toMatchObject({ vecTable: "vec_1", backlog: chunks.total - chunks.sharing })
+    const other = await withIndex(dataDir, activateEmbedder("fake/model-b/8", 8))
+    expect(other).toMatchObject({ vecTable: "vec_2", backlog: chunks.total })
+    const mismatch = await withIndex(dataDir, Effect.flip(activateEmbedder("fake/model-a/4", 5)))
+    expect(mismatch.reason).toContain("dimension 4")
+    const nearest = await withIndex(
+      dataDir,
+      RecallDatabase.use((db) =>
+        Effect.sync(() =>
+          db.sqlite
+            .prepare("select rowid from vec_1 where embedding match ? and k = 1")
+            .all("[0.9, 0.1, 0, 0]"),
+        ),
+      ),
+    )
+    expect(nearest).toHaveLength(1)
+    // Forgetting everything also drops the vectors of the forgotten text.
+    await withIndex(dataDir, forgetSessions({ _tag: "All" }))
+    const left = await withIndex(
+      dataDir,
+      RecallDatabase.use((db) =>
+        Effect.sync(() => ({
+          keys: db.sqlite.prepare("select count(*) as n from vector_keys").get(),
+          vectors: db.sqlite.prepare("select count(*) as n from vec_1").get(),
+        })),
+      ),
+    )
+    expect(left).toEqual({ keys: { n: 0 }, vectors: { n: 0 } })
+  })
+})
