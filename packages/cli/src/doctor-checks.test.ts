@@ -32,7 +32,7 @@ const healthy: DoctorFacts = {
   codex: {
     _tag: "Found",
     path: "/bin/codex",
-    source: "PATH",
+    source: "path",
     version: { _tag: "Version", text: "codex-cli 0.169.0" },
   },
   vectorStore: { _tag: "Available", sqliteVersion: "3.53.2", vecVersion: "v0.1.9", fts5: true },
@@ -128,27 +128,63 @@ describe("assessDoctorFacts", () => {
   })
 
   it("grades the Codex binary by where it came from and what --version said", () => {
-    expect(byId({ codex: { _tag: "NotFound" } })["codex-binary"]?.status).toBe("warn")
+    expect(
+      byId({ codex: { _tag: "NotFound", searched: ["PATH: no executable codex"] } })[
+        "codex-binary"
+      ],
+    ).toMatchObject({
+      status: "warn",
+      summary: "codex not found",
+      detail: "BATON_CODEX_BINARY is unset; searched: PATH: no executable codex",
+    })
     expect(
       byId({
         codex: {
           _tag: "Unusable",
           path: "/x",
-          source: "BATON_CODEX_BINARY",
-          reason: "not executable",
+          reason: "BATON_CODEX_BINARY=/x: not an executable file (no fallback while it is set)",
         },
       })["codex-binary"],
-    ).toMatchObject({ status: "fail", summary: "/x — not executable" })
+    ).toMatchObject({
+      status: "fail",
+      summary: "/x — cannot be used",
+      detail: "BATON_CODEX_BINARY=/x: not an executable file (no fallback while it is set)",
+    })
+    const found = (source: "env" | "path" | "vscode-extension") =>
+      byId({
+        codex: {
+          _tag: "Found",
+          path: "/x",
+          source,
+          version: { _tag: "Version", text: "codex-cli 0.169.0" },
+        },
+      })["codex-binary"]?.summary
+    expect(found("env")).toBe("codex-cli 0.169.0 (source: $BATON_CODEX_BINARY)")
+    expect(found("vscode-extension")).toBe("codex-cli 0.169.0 (source: VS Code extension)")
     expect(
       byId({
         codex: {
           _tag: "Found",
           path: "/x",
-          source: "PATH",
+          source: "path",
           version: { _tag: "TimedOut", afterMs: 5000 },
         },
       })["codex-binary"],
-    ).toMatchObject({ status: "warn", summary: "codex --version did not answer within 5000 ms" })
+    ).toMatchObject({
+      status: "warn",
+      summary: "codex --version did not answer within 5000 ms",
+      detail: "/x (source: PATH)",
+    })
+    expect(
+      byId({
+        codex: {
+          _tag: "Found",
+          path: "/x",
+          source: "path",
+          version: { _tag: "Failed", reason: "exited with code 3" },
+        },
+      })["codex-binary"],
+    ).toMatchObject({ status: "warn", summary: "codex --version failed: exited with code 3" })
   })
 
   it("fails when the vector store or FTS5 is missing", () => {

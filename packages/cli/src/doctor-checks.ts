@@ -5,6 +5,7 @@
  * and query string).
  */
 import type {
+  CodexFacts,
   DoctorFacts,
   PresenceFacts,
   VectorStoreFacts,
@@ -191,34 +192,41 @@ const assessClaude = (config: PresenceFacts, projects: PresenceFacts): DoctorChe
 const installCodexHint =
   "Install Codex (npm i -g @openai/codex) or set BATON_CODEX_BINARY to its path"
 
-const assessCodexBinary = (codex: DoctorFacts["codex"]): DoctorCheck => {
+const codexSourceLabel = (source: Extract<CodexFacts, { _tag: "Found" }>["source"]): string => {
+  switch (source) {
+    case "env":
+      return "$BATON_CODEX_BINARY"
+    case "path":
+      return "PATH"
+    case "vscode-extension":
+      return "VS Code extension"
+  }
+}
+
+const assessCodexBinary = (codex: CodexFacts): DoctorCheck => {
   switch (codex._tag) {
     case "NotFound":
       return check(
         "codex-binary",
         "warn",
         "codex not found",
-        "BATON_CODEX_BINARY is unset and no codex on PATH",
+        `BATON_CODEX_BINARY is unset; searched: ${codex.searched.join("; ")}`,
         installCodexHint,
       )
     case "Unusable":
       return check(
         "codex-binary",
         "fail",
-        `${codex.path} — ${codex.reason}`,
-        "BATON_CODEX_BINARY names a file that cannot be run",
-        "Point BATON_CODEX_BINARY at an executable codex, or unset it to search PATH",
+        `${codex.path} — cannot be used`,
+        codex.reason,
+        "Point BATON_CODEX_BINARY at an executable codex (absolute path), or unset it to search PATH",
       )
     case "Found": {
-      const where = `${codex.path} (source: ${codex.source})`
+      const source = `(source: ${codexSourceLabel(codex.source)})`
+      const where = `${codex.path} ${source}`
       switch (codex.version._tag) {
         case "Version":
-          return check(
-            "codex-binary",
-            "ok",
-            `${codex.version.text} (source: ${codex.source})`,
-            codex.path,
-          )
+          return check("codex-binary", "ok", `${codex.version.text} ${source}`, codex.path)
         case "TimedOut":
           return check(
             "codex-binary",

@@ -68,9 +68,30 @@ describe.skipIf(process.platform === "win32")("gatherDoctorFacts", () => {
     const facts = await gatherDoctorFacts(probes({ PATH: bin }))
     expect(facts.codex).toMatchObject({
       _tag: "Found",
-      source: "PATH",
+      path: join(bin, "codex"),
+      source: "path",
       version: { _tag: "Version", text: "codex-cli 7.7.7" },
     })
+  })
+
+  it("reports an unusable BATON_CODEX_BINARY without falling back to PATH", async () => {
+    const missing = join(root, "no-codex")
+    const facts = await gatherDoctorFacts(probes({ BATON_CODEX_BINARY: missing }))
+    expect(facts.codex).toMatchObject({ _tag: "Unusable", path: missing })
+  })
+
+  it("reports a hanging codex --version as timed out", async () => {
+    const bin = join(root, "hang-bin")
+    await mkdir(bin)
+    await writeFile(join(bin, "codex"), "#!/bin/sh\nsleep 30 &\nsleep 30\n")
+    await chmod(join(bin, "codex"), 0o755)
+    const started = Date.now()
+    const facts = await gatherDoctorFacts({
+      ...probes({ PATH: [bin, "/usr/bin", "/bin"].join(":") }),
+      codexTimeoutMs: 300,
+    })
+    expect(facts.codex).toMatchObject({ _tag: "Found", version: { _tag: "TimedOut" } })
+    expect(Date.now() - started).toBeLessThan(3000)
   })
 
   it("reports embedder settings without their values", async () => {

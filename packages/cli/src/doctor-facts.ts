@@ -2,7 +2,9 @@
  * Gathers what `baton doctor` reports: file-system state of Baton's and the agents' directories,
  * the Codex binary and its version, the vector store probe and embedder settings. Guarantees:
  * read-only — it stats, checks access and runs `codex --version`, and never creates, changes or
- * deletes anything; every probe failure becomes a fact, never a throw.
+ * deletes anything; every probe failure becomes a fact, never a throw. The Codex binary is found
+ * by @baton/ipc-codex's discovery (the one `baton codex probe` and the transports use), imported
+ * only when the facts are gathered.
  */
 import { constants } from "node:fs"
 import { access, stat } from "node:fs/promises"
@@ -15,8 +17,7 @@ import {
   resolveJobsDir,
 } from "./baton-paths.js"
 import type { ResolvedPath } from "./baton-paths.js"
-import { codexVersion, locateCodex } from "./codex-binary.js"
-import type { CodexLocation, CodexVersionProbe } from "./codex-binary.js"
+import type { CodexBinarySource, CodexVersionProbe } from "@baton/ipc-codex"
 
 /** The state of one directory Baton writes to. */
 export type WritableDirFacts = ResolvedPath &
@@ -52,6 +53,18 @@ export type VectorStoreFacts =
     }
   | { readonly _tag: "Unavailable"; readonly stage: string; readonly reason: string }
 
+/** Where discovery found Codex and what `--version` said, or why it found none usable. */
+export type CodexFacts =
+  | {
+      readonly _tag: "Found"
+      readonly path: string
+      readonly source: CodexBinarySource
+      readonly version: CodexVersionProbe
+    }
+  /** `BATON_CODEX_BINARY` is set but unusable; discovery does not fall back while it is set. */
+  | { readonly _tag: "Unusable"; readonly path: string; readonly reason: string }
+  | { readonly _tag: "NotFound"; readonly searched: ReadonlyArray<string> }
+
 /** Everything doctor assesses. */
 export interface DoctorFacts {
   readonly nodeVersion: string
@@ -60,9 +73,7 @@ export interface DoctorFacts {
   readonly codexHome: PresenceFacts
   readonly claudeConfig: PresenceFacts
   readonly claudeProjects: PresenceFacts
-  readonly codex:
-    | Exclude<CodexLocation, { readonly _tag: "Found" }>
-    | (Extract<CodexLocation, { readonly _tag: "Found" }> & { readonly version: CodexVersionProbe })
+  readonly codex: CodexFacts
   readonly vectorStore: VectorStoreFacts
   readonly embedder: { readonly voyageKeySet: boolean; readonly baseUrl: string | undefined }
 }
@@ -134,13 +145,38 @@ const inspectPresence = async (resolved: ResolvedPath): Promise<PresenceFacts> =
   }
 }
 
-const inspectCodex = async (probes: DoctorProbes): Promise<DoctorFacts["codex"]> => {
-  const location = await locateCodex(probes.env)
-  if (location._tag !== "Found") return location
-  const env: NodeJS.ProcessEnv = { ...probes.env }
-  return {
-    ...location,
-    version: await codexVersion(location.path, { timeoutMs: probes.codexTimeoutMs, env }),
+const inspectCodex = async (probes: DoctorProbes, home: string): Promise<CodexFacts> => {
+  try {
+    const [{ Effect, Result }, ipc] = await Promise.all([
+      import("effect"),
+      import("@baton/ipc-codex"),
+    ])
+    const host = {
+      ...ipc.nodeBinaryHost(),
+      env: probes.env,
+      homedir: home,
+      // Doctor probes the version itself below, to tell a hang from a failure.
+      readVersion: () => Effect.succeed(null),
+    }
+    const found = await Effect.runPromise(Effect.result(ipc.discoverCodexBinary(host)))
+    if (Result.isFailure(found)) {
+      const pinned = probes.env[ipc.CODEX_BINARY_ENV]
+      return pinned !== undefined && pinned !== ""
+        ? { _tag: "Unusable", path: pinned, reason: found.failure.searched.join("; ") }
+        : { _tag: "NotFound", searched: found.failure.searched }
+    }
+    const { path, source } = found.success
+    const version = await Effect.runPromise(
+      ipc.probeCodexVersion(path, { timeoutMs: probes.codexTimeoutMs, env: { ...probes.env } }),
+    )
+    return { _tag: "Found", path, source, version }
+  } catch (error) {
+    return {
+      _tag: "NotFound",
+      searched: [
+        `discovery could not run: ${error instanceof Error ? error.message : String(error)}`,
+      ],
+    }
   }
 }
 
@@ -157,7 +193,7 @@ export const gatherDoctorFacts = async (probes: DoctorProbes): Promise<DoctorFac
       inspectPresence(resolveCodexHome(env, home, cwd)),
       inspectPresence(claudeConfig),
       inspectPresence({ path: join(claudeConfig.path, "projects"), source: claudeConfig.source }),
-      inspectCodex(probes),
+      inspectCodex(probes, home),
       probes.probeVectorStore(),
     ])
   return {

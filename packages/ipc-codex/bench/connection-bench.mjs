@@ -2,6 +2,8 @@
 // Benchmarks for @baton/ipc-codex, printed as a markdown table (run: pnpm --filter @baton/ipc-codex bench).
 // - connect + initialize per transport: private stdio app-server (spawn) and the daemon socket, with
 //   the pinned codex 0.169.0 from @baton/testkit in an isolated CODEX_HOME (rows skipped without it);
+//   the VS Code extension IPC against the fake extension router on a real unix socket (endpoint
+//   trust checks, connect, initialize, owner discovery, follow until the first snapshot is Live);
 // - wire → typed event latency: a notification written on the wire until the decoded CodexEvent
 //   reaches a subscriber of `connection.events`, over the in-memory duplex and over a loopback
 //   WebSocket on a Unix socket (the daemon's framing). One notification in flight at a time.
@@ -13,11 +15,24 @@ import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import { Effect, Exit, Scope, Stream } from "effect"
 import { WebSocketServer } from "ws"
-import { connectDaemon, connectStdio, makeCodexConnection } from "../dist/index.js"
-import { fakeTransport, makeFakeAppServer } from "../dist/testing/index.js"
+import {
+  connectDaemon,
+  connectStdio,
+  makeCodexConnection,
+  openExtensionThread,
+} from "../dist/index.js"
+import {
+  FakeExtensionRouter,
+  conversationStateFixture,
+  fakeRouterEnvironment,
+  fakeTransport,
+  makeFakeAppServer,
+  nodeIpcLayer,
+} from "../dist/testing/index.js"
 import { openUnixWebSocketLink } from "../dist/daemon-transport.js"
 
 const CONNECT_RUNS = Number(process.env.BENCH_CONNECT_RUNS ?? 20)
+const EXTENSION_RUNS = Number(process.env.BENCH_EXTENSION_RUNS ?? 50)
 const LATENCY_RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 2000)
 
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
@@ -123,7 +138,40 @@ const Fiber_interrupt = (fiber) => Effect.sync(() => fiber.interruptUnsafe())
   }
 }
 
-// 3. The real codex 0.169.0: stdio spawn and daemon socket.
+// 3. VS Code extension IPC against the fake router on a real unix socket: from opening the session
+//    until it is Live (trust checks, connect, initialize, owner discovery, follow, first snapshot).
+//    Closing (unfollow, socket close) is outside the timing.
+{
+  const router = await FakeExtensionRouter.start({
+    state: conversationStateFixture(),
+    chunking: "whole",
+  })
+  try {
+    const session = Effect.provide(
+      openExtensionThread({
+        conversationId: router.conversationId,
+        environment: fakeRouterEnvironment(router),
+      }),
+      nodeIpcLayer,
+    )
+    const samples = []
+    for (let i = 0; i < EXTENSION_RUNS; i++) {
+      const start = performance.now()
+      await withScope(session, async (thread) => {
+        await Effect.runPromise(thread.awaitLive)
+        samples.push(performance.now() - start)
+      })
+    }
+    record(
+      "connect + initialize + owner discovery + first snapshot, extension IPC (fake router, unix socket)",
+      samples,
+    )
+  } finally {
+    await router.close()
+  }
+}
+
+// 4. The real codex 0.169.0: stdio spawn and daemon socket.
 let testkit = null
 try {
   testkit = await import("@baton/testkit")

@@ -1,7 +1,16 @@
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Effect } from "effect"
-import { describe, expect, test } from "vitest"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import type { BinaryHost } from "./codex-binary.js"
-import { discoverCodexBinary, extensionPlatformDir, parseCodexVersion } from "./codex-binary.js"
+import {
+  discoverCodexBinary,
+  extensionPlatformDir,
+  nodeBinaryHost,
+  parseCodexVersion,
+  probeCodexVersion,
+} from "./codex-binary.js"
 
 const host = (options: {
   env?: Record<string, string>
@@ -118,5 +127,55 @@ describe("discoverCodexBinary", () => {
     expect(extensionPlatformDir("win32", "x64")).toBe("windows-x86_64")
     expect(parseCodexVersion("codex-cli 0.169.0\n")).toBe("0.169.0")
     expect(parseCodexVersion("nothing")).toBeNull()
+  })
+})
+
+describe.skipIf(process.platform === "win32")("probeCodexVersion (real processes)", () => {
+  let dir = ""
+  const script = async (name: string, body: string, mode = 0o755): Promise<string> => {
+    const path = join(dir, name)
+    await writeFile(path, `#!/bin/sh\n${body}\n`)
+    await chmod(path, mode)
+    return path
+  }
+  const probe = (path: string, timeoutMs = 5000) =>
+    Effect.runPromise(probeCodexVersion(path, { timeoutMs }))
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "baton-codex-binary-"))
+  })
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  test("returns the first non-empty output line", async () => {
+    const path = await script("v", "echo\necho 'codex-cli 0.169.0'\necho extra")
+    expect(await probe(path)).toEqual({ _tag: "Version", text: "codex-cli 0.169.0" })
+  })
+
+  test("reports a non-zero exit, silence and a file it cannot run, without failing", async () => {
+    expect(await probe(await script("bad", "echo broken >&2\nexit 3"))).toEqual({
+      _tag: "Failed",
+      reason: "exited with code 3: broken",
+    })
+    expect(await probe(await script("mute", "exit 0"))).toEqual({
+      _tag: "Failed",
+      reason: "printed nothing",
+    })
+    expect(await probe(await script("plain", "echo hi", 0o644))).toMatchObject({ _tag: "Failed" })
+    expect(await probe(join(dir, "missing"))).toMatchObject({ _tag: "Failed" })
+  })
+
+  test("gives up after the timeout even when a grandchild keeps the pipes open", async () => {
+    const path = await script("hang", "sleep 30 &\nsleep 30")
+    const started = Date.now()
+    expect(await probe(path, 300)).toEqual({ _tag: "TimedOut", afterMs: 300 })
+    expect(Date.now() - started).toBeLessThan(3000)
+  })
+
+  test("nodeBinaryHost reads the parsed version through the same probe", async () => {
+    const path = await script("codex", "echo 'codex-cli 1.2.3'")
+    expect(await Effect.runPromise(nodeBinaryHost().readVersion(path))).toBe("1.2.3")
+    expect(await Effect.runPromise(nodeBinaryHost().readVersion(join(dir, "missing")))).toBeNull()
   })
 })

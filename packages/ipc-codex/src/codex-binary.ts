@@ -4,9 +4,10 @@
  * first executable `codex` on PATH, then the newest VS Code extension's bundled binary
  * (`~/.vscode/extensions/openai.chatgpt-<version>-*` and `~/.vscode-server/...`,
  * `bin/<platform>/codex`). Every rejected candidate is reported. File-system and process access go
- * through an injected `BinaryHost`.
+ * through an injected `BinaryHost`. `probeCodexVersion` never hangs and never fails: after its
+ * timeout it kills the whole process group and returns even if a grandchild still holds the pipes.
  */
-import { execFile } from "node:child_process"
+import { spawn } from "node:child_process"
 import { constants } from "node:fs"
 import { access, readdir, stat } from "node:fs/promises"
 import { homedir } from "node:os"
@@ -38,6 +39,12 @@ export interface BinaryHost {
   readonly readVersion: (path: string) => Effect.Effect<string | null>
 }
 
+/** What `<path> --version` said (its first non-empty output line), or how it failed. */
+export type CodexVersionProbe =
+  | { readonly _tag: "Version"; readonly text: string }
+  | { readonly _tag: "TimedOut"; readonly afterMs: number }
+  | { readonly _tag: "Failed"; readonly reason: string }
+
 /** Environment variable that pins the binary. */
 export const CODEX_BINARY_ENV = "BATON_CODEX_BINARY"
 
@@ -45,7 +52,85 @@ export const CODEX_BINARY_ENV = "BATON_CODEX_BINARY"
 export const parseCodexVersion = (text: string): string | null =>
   /(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)/.exec(text)?.[1] ?? null
 
-/** The real host: this process's environment, file system and `execFile`. */
+const firstLine = (text: string): string =>
+  (text.split(/\r?\n/).find((line) => line.trim() !== "") ?? "").trim().slice(0, 200)
+
+/**
+ * Runs `<path> --version` in its own process group. After `timeoutMs`, or when interrupted, it
+ * SIGKILLs the group and stops reading, so a grandchild holding the pipes cannot keep it waiting.
+ */
+export const probeCodexVersion = (
+  path: string,
+  options: { readonly timeoutMs: number; readonly env?: NodeJS.ProcessEnv },
+): Effect.Effect<CodexVersionProbe> =>
+  Effect.callback<CodexVersionProbe>((resume) => {
+    let settled = false
+    const finish = (probe: CodexVersionProbe): void => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resume(Effect.succeed(probe))
+    }
+    const posix = process.platform !== "win32"
+    let child: ReturnType<typeof spawn>
+    try {
+      child = spawn(path, ["--version"], {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: options.env ?? process.env,
+        detached: posix,
+        windowsHide: true,
+      })
+    } catch (error) {
+      settled = true
+      resume(
+        Effect.succeed({
+          _tag: "Failed",
+          reason: error instanceof Error ? error.message : String(error),
+        }),
+      )
+      return
+    }
+    const killGroup = (): void => {
+      try {
+        if (posix && child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
+        else child.kill("SIGKILL")
+      } catch {
+        // Already gone: nothing left to kill.
+      }
+      child.stdout?.destroy()
+      child.stderr?.destroy()
+    }
+    const timer = setTimeout(() => {
+      killGroup()
+      finish({ _tag: "TimedOut", afterMs: options.timeoutMs })
+    }, options.timeoutMs)
+    let stdout = ""
+    let stderr = ""
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    child.on("error", (error) => finish({ _tag: "Failed", reason: error.message }))
+    child.on("close", (code, signal) => {
+      const line = firstLine(stdout) || firstLine(stderr)
+      if (code === 0 && line !== "") finish({ _tag: "Version", text: line })
+      else if (code === 0) finish({ _tag: "Failed", reason: "printed nothing" })
+      else
+        finish({
+          _tag: "Failed",
+          reason: `exited with ${signal ?? `code ${String(code)}`}${line ? `: ${line}` : ""}`,
+        })
+    })
+    return Effect.sync(() => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      killGroup()
+    })
+  })
+
+/** How long `nodeBinaryHost`'s `readVersion` waits for `codex --version`. */
+const VERSION_TIMEOUT_MS = 10_000
+
+/** The real host: this process's environment, file system and a bounded `codex --version`. */
 export const nodeBinaryHost = (): BinaryHost => ({
   env: process.env,
   homedir: homedir(),
@@ -64,12 +149,9 @@ export const nodeBinaryHost = (): BinaryHost => ({
     }),
   listDirectory: (path) => Effect.promise(() => readdir(path).catch(() => [] as Array<string>)),
   readVersion: (path) =>
-    Effect.callback<string | null>((resume) => {
-      const child = execFile(path, ["--version"], { timeout: 10_000 }, (error, stdout) =>
-        resume(Effect.succeed(error === null ? parseCodexVersion(stdout) : null)),
-      )
-      return Effect.sync(() => child.kill("SIGKILL"))
-    }),
+    Effect.map(probeCodexVersion(path, { timeoutMs: VERSION_TIMEOUT_MS }), (probe) =>
+      probe._tag === "Version" ? parseCodexVersion(probe.text) : null,
+    ),
 })
 
 const executableNames = (platform: NodeJS.Platform) =>

@@ -5,7 +5,8 @@
  *   stream fails when the session closes for good;
  * - compaction: `thread-follower-compact-thread`, recorded as a compaction request like the
  *   app-server path, so the same waiting code works; start turn: `thread-follower-start-turn`
- *   with `clientUserMessageId` (the caller's, else a fresh one);
+ *   with `clientUserMessageId` (the caller's, else a fresh one); interrupt:
+ *   `thread-follower-interrupt-turn` with `expectedTurnId`;
  * - errors: owner gone → `ThreadOwnerGoneError`, version drift → `ProtocolMismatchError` naming
  *   method and versions, a write whose reply never came → `RequestTimeoutError` /
  *   `DisconnectedError` with `outcomeMayBeUnknown: true`, a closed or exhausted session →
@@ -181,6 +182,11 @@ export const openExtensionController = (
             Effect.map((started) => ({ threadId, turnId: started.turnId })),
             Effect.mapError(mapError),
           ),
+      interrupt: (turnId) =>
+        session.interruptTurn(turnId).pipe(
+          Effect.map(({ interruptedTurnId }) => ({ threadId, turnId, interruptedTurnId })),
+          Effect.mapError(mapError),
+        ),
       readRateLimits: unsupported("account/rateLimits/read"),
       readAccount: unsupported("account/read"),
       listThreads: () => unsupported("thread/list"),

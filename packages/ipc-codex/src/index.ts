@@ -124,8 +124,14 @@ export {
   extensionPlatformDir,
   nodeBinaryHost,
   parseCodexVersion,
+  probeCodexVersion,
 } from "./codex-binary.js"
-export type { BinaryHost, CodexBinary, CodexBinarySource } from "./codex-binary.js"
+export type {
+  BinaryHost,
+  CodexBinary,
+  CodexBinarySource,
+  CodexVersionProbe,
+} from "./codex-binary.js"
 
 export {
   probeDaemon,
@@ -174,6 +180,7 @@ export type {
   ExtensionOnlyError,
   ThreadController,
   ThreadControllerError,
+  TurnInterruptAcknowledged,
 } from "./thread-controller.js"
 
 export { extensionErrorToControllerError, openExtensionController } from "./extension-controller.js"
@@ -205,6 +212,7 @@ export type {
   ExtensionThread,
   ExtensionThreadOptions,
   ExtensionTimeouts,
+  ExtensionTurnInterrupted,
   ExtensionTurnStarted,
 } from "./extension/extension-thread.js"
 

@@ -2,9 +2,9 @@
  * `ThreadController`: the one surface Baton's domain code drives a live thread through, whatever
  * the transport (daemon socket, private stdio app-server, VS Code extension IPC). It is narrower
  * than `CodexConnection` on purpose: one thread, observed as the common typed `ThreadState`, with
- * compaction, a follow-up turn and close. Operations a transport cannot do fail with
- * `TransportUnsupportedError` instead of pretending. The daemon/stdio adapter here is tiny: it
- * subscribes with `thread/resume` and forwards to the connection; it holds no rules.
+ * compaction, a follow-up turn, interrupting a turn and close. Operations a transport cannot do
+ * fail with `TransportUnsupportedError` instead of pretending. The daemon/stdio adapter here is
+ * tiny: it subscribes with `thread/resume` and forwards to the connection; it holds no rules.
  */
 import { Effect } from "effect"
 import type { Stream } from "effect"
@@ -43,6 +43,18 @@ export interface ControllerTurnInput {
   readonly clientUserMessageId?: string
 }
 
+/**
+ * An acknowledged interrupt. The stop itself arrives as state: the turn ends `interrupted`.
+ * `interruptedTurnId` is the turn the transport reports stopping: the requested turn over the
+ * app-server (`turn/interrupt` answers `{}`), the extension owner's `interruptedTurnId` (null:
+ * that turn was not running).
+ */
+export interface TurnInterruptAcknowledged {
+  readonly threadId: string
+  readonly turnId: string
+  readonly interruptedTurnId: string | null
+}
+
 /** Extension-only failures that have no app-server counterpart (see `src/extension/errors.ts`). */
 export type ExtensionOnlyError =
   EndpointError | IpcConnectError | StateLayoutError | WriteRejectedError | WriteNotReadyError
@@ -65,6 +77,13 @@ export interface ThreadController {
   readonly startTurn: (
     input: ControllerTurnInput,
   ) => Effect.Effect<TurnStarted, ThreadControllerError>
+  /**
+   * Stops turn `turnId` (a write: sent once, never resent). Success is the acknowledgement; the
+   * turn's `interrupted` status arrives as state.
+   */
+  readonly interrupt: (
+    turnId: string,
+  ) => Effect.Effect<TurnInterruptAcknowledged, ThreadControllerError>
   /** `account/rateLimits/read` (unsupported over the extension IPC). */
   readonly readRateLimits: Effect.Effect<RateLimitsReadResult, ThreadControllerError>
   /** `account/read` (unsupported over the extension IPC). */
@@ -92,6 +111,12 @@ export const connectionThreadController = (
     observe: connection.observeThread(threadId),
     compact: connection.compactThread(threadId),
     startTurn: (input) => connection.startTurn(threadId, input.text),
+    interrupt: (turnId) =>
+      Effect.as(connection.interruptTurn(threadId, turnId), {
+        threadId,
+        turnId,
+        interruptedTurnId: turnId,
+      }),
     readRateLimits: connection.readRateLimits,
     readAccount: connection.readAccount,
     listThreads: (query) => connection.listThreads(query),

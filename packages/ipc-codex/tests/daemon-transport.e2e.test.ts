@@ -27,6 +27,7 @@ import {
 import type { CodexConnection, ThreadState } from "@baton/ipc-codex"
 import {
   connectDaemon,
+  connectionThreadController,
   connectStdio,
   daemonSocketPath,
   nodeSocketFileSystem,
@@ -47,6 +48,8 @@ const reply = (request: RecordedRequest) => {
   }
   const last = userTexts(request.body).at(-1) ?? ""
   if (last.includes("LIMIT-ME")) return usageLimitReply()
+  // Held long enough that only an interrupt can end the turn while the test runs.
+  if (last.includes("SLOW-ME")) return textReply("too late", { delayMs: 20_000 })
   if (last.includes("APPROVE-ME") && functionCallOutputs(request.body).length === 0)
     return execCommandReply("touch approved.txt")
   return textReply(`ack: ${last.slice(0, 40)}`, {
@@ -313,5 +316,29 @@ describe("daemon transport against the real codex 0.169.0 daemon", () => {
     expect(stats).toMatchObject({ nonJsonFrames: 0, undecodableFrames: 0, unknownResponses: 0 })
     expect(mock.outboundAttempts()).toEqual([])
     expect(resolveCodexBinary().version).toBe("0.169.0")
+  })
+
+  test("ThreadController.interrupt stops a running turn: turn/completed with status interrupted", async () => {
+    const { threadId: slowThread } = await owner.startThread({ cwd: home.workdir })
+    await owner.runTurn(slowThread, "warm up") // a rollout exists, so Baton can resume it
+    const controller = await run(connectionThreadController(baton, slowThread))
+    const modelCalls = mock.requests().length
+    const { turnId } = await run(controller.startTurn({ text: "SLOW-ME please" }))
+    // The model request is in flight (its reply is held): the turn is running.
+    await mock.waitForRequests(modelCalls + 1)
+    const ownerSince = owner.notifications().length
+    const ack = await run(controller.interrupt(turnId))
+    expect(ack).toEqual({ threadId: slowThread, turnId, interruptedTurnId: turnId })
+    const state = await waitFor(baton, slowThread, (s) =>
+      s.turns.some((t) => t.id === turnId && t.status !== "inProgress"),
+    )
+    expect(state.turns.find((t) => t.id === turnId)?.status).toBe("interrupted")
+    expect(state.activeTurnId).toBeNull()
+    const completed = await owner.waitForTurnCompleted(turnId, {
+      since: ownerSince,
+      timeoutMs: 10_000,
+    })
+    expect(completed.params).toMatchObject({ turn: { id: turnId, status: "interrupted" } })
+    await run(controller.close)
   })
 })

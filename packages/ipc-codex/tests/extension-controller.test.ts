@@ -259,3 +259,77 @@ describe("openExtensionController (the extension transport behind ThreadControll
     })
   })
 })
+
+describe("interrupt through ThreadController (extension)", () => {
+  const startRunning = async () => {
+    router = await FakeExtensionRouter.start({
+      state: conversationStateFixture({ status: "active", userTurnStatus: "inProgress" }),
+    })
+    return router
+  }
+
+  it("sends thread-follower-interrupt-turn v4 with expectedTurnId; the turn ends interrupted", async () => {
+    const r = await startRunning()
+    const result = await run(
+      Effect.gen(function* () {
+        const controller = yield* open(r)
+        const before = yield* controller.state
+        expect(before.activeTurnId).toBe("user-turn")
+        expect(isThreadIdle(before)).toBe(false)
+        const ack = yield* controller.interrupt("user-turn")
+        const after = yield* waitState(controller, (s) =>
+          s.turns.some((t) => t.id === "user-turn" && t.status === "interrupted"),
+        )
+        return { ack, after }
+      }),
+    )
+    expect(result.ack).toEqual({
+      threadId: "thread-1",
+      turnId: "user-turn",
+      interruptedTurnId: "user-turn",
+    })
+    expect(r.requests("thread-follower-interrupt-turn")).toEqual([
+      expect.objectContaining({
+        version: 4,
+        targetClientId: "owner-1",
+        hostId: "local",
+        params: { conversationId: "thread-1", mode: "user-stop", expectedTurnId: "user-turn" },
+      }),
+    ])
+    expect(result.after._tag).toBe("Some")
+    if (result.after._tag === "Some") {
+      expect(result.after.value.activeTurnId).toBeNull()
+      expect(isThreadIdle(result.after.value)).toBe(true)
+    }
+  })
+
+  it("a bumped interrupt version is a ProtocolMismatchError naming the method", async () => {
+    const r = await startRunning()
+    r.ownerVersions = { ...r.ownerVersions, "thread-follower-interrupt-turn": 5 }
+    const error = await run(Effect.flatMap(open(r), (c) => Effect.flip(c.interrupt("user-turn"))))
+    expect(error).toMatchObject({
+      _tag: "ProtocolMismatchError",
+      method: "thread-follower-interrupt-turn",
+      expected: "version 4",
+    })
+    expect(error.message).toContain("protocol mismatch on thread-follower-interrupt-turn")
+    expect(r.requests("thread-follower-interrupt-turn").map((q) => q["version"])).toEqual([4, 4])
+  })
+
+  it("an interrupt whose reply never comes is RequestTimeoutError with an unknown outcome, sent once", async () => {
+    const r = await startRunning()
+    r.onRequest("thread-follower-interrupt-turn", () => withholdReply)
+    const error = await run(
+      Effect.flatMap(open(r, { timeouts: { requestMs: 150 } }), (c) =>
+        Effect.flip(c.interrupt("user-turn")),
+      ),
+    )
+    expect(error).toMatchObject({
+      _tag: "RequestTimeoutError",
+      method: "thread-follower-interrupt-turn",
+      timeoutMs: 150,
+      outcomeMayBeUnknown: true,
+    })
+    expect(r.requests("thread-follower-interrupt-turn")).toHaveLength(1)
+  })
+})

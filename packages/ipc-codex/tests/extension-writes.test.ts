@@ -394,3 +394,113 @@ describe("start-turn", () => {
     expect(result.recovering.delayMs).toBe(250)
   })
 })
+
+describe("interrupt-turn", () => {
+  const running = () => conversationStateFixture({ status: "active", userTurnStatus: "inProgress" })
+
+  it("sends the exact targeted request at version 4, returns the ack, and the turn shows interrupted", async () => {
+    const r = await startRouter({ state: running() })
+    const result = await run(
+      Effect.gen(function* () {
+        const thread = yield* open(r)
+        const live = yield* thread.awaitLive
+        expect(live.view.turns.find((t) => t.id === "user-turn")?.status).toBe("inProgress")
+        const ack = yield* thread.interruptTurn("user-turn")
+        const stopped = yield* until(
+          thread,
+          (s): s is Extract<ExtensionSessionStatus, { _tag: "Live" }> =>
+            s._tag === "Live" &&
+            s.view.turns.some((t) => t.id === "user-turn" && t.status === "interrupted"),
+        )
+        return { live, ack, stopped }
+      }),
+    )
+    expect(r.requests("thread-follower-interrupt-turn")).toEqual([
+      {
+        type: "request",
+        requestId: result.ack.requestId,
+        sourceClientId: result.live.clientId,
+        method: "thread-follower-interrupt-turn",
+        params: { conversationId: "thread-1", mode: "user-stop", expectedTurnId: "user-turn" },
+        version: 4,
+        timeoutMs: 10_000,
+        targetClientId: "owner-1",
+        hostId: "local",
+      },
+    ])
+    expect(result.ack).toMatchObject({ interruptedTurnId: "user-turn", ownerId: "owner-1" })
+    expect(result.stopped.view.runtimeStatus).toBe("idle")
+  })
+
+  it("acknowledges with interruptedTurnId null when that turn is not running", async () => {
+    const r = await startRouter()
+    const ack = await run(
+      Effect.gen(function* () {
+        const thread = yield* open(r)
+        yield* thread.awaitLive
+        return yield* thread.interruptTurn("user-turn")
+      }),
+    )
+    expect(ack.interruptedTurnId).toBeNull()
+  })
+
+  it("refuses an acknowledgement without interruptedTurnId as an unknown outcome", async () => {
+    const r = await startRouter({ state: running() })
+    r.onRequest("thread-follower-interrupt-turn", () => replyWith({ ok: true }))
+    const error = await run(
+      Effect.gen(function* () {
+        const thread = yield* open(r)
+        yield* thread.awaitLive
+        return yield* Effect.flip(thread.interruptTurn("user-turn"))
+      }),
+    )
+    expect(error).toMatchObject({ _tag: "WriteRejectedError", outcomeMayBeUnknown: true })
+  })
+
+  it("times out after 15 s with outcomeMayBeUnknown and never resends", async () => {
+    const r = await startRouter({ state: running() })
+    const slow = held()
+    r.onRequest("thread-follower-interrupt-turn", slow.handler)
+    const error = await run(
+      Effect.gen(function* () {
+        const thread = yield* open(r)
+        yield* thread.awaitLive
+        const fiber = yield* Effect.forkChild(Effect.flip(thread.interruptTurn("user-turn")))
+        yield* promise(() => r.waitForRequest("thread-follower-interrupt-turn"))
+        yield* TestClock.adjust("14999 millis")
+        expect(fiber.pollUnsafe()).toBeUndefined()
+        yield* TestClock.adjust("1 millis")
+        return yield* Fiber.join(fiber)
+      }),
+    )
+    slow.release(replyWith({ interruptedTurnId: "user-turn" }))
+    expect(error).toMatchObject({
+      _tag: "WriteOutcomeUnknownError",
+      method: "thread-follower-interrupt-turn",
+      reason: "timeout",
+      outcomeMayBeUnknown: true,
+    })
+    expect(r.requests("thread-follower-interrupt-turn")).toHaveLength(1)
+  })
+
+  it("retries no-client-found (nothing delivered) after rediscovery to the new owner", async () => {
+    const r = await startRouter({ state: running() })
+    const ack = await run(
+      Effect.gen(function* () {
+        const thread = yield* open(r)
+        yield* thread.awaitLive
+        yield* promise(() => r.changeOwner("owner-2", { announce: false }))
+        const fiber = yield* Effect.forkChild(thread.interruptTurn("user-turn"))
+        yield* thread.awaitEvent(retryEvent(1))
+        yield* Effect.yieldNow
+        yield* TestClock.adjust("125 millis")
+        return yield* Fiber.join(fiber)
+      }),
+    )
+    expect(r.requests("thread-follower-interrupt-turn").map((q) => q["targetClientId"])).toEqual([
+      "owner-1",
+      "owner-2",
+    ])
+    expect(ack).toMatchObject({ ownerId: "owner-2", interruptedTurnId: "user-turn" })
+  })
+})

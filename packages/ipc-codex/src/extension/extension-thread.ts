@@ -1,8 +1,9 @@
 /**
  * A live session on one extension-owned thread: connect (with the endpoint trust checks on
  * every connect), initialize, discover the owner, follow its state stream, recover, and send
- * the two owner writes. States: Connecting → Discovering → Following → Live, with Recovering
- * between connections and Closed as the only terminal state (see README.md for the table).
+ * the owner writes (compact, start turn, interrupt turn). States: Connecting → Discovering →
+ * Following → Live, with Recovering between connections and Closed as the only terminal state
+ * (see README.md for the table).
  * Guarantees:
  * - the stream filter is exact (method, `sourceClientId` = owner, `hostId` = local,
  *   `conversationId`); a state broadcast from the owner at another version ends the session
@@ -64,11 +65,13 @@ import { AWAITING_SNAPSHOT, reduceStream } from "./state-stream.js"
 import type { StreamPhase } from "./state-stream.js"
 import {
   checkCompactAck,
+  checkInterruptAck,
   checkStartTurnAck,
   compactThreadParams,
+  interruptTurnParams,
   startTurnParams,
 } from "./thread-writes.js"
-import type { StartedTurn, FollowUpTurnInput } from "./thread-writes.js"
+import type { FollowUpTurnInput, InterruptedTurn, StartedTurn } from "./thread-writes.js"
 
 /** Time budgets, in milliseconds (defaults: Rekall's). */
 export interface ExtensionTimeouts {
@@ -192,6 +195,12 @@ export interface ExtensionTurnStarted extends StartedTurn {
   readonly ownerId: string
 }
 
+/** An interrupt acknowledgement (the owner's `interruptedTurnId`; completion arrives as state). */
+export interface ExtensionTurnInterrupted extends InterruptedTurn {
+  readonly requestId: string
+  readonly ownerId: string
+}
+
 /** A live session on one thread. */
 export interface ExtensionThread {
   readonly conversationId: string
@@ -213,6 +222,13 @@ export interface ExtensionThread {
   readonly startTurn: (
     input: FollowUpTurnInput,
   ) => Effect.Effect<ExtensionTurnStarted, ThreadWriteError>
+  /**
+   * `thread-follower-interrupt-turn` (`mode: "user-stop"`, `expectedTurnId: turnId`); the same
+   * write rules as compact and start turn (never resent once it may have been delivered).
+   */
+  readonly interruptTurn: (
+    turnId: string,
+  ) => Effect.Effect<ExtensionTurnInterrupted, ThreadWriteError>
   /** Unfollows (best effort), closes the connection and ends the session. */
   readonly close: Effect.Effect<void>
 }
@@ -663,7 +679,10 @@ export const openExtensionThread = (
       })
 
     const write = <A>(
-      method: "thread-follower-compact-thread" | "thread-follower-start-turn",
+      method:
+        | "thread-follower-compact-thread"
+        | "thread-follower-start-turn"
+        | "thread-follower-interrupt-turn",
       params: unknown,
       check: (result: unknown) => Result.Result<A, string>,
     ): Effect.Effect<
@@ -833,6 +852,12 @@ export const openExtensionThread = (
           "thread-follower-start-turn",
           startTurnParams(conversationId, input),
           checkStartTurnAck,
+        ).pipe(Effect.map(({ value, requestId, ownerId }) => ({ ...value, requestId, ownerId }))),
+      interruptTurn: (turnId) =>
+        write(
+          "thread-follower-interrupt-turn",
+          interruptTurnParams(conversationId, turnId),
+          checkInterruptAck,
         ).pipe(Effect.map(({ value, requestId, ownerId }) => ({ ...value, requestId, ownerId }))),
       close: Fiber.interrupt(mainFiber).pipe(
         Effect.andThen(closeWith(new ThreadSessionClosedError())),

@@ -2,8 +2,10 @@ import { describe, expect, it } from "vitest"
 import { DEFAULT_EXTENSION_METHOD_VERSIONS, extensionMethodVersions } from "./method-versions.js"
 import {
   checkCompactAck,
+  checkInterruptAck,
   checkStartTurnAck,
   compactThreadParams,
+  interruptTurnParams,
   startTurnParams,
 } from "./thread-writes.js"
 
@@ -29,6 +31,14 @@ describe("write params", () => {
     for (const key of ["model", "approvalPolicy", "sandbox", "effort", "turnStartParams"])
       expect(text).not.toContain(`"${key}"`)
   })
+
+  it("interrupt-turn stops only the expected turn, as the user would", () => {
+    expect(interruptTurnParams("thread-9", "turn-3")).toStrictEqual({
+      conversationId: "thread-9",
+      mode: "user-stop",
+      expectedTurnId: "turn-3",
+    })
+  })
 })
 
 describe("acknowledgements", () => {
@@ -52,10 +62,21 @@ describe("acknowledgements", () => {
   ])("start-turn %j accepted: %s", (result, accepted) => {
     expect(checkStartTurnAck(result)._tag === "Success").toBe(accepted)
   })
+
+  it.each([
+    [{ interruptedTurnId: "t1" }, true],
+    [{ interruptedTurnId: null, extra: 1 }, true],
+    [{ interruptedTurnId: 7 }, false],
+    [{ ok: true }, false],
+    [{}, false],
+    [null, false],
+  ])("interrupt-turn %j accepted: %s", (result, accepted) => {
+    expect(checkInterruptAck(result)._tag === "Success").toBe(accepted)
+  })
 })
 
 describe("method versions", () => {
-  it("defaults to the versions Rekall verified", () => {
+  it("defaults to the versions Rekall verified (interrupt: the table's 4, with expectedTurnId)", () => {
     expect(DEFAULT_EXTENSION_METHOD_VERSIONS).toStrictEqual({
       initialize: 0,
       "thread-owner-discovery": 1,
@@ -63,6 +84,7 @@ describe("method versions", () => {
       "thread-stream-state-changed": 11,
       "thread-follower-compact-thread": 2,
       "thread-follower-start-turn": 3,
+      "thread-follower-interrupt-turn": 4,
     })
   })
 

@@ -6,7 +6,10 @@
  * - `thread-follower-start-turn`: params `{conversationId, turnStart: {request: {threadId,
  *   clientUserMessageId, input: [{type: "text", text, text_elements: []}]}, context:
  *   {inheritThreadSettings: true}}}`, never a model, approval or sandbox override; accepted only
- *   with `result.result.turn.id` and status `inProgress` or `completed`.
+ *   with `result.result.turn.id` and status `inProgress` or `completed`;
+ * - `thread-follower-interrupt-turn`: params `{conversationId, mode: "user-stop",
+ *   expectedTurnId}` (the owner stops only that turn); accepted only with `interruptedTurnId`,
+ *   a string or null (null: no such turn was running).
  * Pure; never throws.
  */
 import { Result, Schema } from "effect"
@@ -39,6 +42,13 @@ export const startTurnParams = (conversationId: string, input: FollowUpTurnInput
   },
 })
 
+/** Params of `thread-follower-interrupt-turn`: stop `expectedTurnId` only, as the user would. */
+export const interruptTurnParams = (conversationId: string, expectedTurnId: string) => ({
+  conversationId,
+  mode: "user-stop" as const,
+  expectedTurnId,
+})
+
 const CompactAck = Schema.Struct({ ok: Schema.Literal(true) })
 
 const StartTurnAck = Schema.Struct({
@@ -49,6 +59,8 @@ const StartTurnAck = Schema.Struct({
     }),
   }),
 })
+
+const InterruptAck = Schema.Struct({ interruptedTurnId: Schema.NullOr(Schema.String) })
 
 /** The accepted start-turn acknowledgement. */
 export interface StartedTurn {
@@ -73,4 +85,17 @@ export const checkStartTurnAck = (result: unknown): Result.Result<StartedTurn, s
         status: decoded.success.result.turn.status,
       })
     : Result.fail("acknowledgement lacks result.turn with an id and status inProgress or completed")
+}
+
+/** The accepted interrupt acknowledgement (`interruptedTurnId` null: no such turn was running). */
+export interface InterruptedTurn {
+  readonly interruptedTurnId: string | null
+}
+
+/** Checks an interrupt acknowledgement; the failure names what was wrong. */
+export const checkInterruptAck = (result: unknown): Result.Result<InterruptedTurn, string> => {
+  const decoded = Schema.decodeUnknownResult(InterruptAck)(result)
+  return decoded._tag === "Success"
+    ? Result.succeed({ interruptedTurnId: decoded.success.interruptedTurnId })
+    : Result.fail("acknowledgement lacks interruptedTurnId (a turn id or null)")
 }

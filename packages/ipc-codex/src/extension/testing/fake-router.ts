@@ -4,8 +4,9 @@
  * 0600, so Baton's trust checks pass with `CODEX_HOME=<codexHome>`), speaking the same
  * length-prefixed codec. It plays the router (initialize, discovery, routing by
  * `targetClientId`, `client-discovery-request`) and a virtual owner window (follow slots, a
- * snapshot + patch stream with revisions, compact and start-turn handlers, per-method version
- * gates that answer `no-client-found` like a real client declining an unknown version).
+ * snapshot + patch stream with revisions, compact, start-turn and interrupt-turn handlers (an
+ * interrupt marks the turn `interrupted` in the state and broadcasts a snapshot), per-method
+ * version gates that answer `no-client-found` like a real client declining an unknown version).
  * Guarantees: records every envelope it receives, in order; writes frames to each connection
  * strictly in order in the configured chunking (whole, split after 2 header bytes, or byte by
  * byte); never uses timers — slow or missing replies are held until the test releases them.
@@ -47,6 +48,7 @@ export interface OwnerVersions {
   readonly "thread-stream-following-changed": number
   readonly "thread-follower-compact-thread": number
   readonly "thread-follower-start-turn": number
+  readonly "thread-follower-interrupt-turn": number
 }
 
 /** Options of {@link FakeExtensionRouter.start}. */
@@ -75,6 +77,7 @@ const DEFAULT_OWNER_VERSIONS: OwnerVersions = {
   "thread-stream-following-changed": 1,
   "thread-follower-compact-thread": 2,
   "thread-follower-start-turn": 3,
+  "thread-follower-interrupt-turn": 4,
 }
 
 interface Connection {
@@ -574,9 +577,38 @@ export class FakeExtensionRouter {
         return replyWith({
           result: { turn: { id: `turn-${this.nextTurnNumber++}`, status: "inProgress" } },
         })
+      if (method === "thread-follower-interrupt-turn") return this.interruptTurn(request)
       return noClient
     }
     return custom === undefined ? noClient : custom(request)
+  }
+
+  /**
+   * The owner stops the running turn named by `expectedTurnId` (or, with null, the running one):
+   * marks it `interrupted`, the thread idle, broadcasts the new state as a snapshot, then
+   * acknowledges with `interruptedTurnId` (null when no such turn is running).
+   */
+  private async interruptTurn(request: JsonObject): Promise<ReplyAction> {
+    const params = request["params"]
+    const expected = isObject(params) ? params["expectedTurnId"] : undefined
+    const state = this.state
+    const turns: ReadonlyArray<unknown> =
+      isObject(state) && Array.isArray(state["turns"]) ? state["turns"] : []
+    const turnIdOf = (turn: JsonObject) => str(turn["turnId"]) ?? str(turn["id"])
+    const running = turns.find(
+      (turn): turn is JsonObject =>
+        isObject(turn) &&
+        turn["status"] === "inProgress" &&
+        (expected === null || expected === undefined || turnIdOf(turn) === expected),
+    )
+    if (!isObject(state) || running === undefined) return replyWith({ interruptedTurnId: null })
+    this.state = {
+      ...state,
+      threadRuntimeStatus: { type: "idle", activeFlags: [] },
+      turns: turns.map((turn) => (turn === running ? { ...running, status: "interrupted" } : turn)),
+    }
+    await this.sendSnapshot()
+    return replyWith({ interruptedTurnId: turnIdOf(running) ?? null })
   }
 
   private async sendTo(connectionId: number, envelope: unknown): Promise<void> {
