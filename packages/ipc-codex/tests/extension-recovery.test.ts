@@ -4,57 +4,19 @@
  * bounded backoff on the TestClock, exhaustion with recorded reasons, and refusals that must
  * never be retried (replaced/insecure socket, missing socket at start).
  */
-import { Effect, Layer, Option, Stream } from "effect"
-import type { Scope } from "effect"
+import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { afterEach, describe, expect, it } from "vitest"
-import { DEFAULT_EXTENSION_RECOVERY, openExtensionThread, recoveryDelayMs } from "@baton/ipc-codex"
-import type {
-  ExtensionSessionStatus,
-  ExtensionThread,
-  ExtensionThreadOptions,
-  IpcFileSystem,
-  IpcSocketConnector,
-} from "@baton/ipc-codex"
-import {
-  FakeExtensionRouter,
-  conversationStateFixture,
-  fakeRouterEnvironment,
-  nodeIpcLayer,
-} from "@baton/ipc-codex/testing"
-import type { FakeRouterOptions } from "@baton/ipc-codex/testing"
+import { describe, expect, it } from "vitest"
+import { DEFAULT_EXTENSION_RECOVERY, recoveryDelayMs } from "@baton/ipc-codex"
+import type { ExtensionSessionStatus, ExtensionThread } from "@baton/ipc-codex"
+import { open, promise, run, startRouter, until } from "./extension-harness.js"
 
-type Env = Scope.Scope | IpcFileSystem | IpcSocketConnector
-const layer = Layer.merge(nodeIpcLayer, TestClock.layer())
-const run = <A, E>(effect: Effect.Effect<A, E, Env>): Promise<A> =>
-  Effect.runPromise(effect.pipe(Effect.scoped, Effect.provide(layer)))
-
-let router: FakeExtensionRouter | undefined
-afterEach(async () => {
-  await router?.close()
-  router = undefined
-})
-const startRouter = async (options: FakeRouterOptions = {}) => {
-  router = await FakeExtensionRouter.start({ state: conversationStateFixture(), ...options })
-  return router
-}
-const open = (r: FakeExtensionRouter, options: Partial<ExtensionThreadOptions> = {}) =>
-  openExtensionThread({
-    conversationId: r.conversationId,
-    environment: fakeRouterEnvironment(r),
-    ...options,
-  })
-const until = <S extends ExtensionSessionStatus>(
-  thread: ExtensionThread,
-  accept: (s: ExtensionSessionStatus) => s is S,
-) => thread.changes.pipe(Stream.filter(accept), Stream.runHead, Effect.map(Option.getOrThrow))
 const recovering = (
   s: ExtensionSessionStatus,
 ): s is Extract<ExtensionSessionStatus, { _tag: "Recovering" }> => s._tag === "Recovering"
 const closed = (
   s: ExtensionSessionStatus,
 ): s is Extract<ExtensionSessionStatus, { _tag: "Closed" }> => s._tag === "Closed"
-const promise = <A>(f: () => Promise<A>) => Effect.promise(f)
 /** Waits until discovery is about to wait `delayMs` before attempt `attempt`, then lets its timer register. */
 const discoveryWaiting = (thread: ExtensionThread, attempt: number, delayMs: number) =>
   until(

@@ -3,55 +3,13 @@
  * the router's frames, several frames per write, zero-length, oversized and invalid-JSON
  * frames, unknown envelopes, and `client-discovery-request` answers.
  */
-import { Effect, Layer, Option, Stream } from "effect"
-import type { Scope } from "effect"
+import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { afterEach, describe, expect, it } from "vitest"
-import { openExtensionThread } from "@baton/ipc-codex"
-import type {
-  ExtensionSessionStatus,
-  ExtensionThread,
-  ExtensionThreadOptions,
-  IpcFileSystem,
-  IpcSocketConnector,
-} from "@baton/ipc-codex"
-import {
-  FakeExtensionRouter,
-  conversationStateFixture,
-  fakeRouterEnvironment,
-  nodeIpcLayer,
-} from "@baton/ipc-codex/testing"
-import type { ChunkingMode, FakeRouterOptions } from "@baton/ipc-codex/testing"
-
-type Env = Scope.Scope | IpcFileSystem | IpcSocketConnector
-const layer = Layer.merge(nodeIpcLayer, TestClock.layer())
-const run = <A, E>(effect: Effect.Effect<A, E, Env>): Promise<A> =>
-  Effect.runPromise(effect.pipe(Effect.scoped, Effect.provide(layer)))
-
-let router: FakeExtensionRouter | undefined
-afterEach(async () => {
-  await router?.close()
-  router = undefined
-})
-const startRouter = async (options: FakeRouterOptions = {}) => {
-  router = await FakeExtensionRouter.start({ state: conversationStateFixture(), ...options })
-  return router
-}
-const open = (r: FakeExtensionRouter, options: Partial<ExtensionThreadOptions> = {}) =>
-  openExtensionThread({
-    conversationId: r.conversationId,
-    environment: fakeRouterEnvironment(r),
-    ...options,
-  })
-const until = <S extends ExtensionSessionStatus>(
-  thread: ExtensionThread,
-  accept: (s: ExtensionSessionStatus) => s is S,
-) => thread.changes.pipe(Stream.filter(accept), Stream.runHead, Effect.map(Option.getOrThrow))
-const liveAt =
-  (revision: number) =>
-  (s: ExtensionSessionStatus): s is Extract<ExtensionSessionStatus, { _tag: "Live" }> =>
-    s._tag === "Live" && s.revision === revision
-const promise = <A>(f: () => Promise<A>) => Effect.promise(f)
+import { describe, expect, it } from "vitest"
+import type { ExtensionSessionStatus } from "@baton/ipc-codex"
+import type { FakeExtensionRouter } from "@baton/ipc-codex/testing"
+import type { ChunkingMode } from "@baton/ipc-codex/testing"
+import { liveAt, open, promise, run, startRouter, until } from "./extension-harness.js"
 
 // Encoded here from the spec (4-byte little-endian length + UTF-8 JSON), not with Baton's codec.
 const frame = (message: unknown): Uint8Array => {

@@ -3,55 +3,19 @@
  * envelopes, acknowledgement checks, timeouts and disconnects with an unknown outcome (never
  * resent), `no-client-found` retries after rediscovery, and the version-mismatch diagnostic.
  */
-import { Effect, Fiber, Layer, Option, Stream } from "effect"
-import type { Scope } from "effect"
+import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import { afterEach, describe, expect, it } from "vitest"
-import { openExtensionThread } from "@baton/ipc-codex"
-import type {
-  ExtensionSessionEvent,
-  ExtensionSessionStatus,
-  ExtensionThread,
-  ExtensionThreadOptions,
-  IpcFileSystem,
-  IpcSocketConnector,
-} from "@baton/ipc-codex"
+import { describe, expect, it } from "vitest"
+import type { ExtensionSessionEvent, ExtensionSessionStatus } from "@baton/ipc-codex"
 import {
-  FakeExtensionRouter,
   conversationStateFixture,
   dropConnection,
-  fakeRouterEnvironment,
-  nodeIpcLayer,
   replyWith,
   replyWithError,
 } from "@baton/ipc-codex/testing"
-import type { FakeRouterOptions, ReplyAction } from "@baton/ipc-codex/testing"
+import type { ReplyAction } from "@baton/ipc-codex/testing"
+import { open, promise, run, startRouter, until } from "./extension-harness.js"
 
-type Env = Scope.Scope | IpcFileSystem | IpcSocketConnector
-const layer = Layer.merge(nodeIpcLayer, TestClock.layer())
-const run = <A, E>(effect: Effect.Effect<A, E, Env>): Promise<A> =>
-  Effect.runPromise(effect.pipe(Effect.scoped, Effect.provide(layer)))
-
-let router: FakeExtensionRouter | undefined
-afterEach(async () => {
-  await router?.close()
-  router = undefined
-})
-const startRouter = async (options: FakeRouterOptions = {}) => {
-  router = await FakeExtensionRouter.start({ state: conversationStateFixture(), ...options })
-  return router
-}
-const open = (r: FakeExtensionRouter, options: Partial<ExtensionThreadOptions> = {}) =>
-  openExtensionThread({
-    conversationId: r.conversationId,
-    environment: fakeRouterEnvironment(r),
-    ...options,
-  })
-const until = <S extends ExtensionSessionStatus>(
-  thread: ExtensionThread,
-  accept: (s: ExtensionSessionStatus) => s is S,
-) => thread.changes.pipe(Stream.filter(accept), Stream.runHead, Effect.map(Option.getOrThrow))
-const promise = <A>(f: () => Promise<A>) => Effect.promise(f)
 const retryEvent = (n: number) => {
   let seen = 0
   return (e: ExtensionSessionEvent) =>
