@@ -1,8 +1,8 @@
 /**
  * @baton/compaction — Compaction with a verified handoff and exactly one continuation turn.
  * This step ships the domain core: the job's transition table, idle and user-boundary logic,
- * the headroom guard, metrics, the on-disk journal and the lease lock. The worker that runs
- * the machine against a live thread comes next.
+ * the headroom guard, metrics, the on-disk journal and the lease lock, and the worker that runs
+ * the machine against a live thread through a `ThreadController`.
  */
 export {
   activeJobStatuses,
@@ -111,6 +111,9 @@ export type {
   RecoveredLock,
   StaleReason,
 } from "./job-lock.js"
+
+export { initialObservation, observeThreadState, runWorker } from "./worker.js"
+export type { RunWorkerOptions, ThreadObservation, WorkerError } from "./worker.js"
 
 export {
   HandoffAlreadyStoredError,
