@@ -5,7 +5,9 @@
  * positions, and PEM blocks are paired header-to-footer by a single forward walk.
  *
  * Detectors run in priority order (specific shapes before generic ones); a later match that
- * overlaps an accepted one is dropped, so the result is sorted and non-overlapping.
+ * overlaps an accepted one is dropped, so the result is sorted and non-overlapping. Each detector
+ * is gated by a cheap necessary condition (a literal or short pattern every match contains), so
+ * ordinary prose is rejected in one pass per gate instead of a full pattern scan.
  * False positives are kept low on purpose: prose ("the password is in 1Password"), empty
  * assignments and placeholders (`<redacted>`, `***`, `$PASSWORD`, `${...}`, paths, identifiers
  * without digits) are not reported.
@@ -36,8 +38,19 @@ type Span = readonly [start: number, end: number]
 
 interface Detector {
   readonly kind: SecretKind
+  /** A necessary condition: `find` can only report a span when this holds. */
+  readonly mayMatch: (text: string) => boolean
   readonly find: (text: string) => Iterable<Span>
 }
+
+const containing =
+  (literal: string) =>
+  (text: string): boolean =>
+    text.includes(literal)
+const matching =
+  (pattern: RegExp) =>
+  (text: string): boolean =>
+    pattern.test(text)
 
 /** The span of a match: its first capture group that matched, else the whole match. */
 const spanOf = (match: RegExpExecArray): Span | undefined => {
@@ -54,8 +67,11 @@ const spanOf = (match: RegExpExecArray): Span | undefined => {
 const byPattern =
   (pattern: RegExp, accept: (secret: string) => boolean = () => true) =>
   (text: string): Array<Span> => {
+    // exec over the shared pattern (matchAll would clone and recompile it on every call); no
+    // pattern can match the empty string, so the loop always advances.
     const spans: Array<Span> = []
-    for (const match of text.matchAll(pattern)) {
+    pattern.lastIndex = 0
+    for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
       const span = spanOf(match)
       if (span !== undefined && accept(text.slice(span[0], span[1]))) spans.push(span)
     }
@@ -126,41 +142,56 @@ const isCredentialValue = (value: string): boolean => {
 }
 
 const detectors: ReadonlyArray<Detector> = [
-  { kind: "private-key", find: findPrivateKeys },
+  { kind: "private-key", mayMatch: containing("-----BEGIN "), find: findPrivateKeys },
   {
     kind: "anthropic-api-key",
+    mayMatch: containing("sk-ant-"),
     find: byPattern(/(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}/dg),
   },
   {
     kind: "openai-api-key",
+    mayMatch: containing("sk-"),
     find: byPattern(/(?<![A-Za-z0-9_-])sk-(?!ant-)[A-Za-z0-9_-]{20,}/dg, (secret) =>
       hasLetterAndDigit(secret.slice(3)),
     ),
   },
   {
     kind: "github-token",
+    mayMatch: matching(/gh[pousr]_|github_pat_/),
     find: byPattern(
       /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})/dg,
     ),
   },
   {
     kind: "aws-access-key-id",
+    mayMatch: matching(/AKIA|ASIA/),
     find: byPattern(/(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/dg),
   },
-  { kind: "slack-token", find: byPattern(/(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}/dg) },
-  { kind: "google-api-key", find: byPattern(/(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35,}/dg) },
+  {
+    kind: "slack-token",
+    mayMatch: matching(/xox[abprs]-/),
+    find: byPattern(/(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}/dg),
+  },
+  {
+    kind: "google-api-key",
+    mayMatch: containing("AIza"),
+    find: byPattern(/(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35,}/dg),
+  },
   {
     kind: "stripe-secret-key",
+    mayMatch: containing("k_live_"),
     find: byPattern(/(?<![A-Za-z0-9_])[sr]k_live_[0-9A-Za-z]{16,}/dg),
   },
   {
     kind: "jwt",
+    mayMatch: containing("eyJ"),
     find: byPattern(
       /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/dg,
     ),
   },
   {
     kind: "bearer-token",
+    mayMatch: matching(/bearer[ \t]/i),
     find: byPattern(
       /(?<![A-Za-z0-9_-])bearer[ \t]+([A-Za-z0-9._~+/-]{20,}=*)/dgi,
       hasLetterAndDigit,
@@ -168,6 +199,9 @@ const detectors: ReadonlyArray<Detector> = [
   },
   {
     kind: "credential-assignment",
+    mayMatch: matching(
+      /(?:password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|access[_-]?key|private[_-]?key|token)["']?[ \t]*[:=]/i,
+    ),
     find: byPattern(
       /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*?(?:password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|access[_-]?key|private[_-]?key|token)["']?[ \t]*(?::|=(?!=))[ \t]*(?:"([^"\r\n]*)"|'([^'\r\n]*)'|([^\s"'`,;&)\]}]+))/dgi,
       isCredentialValue,
@@ -192,6 +226,7 @@ export const findSecrets = (text: string): ReadonlyArray<SecretMatch> => {
   const accepted: Array<SecretMatch> = []
   if (typeof text !== "string") return accepted
   for (const detector of detectors) {
+    if (!detector.mayMatch(text)) continue
     for (const [start, end] of detector.find(text)) {
       if (end <= start) continue
       const at = insertionPoint(accepted, start)

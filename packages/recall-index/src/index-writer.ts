@@ -5,6 +5,10 @@
  * written (rows, signature, offset, parse state, status) or not at all; a full re-index first
  * deletes the file's turns (raw records, chunks and FTS rows cascade) and preamble; an append
  * extends the open turn in place. The functions throw driver errors: callers wrap them.
+ *
+ * Chunks are inserted last, in multi-row statements: FTS5 flushes its pending terms to a new
+ * segment at every statement savepoint, so one row per statement (interleaved with turn and
+ * raw-record inserts) wrote one tiny segment per chunk. Rows and ids come out the same.
  */
 import type { Database, Statement } from "better-sqlite3"
 import { createHash } from "node:crypto"
@@ -48,6 +52,10 @@ export interface IndexWriter {
 
 const hashText = (text: string): string => createHash("sha256").update(text).digest("hex")
 const flag = (b: boolean): number => (b ? 1 : 0)
+
+/** Columns bound per chunk row, and rows per multi-row chunk insert. */
+const chunkColumns = 8
+const chunkBatchRows = 64
 
 /** Prepares the writer's statements on `sqlite`. */
 export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): IndexWriter => {
@@ -106,10 +114,25 @@ export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): I
     insert into raw_records (turn_row, session_row, file_id, offset, length, record_type, kind,
       timestamp, text, truncated, skip_for_grep)
     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-  const insertChunk = sqlite.prepare(`
-    insert into chunks (turn_row, surface_index, chunk_index, role, char_start, char_end, text,
-      content_hash, needs_embedding)
-    values (?, ?, ?, ?, ?, ?, ?, ?, 1)`)
+  const insertChunksByRows = new Map<number, Statement<Array<unknown>>>()
+  const insertChunks = (rows: number): Statement<Array<unknown>> => {
+    const known = insertChunksByRows.get(rows)
+    if (known !== undefined) return known
+    const statement = sqlite.prepare<Array<unknown>>(`
+      insert into chunks (turn_row, surface_index, chunk_index, role, char_start, char_end, text,
+        content_hash, needs_embedding)
+      values ${Array.from({ length: rows }, () => "(?, ?, ?, ?, ?, ?, ?, ?, 1)").join(", ")}`)
+    insertChunksByRows.set(rows, statement)
+    return statement
+  }
+  /** Inserts flat chunk rows (`chunkColumns` values each) in order, `chunkBatchRows` at a time. */
+  const writeChunks = (values: ReadonlyArray<unknown>): void => {
+    const step = chunkBatchRows * chunkColumns
+    for (let at = 0; at < values.length; at += step) {
+      const batch = values.slice(at, at + step)
+      insertChunks(batch.length / chunkColumns).run(batch)
+    }
+  }
   const refreshSession = sqlite.prepare(`
     update sessions set
       turn_count = (select count(*) from turns t where t.session_row = sessions.id),
@@ -224,6 +247,7 @@ export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): I
       rawRecords += result.preamble.length
     }
     const touched = new Set<number>(sessionRows.values())
+    const chunkValues: Array<unknown> = []
     for (const turn of result.turns) {
       const sessionRow = sessionRowOf(turn.sessionId)
       touched.add(sessionRow)
@@ -261,7 +285,7 @@ export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): I
       rawRecords += turn.records.length
       turn.surface.forEach((surface, i) => {
         for (const chunk of chunkText(surface.text, chunkOptions)) {
-          insertChunk.run(
+          chunkValues.push(
             turnRow,
             surfaceBase + i,
             chunk.index,
@@ -275,6 +299,7 @@ export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): I
         }
       })
     }
+    writeChunks(chunkValues)
     for (const row of touched) refreshSession.run(row)
     return { turns, rawRecords, chunks }
   })
