@@ -14,7 +14,7 @@ import { Option, Schema } from "effect"
 import { isClaudeCompactionSummary, stripClaudeHarness } from "./harness-text.js"
 import { hasUnknownKeys, isJsonObject, lenient, parseJsonLine } from "./lenient-schema.js"
 import type { SplitLine } from "./line-splitter.js"
-import { boundedText, sanitizedJson } from "./raw-render.js"
+import { rawRecordBuilder, sanitizedJson } from "./raw-render.js"
 import { maskTranscriptText } from "./secret-masking.js"
 import type { RawRecord, RawRecordKind, SurfaceText } from "./transcript-model.js"
 import { normaliseTimestamp } from "./turn-assembler.js"
@@ -202,27 +202,7 @@ const blocksOf = (content: ReadonlyArray<unknown>): Array<ContentBlock> =>
 export const createClaudeReader = (context: ClaudeReaderContext) => {
   const { assembler, includeSidechains, maxRawTextChars } = context
 
-  const raw = (
-    line: SplitLine,
-    type: string,
-    kind: RawRecordKind,
-    text: string,
-    timestamp: string | undefined,
-    skipForGrep = false,
-  ): RawRecord => {
-    const rendered = boundedText(text, maxRawTextChars)
-    assembler.stats.secretsMasked += rendered.masked
-    return {
-      offset: line.offset,
-      length: line.length,
-      recordType: type,
-      kind,
-      ...(timestamp !== undefined ? { timestamp } : {}),
-      text: rendered.text,
-      truncated: rendered.truncated,
-      skipForGrep,
-    }
-  }
+  const raw = rawRecordBuilder(assembler.stats, maxRawTextChars)
 
   const surfaceOf = (line: SplitLine, role: "user" | "assistant", text: string): SurfaceText => {
     const masked = maskTranscriptText(text)

@@ -20,12 +20,11 @@ import { createHash } from "node:crypto"
 import { isCodexInjected, stripCodexInjected } from "./harness-text.js"
 import { hasUnknownKeys, isJsonObject, lenient, parseJsonLine } from "./lenient-schema.js"
 import type { SplitLine } from "./line-splitter.js"
-import { boundedText, sanitizedJson } from "./raw-render.js"
+import { rawRecordBuilder, sanitizedJson } from "./raw-render.js"
 import { maskTranscriptText } from "./secret-masking.js"
 import type {
   CodexParseState,
   RawRecord,
-  RawRecordKind,
   SurfaceChannel,
   SurfaceText,
   TurnRole,
@@ -249,27 +248,7 @@ export const createCodexReader = (context: CodexReaderContext) => {
     return true
   }
 
-  const raw = (
-    line: SplitLine,
-    type: string,
-    kind: RawRecordKind,
-    text: string,
-    timestamp: string | undefined,
-    skipForGrep = false,
-  ): RawRecord => {
-    const rendered = boundedText(text, maxRawTextChars)
-    assembler.stats.secretsMasked += rendered.masked
-    return {
-      offset: line.offset,
-      length: line.length,
-      recordType: type,
-      kind,
-      ...(timestamp !== undefined ? { timestamp } : {}),
-      text: rendered.text,
-      truncated: rendered.truncated,
-      skipForGrep,
-    }
-  }
+  const raw = rawRecordBuilder(assembler.stats, maxRawTextChars)
 
   const surfaceOf = (
     line: SplitLine,

@@ -3,7 +3,9 @@
  * includes signatures, encrypted content, base64 image / document data or base instructions;
  * masks secrets; output never exceeds the cap (a cut is reported as `truncated`).
  */
+import type { SplitLine } from "./line-splitter.js"
 import { maskTranscriptText } from "./secret-masking.js"
+import type { RawRecord, RawRecordKind } from "./transcript-model.js"
 
 /** Keys whose values are opaque, huge or private and never rendered. */
 const droppedKeys = new Set([
@@ -58,3 +60,28 @@ export const boundedText = (text: string, cap: number): RenderedText => {
   const truncated = masked.length > cap || window.length < text.length
   return { text: masked.length > cap ? masked.slice(0, cap) : masked, truncated, masked: count }
 }
+
+/** Builds the raw record of one line (text masked and capped), counting masked secrets. */
+export const rawRecordBuilder =
+  (stats: { secretsMasked: number }, maxRawTextChars: number) =>
+  (
+    line: SplitLine,
+    type: string,
+    kind: RawRecordKind,
+    text: string,
+    timestamp: string | undefined,
+    skipForGrep = false,
+  ): RawRecord => {
+    const rendered = boundedText(text, maxRawTextChars)
+    stats.secretsMasked += rendered.masked
+    return {
+      offset: line.offset,
+      length: line.length,
+      recordType: type,
+      kind,
+      ...(timestamp !== undefined ? { timestamp } : {}),
+      text: rendered.text,
+      truncated: rendered.truncated,
+      skipForGrep,
+    }
+  }
