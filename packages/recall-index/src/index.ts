@@ -30,6 +30,7 @@ export { indexTranscripts } from "./indexer.js"
 export { forgetSessions, indexStatus, pruneDeleted } from "./index-maintenance.js"
 export { ftsMatchExpression, matchChunks } from "./fts-query.js"
 export { activateEmbedder } from "./vector-tables.js"
+export { EmbedderError, normalizeVector } from "./embedder.js"
 export { TranscriptFileSystem } from "./transcript-file-system.js"
 export {
   nodeTranscriptFileSystem,
@@ -78,6 +79,13 @@ export type {
 } from "./index-maintenance.js"
 export type { ChunkMatch, FtsTermMode } from "./fts-query.js"
 export type { ActiveEmbedder } from "./vector-tables.js"
+export type {
+  Embedder,
+  EmbedderFailure,
+  EmbedderInfo,
+  Reranker,
+  RerankResult,
+} from "./embedder.js"
 export type {
   TranscriptDirectoryEntry,
   TranscriptFileKind,

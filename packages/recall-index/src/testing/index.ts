@@ -4,6 +4,7 @@
  */
 export { makeMemoryTranscriptFiles } from "./memory-file-system.js"
 export { seededRandom } from "./seeded-random.js"
+export { deterministicVector, makeDeterministicEmbedder } from "./deterministic-embedder.js"
 export { generateFixtureCorpus } from "./fixture-corpus.js"
 export { claudeExchange, generateBulkCorpus } from "./bulk-corpus.js"
 export {

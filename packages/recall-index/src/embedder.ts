@@ -1,0 +1,91 @@
+/**
+ * The embedding provider port. The index, the search and the CLI depend on this interface only;
+ * providers (the embedded default, Voyage, any OpenAI-compatible endpoint, the deterministic test
+ * embedder) implement it.
+ *
+ * Guarantees every provider keeps:
+ * - `info.fingerprint` identifies the vector space (provider, model, dimension, and anything else
+ *   that changes vectors); two embedders with the same fingerprint produce comparable vectors;
+ * - `embedDocuments` returns one vector per input, in input order, each of length `info.dim`;
+ * - vectors are L2-normalised (cosine similarity = dot product), so distances from sqlite-vec
+ *   are comparable across queries;
+ * - errors are `EmbedderError` values that say whether retrying can help; no text in them.
+ */
+import { Data } from "effect"
+import type { Effect } from "effect"
+
+/** What a provider is and how to call it efficiently. */
+export interface EmbedderInfo {
+  /** Provider family: "embedded", "voyage", "openai-compatible", "deterministic". */
+  readonly provider: string
+  /** Model name within the provider. */
+  readonly model: string
+  /** Vector length. */
+  readonly dim: number
+  /** Identifies the vector space; changing it triggers a clean re-embed. */
+  readonly fingerprint: string
+  /** True when calls cost money (the cost guard applies). */
+  readonly paid: boolean
+  /** Most texts one `embedDocuments` call should carry. */
+  readonly maxBatch: number
+  /** True when the provider sends text off this machine. */
+  readonly remote: boolean
+}
+
+/** Why an embedding call failed. */
+export type EmbedderFailure =
+  | "unavailable" // the model or endpoint cannot be reached / loaded
+  | "rate_limited" // 429
+  | "server_error" // 5xx
+  | "bad_request" // 4xx other than 429: input or configuration problem
+  | "unauthorized" // 401/403: missing or wrong key
+  | "bad_response" // the answer could not be decoded or had the wrong shape
+  | "cost_guard" // the cost guard refused the call
+
+/** An embedding or rerank call failed; `retryable` says whether backing off can help. */
+export class EmbedderError extends Data.TaggedError("EmbedderError")<{
+  readonly provider: string
+  readonly failure: EmbedderFailure
+  readonly retryable: boolean
+  /** A short human sentence; never contains input text or keys. */
+  readonly reason: string
+}> {}
+
+/** A text embedder. */
+export interface Embedder {
+  readonly info: EmbedderInfo
+  /** Embeds documents (chunks) for storage, in input order. */
+  readonly embedDocuments: (
+    texts: ReadonlyArray<string>,
+  ) => Effect.Effect<ReadonlyArray<Float32Array>, EmbedderError>
+  /** Embeds a search query (some providers use a different input type for queries). */
+  readonly embedQuery: (text: string) => Effect.Effect<Float32Array, EmbedderError>
+  /** Releases worker threads or sockets; idempotent. */
+  readonly close?: () => Effect.Effect<void>
+}
+
+/** One reranked document: its index in the input and its relevance score (higher is better). */
+export interface RerankResult {
+  readonly index: number
+  readonly score: number
+}
+
+/** An optional second-stage reranker (Voyage `rerank-2.5`). */
+export interface Reranker {
+  readonly provider: string
+  readonly model: string
+  readonly rerank: (
+    query: string,
+    documents: ReadonlyArray<string>,
+    topK: number,
+  ) => Effect.Effect<ReadonlyArray<RerankResult>, EmbedderError>
+}
+
+/** Scales `v` to unit length in place (a zero vector stays zero) and returns it. */
+export const normalizeVector = (v: Float32Array): Float32Array => {
+  let sum = 0
+  for (let i = 0; i < v.length; i++) sum += (v[i] ?? 0) * (v[i] ?? 0)
+  const norm = Math.sqrt(sum)
+  if (norm > 0) for (let i = 0; i < v.length; i++) v[i] = (v[i] ?? 0) / norm
+  return v
+}
