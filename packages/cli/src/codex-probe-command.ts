@@ -10,33 +10,14 @@ import { join } from "node:path"
 import { resolveCodexHome, resolveDataDir } from "./baton-paths.js"
 import type { CommandRunner } from "./command-spec.js"
 import { renderProbeJson, renderProbeText } from "./codex-probe-report.js"
-import { cliUsageError } from "./errors.js"
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+import { resolveThreadId } from "./thread-id-argument.js"
 
 /** Runs `baton codex probe`. */
 export const runCodexProbe: CommandRunner = async (invocation, io) => {
   const json = invocation.flags["json"] === true
-  const given = invocation.positionals[0]
-  const threadId = given ?? io.env["CODEX_THREAD_ID"]
-  if (threadId === undefined || threadId === "")
-    return {
-      _tag: "Failed",
-      json,
-      error: cliUsageError(
-        "no thread id: pass one, or run inside Codex where CODEX_THREAD_ID is set",
-        "baton codex probe",
-      ),
-    }
-  if (!UUID.test(threadId))
-    return {
-      _tag: "Failed",
-      json,
-      error: cliUsageError(
-        `'${threadId.slice(0, 80)}'${given === undefined ? " (from CODEX_THREAD_ID)" : ""} is not a Codex thread id (a UUID such as 019a…-…)`,
-        "baton codex probe",
-      ),
-    }
+  const resolved = resolveThreadId(invocation.positionals[0], io, "baton codex probe")
+  if (resolved._tag === "Invalid") return { _tag: "Failed", json, error: resolved.error }
+  const { threadId } = resolved
   const [{ Effect }, ipc] = await Promise.all([import("effect"), import("@baton/ipc-codex")])
   const home = homedir()
   const codexHome = resolveCodexHome(io.env, home, io.cwd).path

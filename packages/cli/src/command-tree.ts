@@ -5,6 +5,8 @@
  */
 import { jsonFlag } from "./command-spec.js"
 import type { CommandSpec } from "./command-spec.js"
+import { recallCommand } from "./recall-command-spec.js"
+import { wakeCommand } from "./wake-command-spec.js"
 
 const fileArgument = {
   name: "file",
@@ -106,6 +108,137 @@ const codex: CommandSpec = {
   exitCodes: "2 bad usage",
 }
 
+const threadArgument = {
+  name: "threadId",
+  required: false,
+  description: "Codex thread id (a UUID); default $CODEX_THREAD_ID",
+} as const
+
+const settingsFlags = [
+  {
+    name: "idle-debounce-ms",
+    takesValue: true,
+    valueName: "ms",
+    description: "how long idle must hold before compacting or continuing (default 100)",
+  },
+  {
+    name: "idle-wait-ms",
+    takesValue: true,
+    valueName: "ms",
+    description: "longest wait for the thread to become idle (default 60 min)",
+  },
+  {
+    name: "compaction-ms",
+    takesValue: true,
+    valueName: "ms",
+    description: "budget from the compaction request to its end (default 15 min)",
+  },
+  {
+    name: "continuation-ms",
+    takesValue: true,
+    valueName: "ms",
+    description: "budget from the compaction's end to the continuation turn (default 15 min)",
+  },
+  {
+    name: "continuation-turn-ms",
+    takesValue: true,
+    valueName: "ms",
+    description: "how long the continuation turn is followed (default 60 min)",
+  },
+  {
+    name: "headroom",
+    takesValue: true,
+    valueName: "fraction",
+    description:
+      "highest context-window fraction in use that still allows continuing (default 0.6)",
+  },
+] as const
+
+const compactProbe: CommandSpec = {
+  ...codexProbe,
+  details: [...codexProbe.details, "Same as 'baton codex probe'."],
+}
+
+const compactStatus: CommandSpec = {
+  name: "status",
+  summary: "Show the thread's compaction job, its worker, and the last 20 jobs' metrics",
+  details: [
+    "Recovers a dead worker first: its job is ended by the job table (never restarted, never resent)",
+    "and the journal says what happened.",
+  ],
+  flags: [jsonFlag],
+  positionals: [threadArgument],
+  subcommands: [],
+  exitCodes: "0 reported · 1 failed (journal unreadable) · 2 bad usage",
+  load: async () => (await import("./compact-command.js")).runCompactStatus,
+}
+
+const compactSchedule: CommandSpec = {
+  name: "schedule",
+  summary: "Compact the thread once it is idle (no handoff: no continuation)",
+  details: [
+    "Returns at once; a background worker waits for the thread to be stably idle, asks Codex to",
+    "compact it and confirms the compaction. One unfinished job per thread: scheduling again",
+    "returns the existing job (alreadyScheduled). End the agent's turn after scheduling.",
+  ],
+  flags: [jsonFlag, ...settingsFlags],
+  positionals: [threadArgument],
+  subcommands: [],
+  exitCodes: "0 scheduled (or already scheduled) · 1 failed · 2 bad usage",
+  load: async () => (await import("./compact-command.js")).runCompactSchedule,
+}
+
+const compactScheduleWithHandoff: CommandSpec = {
+  name: "schedule-with-handoff",
+  summary: "Compact the thread, then continue it with a verified handoff",
+  details: [
+    "The handoff (summary, preserve, discard, nextStep, resume) is validated, bound to the thread",
+    "and job by SHA-256 and stored once. After the compaction, if it says resume: true and the",
+    "context has headroom, exactly one continuation turn carrying it is started.",
+  ],
+  flags: [jsonFlag, ...settingsFlags],
+  positionals: [
+    { name: "file", required: true, description: "absolute path of the handoff JSON file" },
+    threadArgument,
+  ],
+  subcommands: [],
+  exitCodes: "0 scheduled (or already scheduled) · 1 invalid handoff or failed · 2 bad usage",
+  load: async () => (await import("./compact-command.js")).runCompactScheduleWithHandoff,
+}
+
+const compactCancel: CommandSpec = {
+  name: "cancel",
+  summary: "Cancel a compaction job",
+  details: [
+    "Before the compaction request is sent nothing happens to the thread. After it was sent the",
+    "request cannot be recalled: the job ends cancelled with outcomeMayBeUnknown.",
+  ],
+  flags: [jsonFlag],
+  positionals: [
+    { name: "threadId", required: true, description: "Codex thread id" },
+    { name: "jobId", required: true, description: "the job id from schedule or status" },
+  ],
+  subcommands: [],
+  exitCodes: "0 cancel requested or job already ended · 1 failed · 2 bad usage",
+  load: async () => (await import("./compact-command.js")).runCompactCancel,
+}
+
+const compact: CommandSpec = {
+  name: "compact",
+  summary: "Compact a Codex thread with a verified handoff and one continuation",
+  details: [],
+  flags: [],
+  positionals: [],
+  subcommands: [
+    compactProbe,
+    compactStatus,
+    compactSchedule,
+    compactScheduleWithHandoff,
+    compactCancel,
+  ],
+  exitCodes: "2 bad usage",
+}
+
 /** The root of the tree: `baton`. */
 export const batonCommand: CommandSpec = {
   name: "baton",
@@ -113,6 +246,6 @@ export const batonCommand: CommandSpec = {
   details: [],
   flags: [],
   positionals: [],
-  subcommands: [doctor, handoff, codex, mcp],
+  subcommands: [doctor, handoff, codex, compact, recallCommand, wakeCommand, mcp],
   exitCodes: "0 ok · 1 failed · 2 bad usage",
 }

@@ -109,3 +109,32 @@ export type JournalError =
   | JobNotFoundError
   | HandoffAlreadyStoredError
   | HandoffJobMismatchError
+
+/** The worker process could not be started (the job was ended as failed; nothing was sent). */
+export class WorkerLaunchError extends Data.TaggedError("WorkerLaunch")<{
+  readonly command: string
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `could not start the compaction worker (${this.command}): ${this.detail}`
+  }
+}
+
+/** A budget or threshold given to `schedule` is out of range. */
+export class InvalidJobSettingsError extends Data.TaggedError("InvalidJobSettings")<{
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `invalid compaction settings: ${this.detail}`
+  }
+}
+
+/** A worker was asked to run a job that is not waiting for one (already started or ended). */
+export class JobNotRunnableError extends Data.TaggedError("JobNotRunnable")<{
+  readonly jobId: string
+  readonly status: string
+}> {
+  override get message(): string {
+    return `job ${this.jobId} is ${this.status}, not scheduled: a worker only starts scheduled jobs (a job is never restarted after a worker was lost)`
+  }
+}

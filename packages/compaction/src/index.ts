@@ -116,9 +116,46 @@ export { initialObservation, observeThreadState, runWorker } from "./worker.js"
 export type { RunWorkerOptions, ThreadObservation, WorkerError } from "./worker.js"
 
 export {
+  cancelCompaction,
+  compactionStatus,
+  JobIds,
+  jobView,
+  recoverThread,
+  scheduleCompaction,
+  WorkerLauncher,
+} from "./compaction-service.js"
+export type {
+  CancelReport,
+  CompactionServices,
+  CompactionStatus,
+  JobIdsShape,
+  JobView,
+  Recovery,
+  ScheduleCompactionInput,
+  ScheduleError,
+  ScheduleReport,
+  WorkerLauncherShape,
+  WorkerView,
+} from "./compaction-service.js"
+
+export { runCompactionWorker, selectedThreadSource } from "./worker-process.js"
+export type { OpenedThread, RunCompactionWorkerOptions, ThreadSource } from "./worker-process.js"
+
+export {
+  nodeCompactionLayer,
+  nodeJobIds,
+  nodeWorkerLauncher,
+  workerEntryPath,
+} from "./node-services.js"
+export type { NodeCompactionLayerOptions, NodeWorkerLauncherOptions } from "./node-services.js"
+
+export {
   HandoffAlreadyStoredError,
   HandoffJobMismatchError,
   InvalidJobIdError,
+  InvalidJobSettingsError,
+  JobNotRunnableError,
+  WorkerLaunchError,
   JobLockHeldError,
   JobLockLostError,
   JobNotFoundError,

@@ -110,9 +110,9 @@ export const JobSettingsSchema = Schema.Struct({
 /** Budgets and thresholds of one job. */
 export type JobSettings = typeof JobSettingsSchema.Type
 
-/** Defaults: 250 ms debounce, 60 min idle wait, 15 min compaction and continuation, 60 % headroom. */
+/** Defaults: 100 ms debounce, 60 min idle wait, 15 min compaction and continuation, 60 % headroom. */
 export const defaultJobSettings: JobSettings = {
-  idleDebounceMs: 250,
+  idleDebounceMs: 100,
   idleWaitMs: 60 * 60_000,
   compactionMs: 15 * 60_000,
   continuationMs: 15 * 60_000,
@@ -197,6 +197,8 @@ export const JobRecordSchema = Schema.Struct({
       "above_headroom_threshold",
     ]),
   ),
+  /** How the worker reached the thread (extension, daemon, stdio) and why; null until it chose. */
+  transport: Schema.NullOr(Schema.Struct({ kind: Schema.String, detail: Schema.String })),
 })
 
 /** The job record. */
@@ -250,4 +252,5 @@ export const newJob = (input: NewJobInput): JobRecord => ({
   outcomeMayBeUnknown: false,
   resumeSkipped: null,
   resumeSkipReason: null,
+  transport: null,
 })

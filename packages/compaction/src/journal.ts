@@ -7,6 +7,8 @@
  *   <threadId>/<jobId>.handoff.json   the bound handoff's canonical text, created once (`wx`)
  *   <threadId>/<jobId>.events.jsonl   append-only event log (transitions, message types; no text)
  *   <threadId>/<jobId>.cancel         cancel marker
+ *   <threadId>/<jobId>.launch.json    the launched worker's pid and start time (scheduler)
+ *   <threadId>/<jobId>.worker.log     the worker process's stderr
  *   <threadId>/lock.json              the worker's lease lock (job-lock.ts)
  * Guarantees: every replace is atomic and durable; every read is decoded with effect/Schema and a
  * bad file is a JournalCorruptError naming it (never overwritten, never a crash); job writes are
@@ -75,6 +77,10 @@ export const journalPaths = (dir: string, threadId: string) => {
     handoff: (jobId: string) => path.join(threadDir, `${jobId}.handoff.json`),
     events: (jobId: string) => path.join(threadDir, `${jobId}.events.jsonl`),
     cancel: (jobId: string) => path.join(threadDir, `${jobId}.cancel`),
+    /** Who launched the worker process and when (written by the scheduler right after the spawn). */
+    launch: (jobId: string) => path.join(threadDir, `${jobId}.launch.json`),
+    /** The worker process's stderr (errors only, never message text). */
+    workerLog: (jobId: string) => path.join(threadDir, `${jobId}.worker.log`),
   }
 }
 

@@ -10,7 +10,7 @@ import { Clock, Effect, Stream } from "effect"
 import type { ThreadState } from "@baton/ipc-codex"
 
 /** Default debounce before idle counts as stable. */
-export const DEFAULT_IDLE_DEBOUNCE_MS = 250
+export const DEFAULT_IDLE_DEBOUNCE_MS = 100
 
 /** What idleness is judged on; built from a `ThreadState` or from an extension snapshot. */
 export interface IdleSample {

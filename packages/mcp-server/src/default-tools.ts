@@ -3,8 +3,19 @@
  * order is the order `tools/list` shows.
  */
 import type { BatonTool } from "./baton-tool.js"
+import {
+  cancelCompactionTool,
+  compactionStatusTool,
+  scheduleCompactionTool,
+} from "./compaction-tools.js"
 import { handoffValidateTool } from "./handoff-validate-tool.js"
 import { probeCompactionTool } from "./probe-compaction-tool.js"
 
 /** Every tool of the `baton` MCP server. */
-export const batonTools: readonly BatonTool[] = [handoffValidateTool, probeCompactionTool]
+export const batonTools: readonly BatonTool[] = [
+  handoffValidateTool,
+  probeCompactionTool,
+  scheduleCompactionTool,
+  compactionStatusTool,
+  cancelCompactionTool,
+]

@@ -1,0 +1,319 @@
+// schedule / status / cancel / recovery over a real temp journal, a world of fake processes, a
+// launcher that records launches, and TestClock.
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
+import { Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { afterEach, describe, expect, test } from "vitest"
+import {
+  cancelCompaction,
+  compactionStatus,
+  JobIds,
+  scheduleCompaction,
+  WorkerLauncher,
+} from "./compaction-service.js"
+import { WorkerLaunchError } from "./errors.js"
+import type { ProcessProbeShape } from "./job-lock.js"
+import { ProcessProbe } from "./job-lock.js"
+import type { JobRecord } from "./job-record.js"
+import type { JournalFileSystem } from "./journal-file-system.js"
+import { nodeJournalFileSystemLayer } from "./journal-file-system.js"
+import { Journal, journalLayer, journalPaths } from "./journal.js"
+
+const THREAD = "019a0000-0000-7000-8000-000000000001"
+const HANDOFF = {
+  summary: "Parser ported to the new grammar",
+  preserve: ["src/parser.ts keeps the new grammar"],
+  discard: ["old benchmark logs"],
+  nextStep: "Run the e2e suite",
+  resume: true,
+}
+
+const dirs: Array<string> = []
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true })
+})
+
+interface World {
+  readonly dir: string
+  readonly processes: Map<number, number>
+  readonly launches: Array<{ threadId: string; jobId: string }>
+  nextPid: number
+  failLaunch: boolean
+  ids: number
+}
+
+const makeWorld = async (): Promise<World> => {
+  const d = await mkdtemp(path.join(tmpdir(), "baton-service-"))
+  dirs.push(d)
+  return {
+    dir: path.join(d, "jobs"),
+    processes: new Map([[1000, 5]]),
+    launches: [],
+    nextPid: 2000,
+    failLaunch: false,
+    ids: 0,
+  }
+}
+
+const run = <A, E>(
+  world: World,
+  program: Effect.Effect<A, E, Journal | JournalFileSystem | ProcessProbe | WorkerLauncher | JobIds>,
+  before: Effect.Effect<void> = Effect.void,
+) => {
+  const probe: ProcessProbeShape = {
+    selfPid: 1000,
+    isAlive: (pid) => Effect.succeed(world.processes.has(pid)),
+    startTimeMs: (pid) => Effect.succeed(world.processes.get(pid) ?? null),
+  }
+  const layer = Layer.mergeAll(
+    journalLayer(world.dir).pipe(Layer.provideMerge(nodeJournalFileSystemLayer)),
+    Layer.succeed(ProcessProbe, probe),
+    Layer.succeed(WorkerLauncher, {
+      launch: (job) =>
+        world.failLaunch
+          ? Effect.fail(new WorkerLaunchError({ command: "node worker", detail: "ENOENT" }))
+          : Effect.sync(() => {
+              const pid = world.nextPid++
+              world.processes.set(pid, 7)
+              world.launches.push({ threadId: job.threadId, jobId: job.jobId })
+              return { pid }
+            }),
+    }),
+    Layer.succeed(JobIds, { next: Effect.sync(() => `job-${++world.ids}`) }),
+  )
+  return Effect.runPromise(
+    Effect.andThen(before, program).pipe(
+      Effect.provide(layer),
+      Effect.provide(TestClock.layer()),
+    ) as Effect.Effect<A, E>,
+  )
+}
+
+const runFlip = <A, E>(
+  world: World,
+  program: Effect.Effect<A, E, Journal | JournalFileSystem | ProcessProbe | WorkerLauncher | JobIds>,
+) => run(world, Effect.flip(program))
+
+/** Writes the job's record as a worker would have left it (a status mid-flight). */
+const setStatus = (world: World, jobId: string, patch: Partial<JobRecord>) =>
+  run(
+    world,
+    Effect.gen(function* () {
+      const journal = yield* Journal
+      const stored = yield* journal.readJob(THREAD, jobId)
+      yield* journal.saveJob({ ...stored.job, ...patch }, stored.revision)
+    }),
+  )
+
+const writeLock = (world: World, jobId: string, pid: number, leaseExpiresAt = 10 ** 13) =>
+  writeFile(
+    journalPaths(world.dir, THREAD).lock,
+    JSON.stringify({
+      schemaVersion: 1,
+      threadId: THREAD,
+      jobId,
+      pid,
+      processStartMs: world.processes.get(pid) ?? 7,
+      acquiredAt: 0,
+      heartbeatAt: 0,
+      leaseExpiresAt,
+    }),
+  )
+
+describe("scheduleCompaction", () => {
+  test("stores the bound handoff once, launches one worker, and a second schedule returns the same job", async () => {
+    const world = await makeWorld()
+    const first = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }))
+    expect(first).toMatchObject({
+      alreadyScheduled: false,
+      job: { status: "scheduled", resume: true, jobNumber: 1, terminal: false },
+      worker: { state: "starting", pid: 2000 },
+    })
+    expect(first.handoffPath).toBe(journalPaths(world.dir, THREAD).handoff(first.job.jobId))
+    const stored = JSON.parse(await readFile(first.handoffPath ?? "", "utf8")) as {
+      threadId: string
+      jobId: string
+      handoff: unknown
+    }
+    expect(stored).toMatchObject({ threadId: THREAD, jobId: first.job.jobId, handoff: HANDOFF })
+
+    const second = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    expect(second.alreadyScheduled).toBe(true)
+    expect(second.job.jobId).toBe(first.job.jobId)
+    expect(world.launches).toHaveLength(1)
+    const files = await readdir(journalPaths(world.dir, THREAD).threadDir)
+    expect(files.filter((f) => f.endsWith(".job.json"))).toHaveLength(1)
+    const job = await readFile(journalPaths(world.dir, THREAD).job(first.job.jobId), "utf8")
+    expect(job).not.toContain("Parser ported")
+  })
+
+  test("without a handoff the job never resumes", async () => {
+    const world = await makeWorld()
+    const report = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    expect(report.job).toMatchObject({ resume: false, handoffDigest: null })
+    expect(report.handoffPath).toBeNull()
+  })
+
+  test("an invalid handoff, thread id or setting writes nothing and launches nothing", async () => {
+    const world = await makeWorld()
+    const bad = await runFlip(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: { ...HANDOFF, nextStep: 42 } }),
+    )
+    expect(bad._tag).toBe("HandoffInvalid")
+    const secret = await runFlip(
+      world,
+      scheduleCompaction({
+        threadId: THREAD,
+        handoff: { ...HANDOFF, summary: "key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD" },
+      }),
+    )
+    expect(secret._tag).toBe("HandoffContainsSecret")
+    expect(JSON.stringify(secret)).not.toContain("sk-proj-abcdefghij")
+    const thread = await runFlip(world, scheduleCompaction({ threadId: "../etc", handoff: null }))
+    expect(thread._tag).toBe("InvalidThreadIdError")
+    const settings = await runFlip(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null, settings: { headroomThreshold: 2 } }),
+    )
+    expect(settings._tag).toBe("InvalidJobSettings")
+    expect(world.launches).toHaveLength(0)
+    await expect(readdir(world.dir)).rejects.toMatchObject({ code: "ENOENT" })
+  })
+
+  test("a worker that cannot be started ends the job as failed (nothing sent) and says why", async () => {
+    const world = await makeWorld()
+    world.failLaunch = true
+    const error = await runFlip(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }))
+    expect(error).toMatchObject({ _tag: "WorkerLaunch", detail: "ENOENT" })
+    const status = await run(world, compactionStatus(THREAD))
+    expect(status.current).toMatchObject({
+      status: "failed",
+      reason: "worker_lost_before_dispatch",
+      outcomeMayBeUnknown: false,
+    })
+    expect(status.history).toHaveLength(1)
+    // The thread is free again: a new schedule creates job 2.
+    world.failLaunch = false
+    const next = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    expect(next).toMatchObject({ alreadyScheduled: false, job: { jobNumber: 2 } })
+  })
+})
+
+describe("recovery through status", () => {
+  test("a launched worker that has not taken the lock yet is 'starting', not dead", async () => {
+    const world = await makeWorld()
+    const { job } = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    const status = await run(world, compactionStatus(THREAD))
+    expect(status.worker).toMatchObject({ state: "starting", pid: 2000 })
+    expect(status.current?.jobId).toBe(job.jobId)
+    expect(status.current?.status).toBe("scheduled")
+  })
+
+  test("a launched worker that died before taking the lock: the job fails, nothing was sent", async () => {
+    const world = await makeWorld()
+    const { job } = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }))
+    world.processes.delete(2000)
+    const status = await run(world, compactionStatus(THREAD))
+    expect(status.recovered).toMatchObject({ jobId: job.jobId, from: "scheduled", to: "failed" })
+    expect(status.current).toMatchObject({
+      status: "failed",
+      reason: "worker_lost_before_dispatch",
+      outcomeMayBeUnknown: false,
+    })
+    expect(status.current?.detail).toContain("exited before taking the lock")
+    // The handoff file is intact.
+    const text = await readFile(journalPaths(world.dir, THREAD).handoff(job.jobId), "utf8")
+    expect(text).toContain(HANDOFF.nextStep)
+  })
+
+  test.each([
+    ["waiting_for_idle", "failed", "worker_lost_before_dispatch", false],
+    ["compaction_requested", "outcome_may_be_unknown", "worker_lost_after_send", true],
+    ["compacting", "outcome_may_be_unknown", "worker_lost_after_send", true],
+    ["continuation_requested", "outcome_may_be_unknown", "worker_lost_after_send", true],
+    ["continuation_running", "resumed", "continued", false],
+  ] as const)(
+    "a dead worker's lock in %s → %s (%s), the stale lock moved aside and logged",
+    async (from, to, reason, unknown) => {
+      const world = await makeWorld()
+      const { job } = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }))
+      await setStatus(world, job.jobId, {
+        status: from,
+        compactionRequestedAt: from === "waiting_for_idle" ? null : 1,
+      })
+      await writeLock(world, job.jobId, 2000)
+      world.processes.delete(2000)
+      const status = await run(world, compactionStatus(THREAD))
+      expect(status.current).toMatchObject({ status: to, reason, outcomeMayBeUnknown: unknown })
+      expect(status.recovered).toMatchObject({ from, to })
+      const files = await readdir(journalPaths(world.dir, THREAD).threadDir)
+      expect(files.some((f) => f.startsWith("lock.json.stale-"))).toBe(true)
+      expect(files).not.toContain("lock.json")
+      const events = await readFile(journalPaths(world.dir, THREAD).events(job.jobId), "utf8")
+      expect(events).toContain("stale lock of worker pid 2000 recovered (pid_gone)")
+      expect(events).toContain(`"event":"WorkerLost"`)
+      // Recovery is done once: a second status changes nothing.
+      const again = await run(world, compactionStatus(THREAD))
+      expect(again.recovered).toBeNull()
+      expect(again.current?.status).toBe(to)
+    },
+  )
+
+  test("a live worker's lock is respected: status reports it running and changes nothing", async () => {
+    const world = await makeWorld()
+    const { job } = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    await setStatus(world, job.jobId, { status: "compacting", compactionRequestedAt: 1 })
+    await writeLock(world, job.jobId, 2000)
+    const status = await run(world, compactionStatus(THREAD))
+    expect(status.worker).toMatchObject({ state: "running", pid: 2000 })
+    expect(status.current?.status).toBe("compacting")
+    expect(status.recovered).toBeNull()
+  })
+
+  test("a reused pid (another start time) does not fool recovery", async () => {
+    const world = await makeWorld()
+    const { job } = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    await setStatus(world, job.jobId, { status: "waiting_for_idle" })
+    await writeLock(world, job.jobId, 2000)
+    world.processes.set(2000, 999_999)
+    const status = await run(world, compactionStatus(THREAD))
+    expect(status.current?.status).toBe("failed")
+    expect(status.current?.detail).toContain("now belongs to another process")
+  })
+
+  test("a scheduled job with no launch record is 'starting' for 10 s, then lost", async () => {
+    const world = await makeWorld()
+    const { job } = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    await rm(journalPaths(world.dir, THREAD).launch(job.jobId))
+    const early = await run(world, compactionStatus(THREAD), TestClock.adjust(5_000))
+    expect(early.worker.state).toBe("starting")
+    const late = await run(world, compactionStatus(THREAD), TestClock.adjust(11_000))
+    expect(late.current).toMatchObject({ status: "failed", reason: "worker_lost_before_dispatch" })
+  })
+})
+
+describe("cancelCompaction", () => {
+  test("writes the marker for a running job; an ended job is reported as already ended", async () => {
+    const world = await makeWorld()
+    const { job } = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    const cancel = await run(world, cancelCompaction(THREAD, job.jobId))
+    expect(cancel).toMatchObject({ cancelRequested: true, alreadyEnded: false })
+    const status = await run(world, compactionStatus(THREAD))
+    expect(status.cancelRequested).toBe(true)
+
+    world.processes.delete(2000)
+    const after = await run(world, cancelCompaction(THREAD, job.jobId))
+    expect(after).toMatchObject({ alreadyEnded: true, cancelRequested: false })
+    expect(after.recovered?.to).toBe("failed")
+  })
+
+  test("an unknown job id is JobNotFound; a malformed one is rejected before any file access", async () => {
+    const world = await makeWorld()
+    await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    expect((await runFlip(world, cancelCompaction(THREAD, "job-nope")))._tag).toBe("JobNotFound")
+    expect((await runFlip(world, cancelCompaction(THREAD, "../../x")))._tag).toBe("InvalidJobId")
+  })
+})

@@ -1,0 +1,560 @@
+/**
+ * The operations behind `schedule_compaction`, `compaction_status` and `cancel_compaction` (and
+ * the `baton compact` commands): schedule a job and launch its worker, report a thread's jobs,
+ * cancel one, and recover a thread whose worker died.
+ *
+ * Guarantees:
+ * - one unfinished job per thread: scheduling again returns the existing job
+ *   (`alreadyScheduled`), also when two schedulers race (the loser reads the winner's job);
+ * - a handoff is validated and bound (thread + job, SHA-256) before anything is written, and
+ *   stored once; an invalid handoff writes nothing;
+ * - a dead worker is noticed by the next status, schedule or cancel: its stale lock is moved
+ *   aside (logged) and the job gets the machine's `WorkerLost` event — the transition table
+ *   decides the ending (nothing sent → failed; a request in flight → outcome_may_be_unknown;
+ *   compaction done → completed with `resumeSkipped: worker_lost`). Nothing is ever resent and a
+ *   job is never restarted;
+ * - a worker that was launched but has not taken the lock yet (spawn to lock: well under a second)
+ *   is recognised by its launch record (pid and process start time), so it is not declared dead;
+ * - no text of a handoff, user message or turn is returned or logged here, only ids, states,
+ *   digests and numbers.
+ * Processes (spawning the worker), ids and time arrive as services.
+ */
+import type { Handoff } from "@baton/handoff"
+import { bindHandoff, validateHandoff } from "@baton/handoff"
+import type { HandoffValidationError } from "@baton/handoff"
+import { InvalidThreadIdError, isCodexThreadId } from "@baton/ipc-codex"
+import { Clock, Context, Effect, Result, Schema } from "effect"
+import type { JobLockHeldError, WorkerLaunchError } from "./errors.js"
+import { InvalidJobSettingsError, JournalCorruptError } from "./errors.js"
+import type { JournalError } from "./errors.js"
+import { transition } from "./job-machine.js"
+import type { JobEvent } from "./job-machine.js"
+import type { JobRecord, JobSettings } from "./job-record.js"
+import { defaultJobSettings, isTerminalStatus, JobSettingsSchema } from "./job-record.js"
+import { acquireJobLock, judgeLock, ProcessProbe, releaseJobLock } from "./job-lock.js"
+import { JournalFileSystem } from "./journal-file-system.js"
+import { JOURNAL_FILE_MODE, Journal, journalPaths } from "./journal.js"
+import type { HistoryEntry, StoredJob } from "./journal.js"
+import { jobMetrics } from "./metrics.js"
+import type { JobMetrics } from "./metrics.js"
+
+/** Starts the worker process for a job; returns its pid. */
+export interface WorkerLauncherShape {
+  readonly launch: (job: {
+    readonly threadId: string
+    readonly jobId: string
+    readonly dir: string
+  }) => Effect.Effect<{ readonly pid: number }, WorkerLaunchError>
+}
+
+/** The worker-launching service. */
+export class WorkerLauncher extends Context.Service<WorkerLauncher, WorkerLauncherShape>()(
+  "@baton/compaction/WorkerLauncher",
+) {}
+
+/** Makes new job ids (safe file-name components, unique per thread). */
+export interface JobIdsShape {
+  readonly next: Effect.Effect<string>
+}
+
+/** The job-id service. */
+export class JobIds extends Context.Service<JobIds, JobIdsShape>()("@baton/compaction/JobIds") {}
+
+/** A job as reported to users and agents: states, reasons, metrics; never text. */
+export interface JobView {
+  readonly jobId: string
+  readonly threadId: string
+  readonly jobNumber: number
+  readonly status: JobRecord["status"]
+  readonly terminal: boolean
+  readonly createdAt: string
+  readonly updatedAt: string
+  readonly endedAt: string | null
+  readonly reason: JobRecord["reason"]
+  readonly detail: string | null
+  readonly resume: boolean
+  readonly handoffDigest: string | null
+  readonly outcomeMayBeUnknown: boolean
+  readonly resumeSkipped: JobRecord["resumeSkipped"]
+  readonly resumeSkipReason: JobRecord["resumeSkipReason"]
+  readonly transport: JobRecord["transport"]
+  readonly continuationTurnId: string | null
+  readonly continuationOutcome: JobRecord["continuationOutcome"]
+  readonly settings: JobSettings
+  readonly metrics: JobMetrics
+}
+
+/** What is known about the job's worker process. */
+export interface WorkerView {
+  /** running: holds a live lock; starting: launched, not locked yet; none: no live worker. */
+  readonly state: "running" | "starting" | "none"
+  readonly pid: number | null
+  readonly leaseExpiresAt: string | null
+}
+
+/** A recovery this call performed (a dead worker's job was ended by the table). */
+export interface Recovery {
+  readonly jobId: string
+  readonly from: JobRecord["status"]
+  readonly to: JobRecord["status"]
+  readonly detail: string
+}
+
+/** `compaction_status`: the thread's current job, its worker, and the metrics of the last 20. */
+export interface CompactionStatus {
+  readonly threadId: string
+  readonly jobsDir: string
+  readonly current: JobView | null
+  readonly cancelRequested: boolean
+  readonly worker: WorkerView
+  readonly recovered: Recovery | null
+  readonly history: ReadonlyArray<HistoryEntry>
+  readonly tornTempFiles: ReadonlyArray<string>
+}
+
+/** `schedule_compaction`'s answer. */
+export interface ScheduleReport {
+  readonly alreadyScheduled: boolean
+  readonly job: JobView
+  readonly handoffPath: string | null
+  readonly worker: WorkerView
+  readonly recovered: Recovery | null
+}
+
+/** `cancel_compaction`'s answer. */
+export interface CancelReport {
+  readonly job: JobView
+  /** False when the job had already ended (nothing to cancel). */
+  readonly cancelRequested: boolean
+  readonly alreadyEnded: boolean
+  readonly recovered: Recovery | null
+}
+
+/** Everything the service needs. */
+export type CompactionServices = Journal | JournalFileSystem | ProcessProbe
+
+/** What scheduling can fail with. */
+export type ScheduleError =
+  | InvalidThreadIdError
+  | InvalidJobSettingsError
+  | HandoffValidationError
+  | JournalError
+  | JobLockHeldError
+  | WorkerLaunchError
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString())
+
+/** The user-facing view of a job record. */
+export const jobView = (job: JobRecord): JobView => ({
+  jobId: job.jobId,
+  threadId: job.threadId,
+  jobNumber: job.jobNumber,
+  status: job.status,
+  terminal: isTerminalStatus(job.status),
+  createdAt: new Date(job.createdAt).toISOString(),
+  updatedAt: new Date(job.updatedAt).toISOString(),
+  endedAt: iso(job.endedAt),
+  reason: job.reason,
+  detail: job.detail,
+  resume: job.resume,
+  handoffDigest: job.handoffDigest,
+  outcomeMayBeUnknown: job.outcomeMayBeUnknown,
+  resumeSkipped: job.resumeSkipped,
+  resumeSkipReason: job.resumeSkipReason,
+  transport: job.transport,
+  continuationTurnId: job.continuationTurnId,
+  continuationOutcome: job.continuationOutcome,
+  settings: job.settings,
+  metrics: jobMetrics(job),
+})
+
+const checkThreadId = (threadId: string): Effect.Effect<string, InvalidThreadIdError> =>
+  isCodexThreadId(threadId)
+    ? Effect.succeed(threadId)
+    : Effect.fail(new InvalidThreadIdError({ value: threadId }))
+
+const LaunchRecordSchema = Schema.Struct({
+  pid: Schema.Number,
+  processStartMs: Schema.NullOr(Schema.Number),
+  at: Schema.Number,
+})
+
+/** How long a scheduled job without a launch record counts as "starting" (scheduler mid-launch). */
+const LAUNCH_GRACE_MS = 10_000
+
+/**
+ * Applies one event outside a worker (recovery, launch failure): runs the transition's log,
+ * persist and metrics effects. Only `WorkerLost` comes here, which never sends or starts timers.
+ */
+const applyOutsideWorker = (
+  stored: StoredJob,
+  event: JobEvent,
+): Effect.Effect<StoredJob, JournalError, Journal> =>
+  Effect.gen(function* () {
+    const journal = yield* Journal
+    const step = transition(stored.job, event)
+    if (step.job === stored.job) return stored
+    let saved = stored
+    for (const effect of step.effects) {
+      if (effect._tag === "AppendLog")
+        yield* journal.appendEvent(stored.job.threadId, stored.job.jobId, {
+          kind: "transition",
+          ...effect.entry,
+        })
+      else if (effect._tag === "PersistJob")
+        saved = yield* journal.saveJob(step.job, saved.revision)
+    }
+    return saved
+  })
+
+const readLaunch = (file: string) =>
+  Effect.gen(function* () {
+    const fs = yield* JournalFileSystem
+    const text = yield* fs.readText(file)
+    if (text === null) return null
+    const decoded = Result.try(() => Schema.decodeUnknownSync(LaunchRecordSchema)(JSON.parse(text)))
+    return Result.isSuccess(decoded) ? decoded.success : null
+  })
+
+const readLock = (file: string) =>
+  Effect.gen(function* () {
+    const fs = yield* JournalFileSystem
+    const text = yield* fs.readText(file)
+    if (text === null) return null
+    const parsed = Result.try(() => JSON.parse(text) as unknown)
+    if (Result.isFailure(parsed))
+      return yield* new JournalCorruptError({ path: file, problem: "lock file is not JSON" })
+    const json = parsed.success
+    const valid =
+      typeof json === "object" &&
+      json !== null &&
+      "pid" in json &&
+      typeof json.pid === "number" &&
+      "jobId" in json &&
+      typeof json.jobId === "string" &&
+      "leaseExpiresAt" in json &&
+      typeof json.leaseExpiresAt === "number" &&
+      "processStartMs" in json &&
+      (json.processStartMs === null || typeof json.processStartMs === "number")
+    if (!valid)
+      return yield* new JournalCorruptError({
+        path: file,
+        problem: "lock file does not match its schema",
+      })
+    return json as {
+      readonly pid: number
+      readonly jobId: string
+      readonly leaseExpiresAt: number
+      readonly processStartMs: number | null
+    }
+  })
+
+const noWorker: WorkerView = { state: "none", pid: null, leaseExpiresAt: null }
+
+/**
+ * Looks at the thread's current job and its worker; if the job is unfinished and no live worker
+ * holds or is about to take its lock, ends it with `WorkerLost` under the lock (the table decides
+ * how). Returns what it found and what it did.
+ */
+export const recoverThread = (
+  threadId: string,
+): Effect.Effect<
+  {
+    readonly current: StoredJob | null
+    readonly worker: WorkerView
+    readonly recovered: Recovery | null
+  },
+  JournalError | JobLockHeldError | InvalidThreadIdError,
+  CompactionServices
+> =>
+  Effect.gen(function* () {
+    yield* checkThreadId(threadId)
+    const journal = yield* Journal
+    const probe = yield* ProcessProbe
+    const current = yield* journal.currentJob(threadId)
+    if (current === null || isTerminalStatus(current.job.status))
+      return { current, worker: noWorker, recovered: null }
+    const paths = journalPaths(journal.dir, threadId)
+    const now = yield* Clock.currentTimeMillis
+    const lock = yield* readLock(paths.lock)
+    let lostDetail: string
+    if (lock !== null) {
+      const stale = yield* judgeLock(
+        { schemaVersion: 1, threadId, acquiredAt: 0, heartbeatAt: 0, ...lock },
+        now,
+      )
+      if (stale === null)
+        return {
+          current,
+          worker: {
+            state: "running" as const,
+            pid: lock.pid,
+            leaseExpiresAt: new Date(lock.leaseExpiresAt).toISOString(),
+          },
+          recovered: null,
+        }
+      lostDetail =
+        stale === "pid_gone"
+          ? `worker pid ${lock.pid} is gone`
+          : stale === "pid_reused"
+            ? `worker pid ${lock.pid} now belongs to another process`
+            : `worker pid ${lock.pid} stopped renewing its lease`
+    } else {
+      const launch = yield* readLaunch(paths.launch(current.job.jobId))
+      if (launch !== null && current.job.status === "scheduled") {
+        const alive = yield* probe.isAlive(launch.pid)
+        const start = alive ? yield* probe.startTimeMs(launch.pid) : null
+        const same =
+          alive &&
+          (launch.processStartMs === null ||
+            start === null ||
+            Math.abs(start - launch.processStartMs) <= 20)
+        if (same)
+          return {
+            current,
+            worker: { state: "starting" as const, pid: launch.pid, leaseExpiresAt: null },
+            recovered: null,
+          }
+        lostDetail = `worker pid ${launch.pid} exited before taking the lock`
+      } else if (
+        launch === null &&
+        current.job.status === "scheduled" &&
+        now - current.job.createdAt < LAUNCH_GRACE_MS
+      ) {
+        return {
+          current,
+          worker: { state: "starting" as const, pid: null, leaseExpiresAt: null },
+          recovered: null,
+        }
+      } else lostDetail = launch === null ? "no worker was launched" : "the worker holds no lock"
+    }
+    // Take the lock (moving a stale one aside, logged), end the job by the table, release.
+    const { lock: ours } = yield* acquireJobLock({
+      dir: journal.dir,
+      threadId,
+      jobId: current.job.jobId,
+      leaseMs: 30_000,
+    })
+    const result = yield* Effect.gen(function* () {
+      const fresh = yield* journal.readJob(threadId, current.job.jobId)
+      if (isTerminalStatus(fresh.job.status)) return { stored: fresh, recovered: null }
+      const at = yield* Clock.currentTimeMillis
+      yield* journal.appendEvent(threadId, current.job.jobId, {
+        at,
+        kind: "note",
+        detail: `recovery by pid ${probe.selfPid}: ${lostDetail}`,
+      })
+      const ended = yield* applyOutsideWorker(fresh, {
+        _tag: "WorkerLost",
+        at,
+        detail: lostDetail,
+      })
+      return {
+        stored: ended,
+        recovered: {
+          jobId: ended.job.jobId,
+          from: fresh.job.status,
+          to: ended.job.status,
+          detail: ended.job.detail ?? lostDetail,
+        },
+      }
+    }).pipe(Effect.ensuring(Effect.ignore(releaseJobLock(journal.dir, ours))))
+    return { current: result.stored, worker: noWorker, recovered: result.recovered }
+  })
+
+const decodeSettings = (
+  settings: Partial<JobSettings> | undefined,
+): Effect.Effect<JobSettings, InvalidJobSettingsError> => {
+  const decoded = Schema.decodeUnknownResult(JobSettingsSchema)({
+    ...defaultJobSettings,
+    ...settings,
+  })
+  return Result.isSuccess(decoded)
+    ? Effect.succeed(decoded.success)
+    : Effect.fail(new InvalidJobSettingsError({ detail: decoded.failure.message.slice(0, 300) }))
+}
+
+/** Inputs of `scheduleCompaction`. */
+export interface ScheduleCompactionInput {
+  readonly threadId: string
+  /** The agent's handoff (parsed JSON), or null to compact without one (never resumes). */
+  readonly handoff: unknown
+  readonly settings?: Partial<JobSettings>
+  /**
+   * How long to wait for the worker to take its first look at the thread (the job leaves
+   * `scheduled`) before returning; default 20 s, 0 returns right after the launch. Waiting closes
+   * the window in which new user input could become the worker's baseline: the agent is still in
+   * its turn while this call runs. A worker that fails at once (nothing can reach the thread) is
+   * reported in the answer instead of later.
+   */
+  readonly awaitWorkerMs?: number
+}
+
+/**
+ * Schedules compaction of a thread and launches its worker; returns at once. An unfinished job
+ * is returned as is (`alreadyScheduled`, no second worker).
+ */
+export const scheduleCompaction = (
+  input: ScheduleCompactionInput,
+): Effect.Effect<ScheduleReport, ScheduleError, CompactionServices | WorkerLauncher | JobIds> =>
+  Effect.gen(function* () {
+    const threadId = yield* checkThreadId(input.threadId)
+    const settings = yield* decodeSettings(input.settings)
+    const handoff: Handoff | null =
+      input.handoff === null || input.handoff === undefined
+        ? null
+        : yield* validateHandoff(input.handoff)
+    const journal = yield* Journal
+    const fs = yield* JournalFileSystem
+    const probe = yield* ProcessProbe
+    const paths = journalPaths(journal.dir, threadId)
+    const before = yield* recoverThread(threadId)
+    const existingView = (stored: StoredJob, worker: WorkerView): ScheduleReport => ({
+      alreadyScheduled: true,
+      job: jobView(stored.job),
+      handoffPath: stored.job.handoffDigest === null ? null : paths.handoff(stored.job.jobId),
+      worker,
+      recovered: before.recovered,
+    })
+    if (before.current !== null && !isTerminalStatus(before.current.job.status))
+      return existingView(before.current, before.worker)
+
+    const jobId = yield* (yield* JobIds).next
+    const now = yield* Clock.currentTimeMillis
+    const bound =
+      handoff === null
+        ? null
+        : yield* bindHandoff({ threadId, jobId, handoff, createdAt: new Date(now).toISOString() })
+    const scheduled = yield* journal
+      .schedule({
+        job: {
+          jobId,
+          threadId,
+          userFingerprint: "",
+          resume: handoff?.resume === true,
+          handoffDigest: bound?.digest ?? null,
+          settings,
+        },
+        handoff: bound,
+      })
+      .pipe(
+        // Another scheduler won the race for this thread: report its job.
+        Effect.catchTag("JournalConflict", (error) =>
+          Effect.flatMap(journal.currentJob(threadId), (winner) =>
+            winner !== null && winner.job.jobId !== jobId && !isTerminalStatus(winner.job.status)
+              ? Effect.succeed({ stored: winner, alreadyScheduled: true })
+              : Effect.fail(error),
+          ),
+        ),
+      )
+    if (scheduled.alreadyScheduled)
+      return existingView(scheduled.stored, { state: "starting", pid: null, leaseExpiresAt: null })
+
+    const launched = yield* Effect.result(
+      (yield* WorkerLauncher).launch({ threadId, jobId, dir: journal.dir }),
+    )
+    if (Result.isFailure(launched)) {
+      const at = yield* Clock.currentTimeMillis
+      yield* applyOutsideWorker(scheduled.stored, {
+        _tag: "WorkerLost",
+        at,
+        detail: `the worker could not be started: ${launched.failure.detail}`,
+      })
+      return yield* launched.failure
+    }
+    const pid = launched.success.pid
+    yield* fs.writeAtomic(
+      paths.launch(jobId),
+      `${JSON.stringify({ pid, processStartMs: yield* probe.startTimeMs(pid), at: yield* Clock.currentTimeMillis })}\n`,
+      JOURNAL_FILE_MODE,
+    )
+    yield* journal.appendEvent(threadId, jobId, {
+      at: yield* Clock.currentTimeMillis,
+      kind: "note",
+      detail: `worker launched, pid ${pid}`,
+    })
+    const deadline = (yield* Clock.currentTimeMillis) + (input.awaitWorkerMs ?? 20_000)
+    let latest = scheduled.stored
+    while (latest.job.status === "scheduled" && (yield* Clock.currentTimeMillis) < deadline) {
+      if (!(yield* probe.isAlive(pid))) break
+      yield* Effect.sleep(25)
+      latest = yield* journal.readJob(threadId, jobId)
+    }
+    return {
+      alreadyScheduled: false,
+      job: jobView(latest.job),
+      handoffPath: bound === null ? null : paths.handoff(jobId),
+      worker: isTerminalStatus(latest.job.status)
+        ? noWorker
+        : {
+            state: latest.job.status === "scheduled" ? ("starting" as const) : ("running" as const),
+            pid,
+            leaseExpiresAt: null,
+          },
+      recovered: before.recovered,
+    }
+  })
+
+/** The thread's current job, its worker, and the metrics history (recovering a dead worker first). */
+export const compactionStatus = (
+  threadId: string,
+): Effect.Effect<
+  CompactionStatus,
+  JournalError | JobLockHeldError | InvalidThreadIdError,
+  CompactionServices
+> =>
+  Effect.gen(function* () {
+    const journal = yield* Journal
+    const found = yield* recoverThread(threadId)
+    const inspection = yield* journal.inspect(threadId)
+    const current = inspection.current
+    return {
+      threadId,
+      jobsDir: journal.dir,
+      current: current === null ? null : jobView(current.job),
+      cancelRequested:
+        current === null ? false : yield* journal.isCancelRequested(threadId, current.job.jobId),
+      worker: found.worker,
+      recovered: found.recovered,
+      history: inspection.history,
+      tornTempFiles: inspection.tornTempFiles,
+    }
+  })
+
+/**
+ * Cancels a job: writes the cancel marker the worker polls. A job that already ended is reported
+ * as is. A job whose worker died is first ended by recovery. Cancelling after the compaction
+ * request was sent cannot recall it: the job ends `cancelled` with `outcomeMayBeUnknown`.
+ */
+export const cancelCompaction = (
+  threadId: string,
+  jobId: string,
+): Effect.Effect<
+  CancelReport,
+  JournalError | JobLockHeldError | InvalidThreadIdError,
+  CompactionServices
+> =>
+  Effect.gen(function* () {
+    const journal = yield* Journal
+    const found = yield* recoverThread(threadId)
+    const stored = yield* journal.readJob(threadId, jobId)
+    if (isTerminalStatus(stored.job.status))
+      return {
+        job: jobView(stored.job),
+        cancelRequested: false,
+        alreadyEnded: true,
+        recovered: found.recovered,
+      }
+    yield* journal.requestCancel(threadId, jobId)
+    yield* journal.appendEvent(threadId, jobId, {
+      at: yield* Clock.currentTimeMillis,
+      kind: "note",
+      detail: "cancel requested",
+    })
+    return {
+      job: jobView(stored.job),
+      cancelRequested: true,
+      alreadyEnded: false,
+      recovered: found.recovered,
+    }
+  })
