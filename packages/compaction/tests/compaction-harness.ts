@@ -83,6 +83,7 @@ export interface BatonSide {
       readonly handoff?: unknown
       readonly settings?: Partial<JobSettings>
       readonly env?: Record<string, string>
+      readonly awaitWorkerMs?: number
     },
   ) => Promise<ScheduleReport>
   readonly status: (threadId: string) => ReturnType<typeof statusOf>
@@ -132,6 +133,7 @@ export const batonSide = async (home: CodexHome): Promise<BatonSide> => {
           threadId,
           handoff: options.handoff ?? null,
           ...(options.settings === undefined ? {} : { settings: options.settings }),
+          ...(options.awaitWorkerMs === undefined ? {} : { awaitWorkerMs: options.awaitWorkerMs }),
         }).pipe(Effect.provide(nodeCompactionLayer({ env: { ...env, ...options.env }, cwd }))),
       ),
     status: (threadId) => statusOf(env, cwd, threadId),

@@ -1,0 +1,212 @@
+// The crash matrix: a real worker process is SIGKILLed right after it persisted each job state
+// (the worst moment: the write landed, the step after it did not), against the REAL codex 0.169.0
+// daemon. The next `status` recovers the lock, the journal says what happened, no request is sent
+// twice, and the handoff file is intact. The kill comes from the worker itself
+// (BATON_COMPACTION_CRASH_AFTER, a test-only fault switch in worker-main), so it lands exactly there.
+import { createHash } from "node:crypto"
+import { readdir, readFile } from "node:fs/promises"
+import * as path from "node:path"
+import type {
+  CodexDaemon,
+  CodexDaemonConnection,
+  CodexHome,
+  MockResponsesServer,
+} from "@baton/testkit"
+import { createCodexHome, handlerReply, startCodexDaemon, startMockResponses } from "@baton/testkit"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import type { BatonSide } from "./compaction-harness.js"
+import {
+  batonSide,
+  compactionRequests,
+  continuationRequests,
+  handoff,
+  scriptedReply,
+  waitForExit,
+} from "./compaction-harness.js"
+
+let mock: MockResponsesServer
+let home: CodexHome
+let daemon: CodexDaemon
+let owner: CodexDaemonConnection
+let baton: BatonSide
+
+beforeAll(async () => {
+  mock = await startMockResponses({ defaultReply: handlerReply(scriptedReply) })
+  home = await createCodexHome({ mock })
+  daemon = await startCodexDaemon(home)
+  owner = await daemon.connect()
+  baton = await batonSide(home)
+}, 120_000)
+
+afterAll(async () => {
+  await owner?.close().catch(() => undefined)
+  await daemon?.dispose().catch(() => undefined)
+  await home?.dispose().catch(() => undefined)
+  await mock?.close().catch(() => undefined)
+  await baton?.dispose().catch(() => undefined)
+}, 60_000)
+
+/** What recovery must conclude for a worker killed right after persisting each state. */
+const matrix = [
+  // Nothing was sent: failed, schedule again.
+  {
+    after: "scheduled",
+    to: "failed",
+    reason: "worker_lost_before_dispatch",
+    compactions: 0,
+    continuations: 0,
+    unknown: false,
+  },
+  {
+    after: "waiting_for_idle",
+    to: "failed",
+    reason: "worker_lost_before_dispatch",
+    compactions: 0,
+    continuations: 0,
+    unknown: false,
+  },
+  {
+    after: "idle_settling",
+    to: "failed",
+    reason: "worker_lost_before_dispatch",
+    compactions: 0,
+    continuations: 0,
+    unknown: false,
+  },
+  // The request was recorded as sent (write-ahead) but the kill came before the send: unknown, never resent.
+  {
+    after: "compaction_requested",
+    to: "outcome_may_be_unknown",
+    reason: "worker_lost_after_send",
+    compactions: 0,
+    continuations: 0,
+    unknown: true,
+  },
+  {
+    after: "compacting",
+    to: "outcome_may_be_unknown",
+    reason: "worker_lost_after_send",
+    compactions: 1,
+    continuations: 0,
+    unknown: true,
+  },
+  // Compaction done: completed, continuation skipped because the worker was lost.
+  {
+    after: "finishing_compaction",
+    to: "completed",
+    reason: "compacted",
+    compactions: 1,
+    continuations: 0,
+    unknown: false,
+  },
+  {
+    after: "waiting_for_resume_idle",
+    to: "completed",
+    reason: "compacted",
+    compactions: 1,
+    continuations: 0,
+    unknown: false,
+  },
+  {
+    after: "resume_idle_settling",
+    to: "completed",
+    reason: "compacted",
+    compactions: 1,
+    continuations: 0,
+    unknown: false,
+  },
+  {
+    after: "verifying_handoff",
+    to: "completed",
+    reason: "compacted",
+    compactions: 1,
+    continuations: 0,
+    unknown: false,
+  },
+  {
+    after: "continuation_requested",
+    to: "outcome_may_be_unknown",
+    reason: "worker_lost_after_send",
+    compactions: 1,
+    continuations: 0,
+    unknown: true,
+  },
+  {
+    after: "continuation_running",
+    to: "resumed",
+    reason: "continued",
+    compactions: 1,
+    continuations: 1,
+    unknown: false,
+  },
+] as const
+
+describe("crash matrix: kill -9 the worker right after each persisted state (real daemon)", () => {
+  test.each(matrix)(
+    "killed after $after → status recovers it as $to ($reason)",
+    async (row) => {
+      const { threadId } = await owner.startThread({ cwd: home.workdir })
+      await owner.runTurn(threadId, "work step 1")
+      const given = handoff(true)
+      const scheduled = await baton.schedule(threadId, {
+        handoff: given,
+        // idle_settling / resume_idle_settling are only persisted while the debounce runs.
+        settings: { idleDebounceMs: 150 },
+        env: { BATON_COMPACTION_CRASH_AFTER: row.after },
+      })
+      const { jobId } = scheduled.job
+      expect(scheduled.worker.pid).not.toBeNull()
+      await waitForExit(scheduled.worker.pid ?? -1)
+      // Let anything the dead worker had set in motion inside Codex finish (e.g. the compaction).
+      await new Promise((resolve) => setTimeout(resolve, 600))
+
+      const status = await baton.status(threadId)
+      expect(status.recovered).toMatchObject({ jobId, from: row.after, to: row.to })
+      expect(status.current).toMatchObject({
+        jobId,
+        status: row.to,
+        reason: row.reason,
+        outcomeMayBeUnknown: row.unknown,
+      })
+      if (row.to === "completed") expect(status.current?.resumeSkipped).toBe("worker_lost")
+      if (row.to === "resumed") expect(status.current?.continuationOutcome).toBe("unfollowed")
+
+      // The journal says what happened.
+      const log = await baton.readEvents(threadId, jobId)
+      expect(log).toContain(`"event":"WorkerLost"`)
+      expect(log).toContain("recovery by pid")
+      const files = await readdir(path.join(baton.jobsDir, threadId))
+      expect(files).not.toContain("lock.json")
+      if (row.after !== "scheduled") {
+        expect(log).toContain("stale lock of worker pid")
+        expect(files.some((f) => f.startsWith("lock.json.stale-"))).toBe(true)
+      }
+
+      // The handoff file is intact: its SHA-256 is the digest the job was bound to.
+      const text = await readFile(
+        path.join(baton.jobsDir, threadId, `${jobId}.handoff.json`),
+        "utf8",
+      )
+      expect(createHash("sha256").update(text).digest("hex")).toBe(status.current?.handoffDigest)
+
+      // No request was sent twice, and nothing more arrives after recovery.
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      const all = mock.requests()
+      expect(compactionRequests(all, threadId)).toHaveLength(row.compactions)
+      expect(continuationRequests(all, threadId, jobId)).toHaveLength(row.continuations)
+
+      // The thread is free again: a new job can be scheduled (and is job 2).
+      const again = await baton.schedule(threadId, { handoff: null })
+      expect(again).toMatchObject({ alreadyScheduled: false, job: { jobNumber: 2 } })
+      await baton.waitForJob(
+        threadId,
+        again.job.jobId,
+        (j) =>
+          j.status === "completed" ||
+          j.status === "failed" ||
+          j.status === "outcome_may_be_unknown",
+      )
+    },
+    90_000,
+  )
+})
