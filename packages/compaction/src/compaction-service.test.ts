@@ -83,11 +83,8 @@ const run = <A, E>(
     }),
     Layer.succeed(JobIds, { next: Effect.sync(() => `job-${++world.ids}`) }),
   )
-  return Effect.runPromise(
-    Effect.andThen(before, program).pipe(
-      Effect.provide(layer),
-      Effect.provide(TestClock.layer()),
-    ) as Effect.Effect<A, E>,
+  return Effect.runPromise<A, E>(
+    Effect.andThen(before, program).pipe(Effect.provide(layer), Effect.provide(TestClock.layer())),
   )
 }
 

@@ -56,7 +56,12 @@ export {
 } from "./stable-idle.js"
 export type { IdleBlocker, IdleSample, StableIdleTracker } from "./stable-idle.js"
 
-export { NO_USER_INPUT_FINGERPRINT, userBoundary } from "./user-boundary.js"
+export {
+  NO_USER_INPUT_FINGERPRINT,
+  threadUserBoundary,
+  userBoundary,
+  userTurnsOfState,
+} from "./user-boundary.js"
 export type { UserBoundary, UserTurnView } from "./user-boundary.js"
 
 export { jobMetrics } from "./metrics.js"
@@ -112,7 +117,7 @@ export type {
   StaleReason,
 } from "./job-lock.js"
 
-export { initialObservation, observeThreadState, runWorker } from "./worker.js"
+export { initialObservation, observationFor, observeThreadState, runWorker } from "./worker.js"
 export type { RunWorkerOptions, ThreadObservation, WorkerError } from "./worker.js"
 
 export {

@@ -175,6 +175,7 @@ const expected: { readonly [S in JobStatus]: Readonly<Record<string, Outcome>> }
   },
   compacting: {
     ...cancels,
+    TokenUsageObserved: "update",
     CompactionItemCompleted: "finishing_compaction",
     CompactionTurnCompleted: "outcome_may_be_unknown",
     CompactionTurnFailed: "failed",
@@ -387,7 +388,11 @@ const script = (options: ScenarioOptions = {}) => {
       effects.push(...step.effects)
       return api
     },
-    usage(turnId: string, totalTokens: number | null, modelContextWindow: number | null = 100_000) {
+    usage(
+      turnId: string | null,
+      totalTokens: number | null,
+      modelContextWindow: number | null = 100_000,
+    ) {
       return api.send({ _tag: "TokenUsageObserved", turnId, totalTokens, modelContextWindow })
     },
     toStableIdle() {
@@ -559,6 +564,36 @@ describe("reference scenarios (§16.2)", () => {
 })
 
 describe("extra scenarios", () => {
+  test("usage without a turn id (extension IPC) is fresh only once our compaction item completed", () => {
+    const s = script().toRequested()
+    s.send({ _tag: "CompactionAccepted" })
+    s.send({ _tag: "CompactionTurnStarted", turnId: "turn-c", startedAt: s.job.updatedAt + 500 })
+    s.usage(null, 10_000)
+    expect(s.job.usageAfter).toBeNull()
+    s.send({ _tag: "CompactionItemCompleted", turnId: "turn-c", itemId: "item-c" })
+    s.usage("another-turn", 5_000)
+    expect(s.job.usageAfter).toBeNull()
+    s.usage(null, 10_000)
+    expect(s.job.usageAfter).toMatchObject({ turnId: "", totalTokens: 10_000 })
+    s.send({ _tag: "CompactionTurnCompleted", turnId: "turn-c" })
+    s.usage(null, 12_000).verify()
+    expect(s.job).toMatchObject({
+      status: "continuation_requested",
+      resumeCheck: { totalTokens: 12_000, problem: null },
+    })
+    expect(jobMetrics(s.job)).toMatchObject({ tokensBefore: 90_000, tokensAfter: 12_000 })
+  })
+
+  test("usage without a turn id that shows no reduction is stale, not fresh headroom", () => {
+    const s = script().toCompactionItemDone()
+    s.usage(null, 90_000)
+    s.send({ _tag: "CompactionTurnCompleted", turnId: "turn-c" })
+    expect(s.job).toMatchObject({
+      status: "completed",
+      resumeSkipReason: "stale_or_unreclaimed_token_telemetry",
+    })
+  })
+
   test("an automatic compaction racing ours is never mistaken for ours", () => {
     const s = script().toRequested()
     const requestedAt = s.job.compactionRequestedAt!
@@ -611,8 +646,8 @@ describe("extra scenarios", () => {
     expect(s.job.status).toBe("compaction_requested")
     expect(s.effects.filter((e) => e._tag === "StartTimer" && e.timer === "idle_debounce")).toEqual(
       [
-        { _tag: "StartTimer", timer: "idle_debounce", delayMs: 250, token: 1 },
-        { _tag: "StartTimer", timer: "idle_debounce", delayMs: 250, token: 2 },
+        { _tag: "StartTimer", timer: "idle_debounce", delayMs: 100, token: 1 },
+        { _tag: "StartTimer", timer: "idle_debounce", delayMs: 100, token: 2 },
       ],
     )
   })

@@ -37,7 +37,13 @@ export type Budget = "idle_wait" | "compaction" | "continuation" | "continuation
 
 /** Everything the worker reports to the machine; `at` is the Clock time it observed it. */
 export type JobEvent =
-  | { readonly _tag: "WorkerStarted"; readonly at: number; readonly pid: number }
+  /** `fingerprint`: the user boundary at the worker's first look, anchoring a job scheduled without one. */
+  | {
+      readonly _tag: "WorkerStarted"
+      readonly at: number
+      readonly pid: number
+      readonly fingerprint?: string
+    }
   | { readonly _tag: "IdleObserved"; readonly at: number }
   | { readonly _tag: "IdleLost"; readonly at: number }
   /** The idle-debounce timer with this token fired. */
@@ -75,10 +81,11 @@ export type JobEvent =
       readonly turnId: string
       readonly status: "failed" | "interrupted"
     }
+  /** Token usage as reported; `turnId` null when the transport does not say (extension IPC). */
   | {
       readonly _tag: "TokenUsageObserved"
       readonly at: number
-      readonly turnId: string
+      readonly turnId: string | null
       readonly totalTokens: number | null
       readonly modelContextWindow: number | null
     }
@@ -331,30 +338,28 @@ const cancelling = (outcomeMayBeUnknown: (job: JobRecord) => boolean): Row => {
 const beforeSend = cancelling(() => false)
 const compactionInFlight = cancelling((job) => job.compactionCompletedAt === null)
 
+/** A usage sample as stored; an unknown turn is stored as "". */
+const usageSample = (e: Extract<JobEvent, { readonly _tag: "TokenUsageObserved" }>) => ({
+  turnId: e.turnId ?? "",
+  totalTokens: e.totalTokens,
+  modelContextWindow: e.modelContextWindow,
+  at: e.at,
+})
+
 const recordUsageBefore: Row = {
-  TokenUsageObserved: (job, e) =>
-    update(job, {
-      usageBefore: {
-        turnId: e.turnId,
-        totalTokens: e.totalTokens,
-        modelContextWindow: e.modelContextWindow,
-        at: e.at,
-      },
-    }),
+  TokenUsageObserved: (job, e) => update(job, { usageBefore: usageSample(e) }),
 }
 
-/** Fresh usage: our compaction turn, after its compaction item completed. */
+/**
+ * Fresh usage: after our compaction item completed (the only states with this row), reported for
+ * our compaction turn or for no turn at all. Usage without a turn id is the thread's latest (the
+ * extension's `latestTokenUsageInfo`): after our compaction it is what the continuation would
+ * face, and a stale pre-compaction figure is caught by the guard (no reduction).
+ */
 const recordUsageAfter: Row = {
   TokenUsageObserved: (job, e) =>
-    e.turnId === job.compactionTurnId
-      ? update(job, {
-          usageAfter: {
-            turnId: e.turnId,
-            totalTokens: e.totalTokens,
-            modelContextWindow: e.modelContextWindow,
-            at: e.at,
-          },
-        })
+    e.turnId === null || e.turnId === job.compactionTurnId
+      ? update(job, { usageAfter: usageSample(e) })
       : null,
 }
 
@@ -485,7 +490,13 @@ export const jobTable: { readonly [S in ActiveJobStatus]: Row } = {
     ...beforeSend,
     ...recordUsageBefore,
     WorkerStarted: (job, e) =>
-      move(job, e, "waiting_for_idle", { workerPid: e.pid, workerStartedAt: e.at }),
+      move(job, e, "waiting_for_idle", {
+        workerPid: e.pid,
+        workerStartedAt: e.at,
+        ...(job.userFingerprint === "" && e.fingerprint !== undefined
+          ? { userFingerprint: e.fingerprint }
+          : {}),
+      }),
     WorkerLost: lostBeforeDispatch,
   },
   waiting_for_idle: {
@@ -536,6 +547,22 @@ export const jobTable: { readonly [S in ActiveJobStatus]: Row } = {
   compacting: {
     ...compactionInFlight,
     ...compactionExpiry,
+    // Codex 0.169 reports, for our compaction turn and before its item completes, first the
+    // previous usage, then the summarization request's, then its estimate of the compacted context
+    // (OBSERVED.md). A worker that joined a loaded thread may have seen no usage before: the first
+    // sample of our turn is then the "before"; later ones are candidates for "after".
+    TokenUsageObserved: (job, e) => {
+      if (e.turnId === null || e.turnId !== job.compactionTurnId) return null
+      const sample = {
+        turnId: e.turnId,
+        totalTokens: e.totalTokens,
+        modelContextWindow: e.modelContextWindow,
+        at: e.at,
+      }
+      return job.usageBefore === null
+        ? update(job, { usageBefore: sample })
+        : update(job, { usageAfter: sample })
+    },
     CompactionAccepted: (job, e) =>
       job.compactionAcceptedAt === null ? update(job, { compactionAcceptedAt: e.at }) : null,
     CompactionItemCompleted: (job, e) =>

@@ -250,11 +250,17 @@ export const makeJournal = (dir: string, fs: JournalFileSystemShape): JournalSha
   const root = path.resolve(dir)
   const paths = (threadId: string) => journalPaths(root, threadId)
 
+  // Directories this journal already created or checked: an append (the hot path while a worker
+  // runs) then costs one fsync'd write, not a mkdir and chmod of two directories first.
+  const ensured = new Set<string>()
   const ensureThreadDir = (threadId: string): Effect.Effect<void, JournalIoError> =>
-    Effect.gen(function* () {
-      yield* fs.ensureDir(root, JOURNAL_DIR_MODE)
-      yield* fs.ensureDir(paths(threadId).threadDir, JOURNAL_DIR_MODE)
-    })
+    ensured.has(threadId)
+      ? Effect.void
+      : Effect.gen(function* () {
+          yield* fs.ensureDir(root, JOURNAL_DIR_MODE)
+          yield* fs.ensureDir(paths(threadId).threadDir, JOURNAL_DIR_MODE)
+          ensured.add(threadId)
+        })
 
   const readIndex = (threadId: string) =>
     Effect.gen(function* () {

@@ -1,6 +1,13 @@
+import { emptyThreadState } from "@baton/ipc-codex"
+import type { ThreadState } from "@baton/ipc-codex"
 import { describe, expect, test } from "vitest"
 import type { UserTurnView } from "./user-boundary.js"
-import { NO_USER_INPUT_FINGERPRINT, userBoundary } from "./user-boundary.js"
+import {
+  NO_USER_INPUT_FINGERPRINT,
+  threadUserBoundary,
+  userBoundary,
+  userTurnsOfState,
+} from "./user-boundary.js"
 
 const turn = (over: Partial<UserTurnView>): UserTurnView => ({
   turnId: "u1",
@@ -54,5 +61,50 @@ describe("userBoundary", () => {
     const b = userBoundary([turn({ userText: "secret plan 42" })])
     expect(JSON.stringify(b)).not.toContain("secret plan")
     expect(b.textSha256).toMatch(/^[0-9a-f]{64}$/)
+  })
+})
+
+describe("threadUserBoundary (a ThreadState, as the worker reads it)", () => {
+  const item = (id: string, type: string) => ({
+    id,
+    type,
+    phase: "completed" as const,
+    startedAtMs: null,
+    completedAtMs: null,
+  })
+  const turn = (id: string, status: string, items: ReadonlyArray<ReturnType<typeof item>>) => ({
+    id,
+    status,
+    error: null,
+    startedAtMs: null,
+    completedAtMs: null,
+    startedAtRevision: 1,
+    items,
+  })
+  const state = (turns: ThreadState["turns"]): ThreadState => ({
+    ...emptyThreadState("thread-1"),
+    turns,
+  })
+
+  test("only turns with a user message or steering item are user turns; ids stand in for text", () => {
+    const s = state([
+      turn("u1", "completed", [item("m1", "userMessage"), item("a1", "agentMessage")]),
+      turn("c1", "completed", [item("cc1", "contextCompaction")]),
+      turn("u2", "interrupted", [item("a2", "agentMessage"), item("s1", "steeringUserMessage")]),
+    ])
+    expect(userTurnsOfState(s)).toEqual([
+      { turnId: "u1", startedAtMs: null, status: "completed", userText: "m1" },
+      { turnId: "u2", startedAtMs: null, status: "interrupted", userText: "s1" },
+    ])
+    expect(threadUserBoundary(s)).toMatchObject({ turnId: "u2", stopped: true })
+    expect(threadUserBoundary(state([])).fingerprint).toBe(NO_USER_INPUT_FINGERPRINT)
+  })
+
+  test("a compaction turn after the user turn leaves the fingerprint unchanged", () => {
+    const user = turn("u1", "completed", [item("m1", "userMessage")])
+    const compaction = turn("c1", "completed", [item("cc1", "contextCompaction")])
+    expect(threadUserBoundary(state([user, compaction])).fingerprint).toBe(
+      threadUserBoundary(state([user])).fingerprint,
+    )
   })
 })

@@ -3,10 +3,12 @@
  * turn, or steering inside the latest one) and stays put for turns without user text
  * (compaction turns, our own bookkeeping). Derived from the latest user turn's id, its start
  * time and the SHA-256 of its text. Pure; the text itself is never returned, stored or logged:
- * only its hash leaves this module.
+ * only its hash leaves this module. `threadUserBoundary` is the one reading of a `ThreadState`
+ * that both the schedule path (the job's anchor) and the worker (new input) must use.
  */
 import { createHash } from "node:crypto"
 import { canonicalDigest } from "@baton/handoff"
+import type { ThreadState } from "@baton/ipc-codex"
 
 /** One turn as the boundary sees it; transports map their turn shapes onto this. */
 export interface UserTurnView {
@@ -68,3 +70,23 @@ export const userBoundary = (turns: ReadonlyArray<UserTurnView>): UserBoundary =
     stopped: latest.status === "interrupted" || latest.status === "failed",
   }
 }
+
+/** Item types that carry user text: a new message, or steering into the running turn. */
+const USER_ITEM_TYPES: ReadonlySet<string> = new Set(["userMessage", "steeringUserMessage"])
+
+/**
+ * The user turns of a `ThreadState`: turns with a user message or steering item. The state carries
+ * no text, so the item ids stand in for it (a new message or steering adds an id; an edit that
+ * keeps the ids is not visible here). Turns are ordered as listed (start times are not compared).
+ */
+export const userTurnsOfState = (state: ThreadState): ReadonlyArray<UserTurnView> =>
+  state.turns.flatMap((turn) => {
+    const ids = turn.items.filter((i) => USER_ITEM_TYPES.has(i.type)).map((i) => i.id)
+    return ids.length === 0
+      ? []
+      : [{ turnId: turn.id, startedAtMs: null, status: turn.status, userText: ids.join("\n") }]
+  })
+
+/** The user boundary of a thread state, as the worker judges it; anchor jobs with this. */
+export const threadUserBoundary = (state: ThreadState): UserBoundary =>
+  userBoundary(userTurnsOfState(state))

@@ -2,8 +2,8 @@
 // the test adjusts it; the fake runs on macrotasks, so the driver yields one event-loop turn per
 // step (no wall-clock sleeps).
 import { bindHandoff } from "@baton/handoff"
-import type { ThreadController } from "@baton/ipc-codex"
-import { connectionThreadController } from "@baton/ipc-codex"
+import type { ThreadController, ThreadState } from "@baton/ipc-codex"
+import { connectionThreadController, emptyThreadState } from "@baton/ipc-codex"
 import type {
   FakeAppServer,
   FakeAppServerOptions,
@@ -15,11 +15,13 @@ import { TestClock } from "effect/testing"
 import { describe, expect, test } from "vitest"
 import { ProcessProbe } from "./job-lock.js"
 import type { JobRecord } from "./job-record.js"
+import { newJob } from "./job-record.js"
 import { memoryJournalFileSystemLayer } from "./journal-file-system.js"
 import { Journal, journalLayer } from "./journal.js"
 import type { EventLogEntry } from "./journal.js"
 import { jobMetrics } from "./metrics.js"
-import { runWorker } from "./worker.js"
+import { NO_USER_INPUT_FINGERPRINT, threadUserBoundary } from "./user-boundary.js"
+import { initialObservation, observationFor, observeThreadState, runWorker } from "./worker.js"
 
 const THREAD = "thread-1"
 const JOB = "job-0001"
@@ -54,6 +56,11 @@ interface Scenario {
   readonly resume: boolean
   readonly server?: FakeAppServerOptions
   readonly transport?: FakeTransportOptions
+  /** Runs after the job was scheduled, before the worker starts. */
+  readonly beforeWorker?: (ctx: {
+    readonly server: FakeAppServer
+    readonly controller: ThreadController
+  }) => Effect.Effect<void, unknown>
   /** Runs after the worker was forked; may drive it part of the way. */
   readonly during?: (ctx: {
     readonly server: FakeAppServer
@@ -72,6 +79,10 @@ const runScenario = async (scenario: Scenario) => {
   const server = makeFakeAppServer({ threads: [{ id: THREAD }], ...scenario.server })
   const program = Effect.gen(function* () {
     const journal = yield* Journal
+    const connection = yield* fakeTransport(server, scenario.transport).connect
+    const controller = yield* connectionThreadController(connection, THREAD)
+    // The anchor is taken from the same view the worker reads, like the schedule path must.
+    const anchor = threadUserBoundary(yield* controller.state).fingerprint
     const handoff = scenario.resume
       ? yield* Effect.orDie(
           bindHandoff({
@@ -92,14 +103,13 @@ const runScenario = async (scenario: Scenario) => {
       job: {
         jobId: JOB,
         threadId: THREAD,
-        userFingerprint: "fingerprint-at-schedule",
+        userFingerprint: anchor,
         resume: scenario.resume,
         handoffDigest: handoff?.digest ?? null,
       },
       handoff,
     })
-    const connection = yield* fakeTransport(server, scenario.transport).connect
-    const controller = yield* connectionThreadController(connection, THREAD)
+    if (scenario.beforeWorker !== undefined) yield* scenario.beforeWorker({ server, controller })
     const fiber = yield* Effect.forkChild(runWorker({ threadId: THREAD, jobId: JOB, controller }))
     if (scenario.during !== undefined) yield* scenario.during({ server, controller, fiber })
     yield* drive(fiber)
@@ -266,5 +276,133 @@ describe("runWorker", () => {
     expect(job.compactionItemId).not.toBe("auto-item")
     expect(requests(server, "thread/compact/start")).toHaveLength(1)
     expect(server.turnInputs).toHaveLength(1)
+  })
+})
+
+describe("runWorker: user boundary and token usage", () => {
+  test("usage reported before item/completed (the real binary's order) is fresh: resumed", async () => {
+    // OBSERVED.md: thread/compact/start → … 3 × thread/tokenUsage/updated → item/completed.
+    const { job, server } = await runScenario({
+      resume: true,
+      server: { compaction: { tokenUsage: "before-item-completed" } },
+    })
+    expect(job.status).toBe("resumed")
+    expect(job.usageAfter?.turnId).toBe(job.compactionTurnId)
+    expect(jobMetrics(job).tokensAfter).toBe(8_000)
+    expect(server.turnInputs).toHaveLength(1)
+  })
+
+  test("input that arrived after scheduling but before the worker's first look cancels", async () => {
+    const { job, server } = await runScenario({
+      resume: true,
+      beforeWorker: ({ controller }) =>
+        Effect.gen(function* () {
+          yield* controller.startTurn({ text: "actually, do something else" })
+          yield* settle(Effect.map(controller.state, (s) => s.turns.length > 0))
+        }),
+    })
+    expect(job.status).toBe("cancelled")
+    expect(job.reason).toBe("new_user_input")
+    expect(requests(server, "thread/compact/start")).toHaveLength(0)
+  })
+})
+
+describe("observeThreadState", () => {
+  const userItem = (id: string, type = "userMessage") => ({
+    id,
+    type,
+    phase: "completed" as const,
+    startedAtMs: null,
+    completedAtMs: null,
+  })
+  const turn = (id: string, items: ReadonlyArray<ReturnType<typeof userItem>>) => ({
+    id,
+    status: "completed",
+    error: null,
+    startedAtMs: null,
+    completedAtMs: null,
+    startedAtRevision: 1,
+    items,
+  })
+  const base: ThreadState = {
+    ...emptyThreadState(THREAD),
+    status: { type: "idle", activeFlags: [], unknownType: null },
+    turns: [turn("u1", [userItem("m1")])],
+  }
+  const tags = (events: ReadonlyArray<{ readonly _tag: string }>) => events.map((e) => e._tag)
+  const usage = (receivedAtMs: number, totalTokens: number) => ({
+    turnId: null,
+    last: { totalTokens } as NonNullable<ThreadState["tokenUsage"]>["last"],
+    total: { totalTokens } as NonNullable<ThreadState["tokenUsage"]>["total"],
+    modelContextWindow: 100_000,
+    receivedAtMs,
+  })
+
+  test("without a stored anchor the first state anchors; with one, a different first state is new input", () => {
+    const job = (userFingerprint: string) =>
+      newJob({
+        jobId: JOB,
+        threadId: THREAD,
+        jobNumber: 1,
+        createdAt: 0,
+        userFingerprint,
+        resume: false,
+        handoffDigest: null,
+      })
+    const unanchored = observeThreadState(observationFor(job("")), base, 0)
+    expect(tags(unanchored.events)).not.toContain("UserBoundaryChanged")
+    const same = observeThreadState(
+      observationFor(job(threadUserBoundary(base).fingerprint)),
+      base,
+      0,
+    )
+    expect(tags(same.events)).not.toContain("UserBoundaryChanged")
+    const stale = observeThreadState(observationFor(job(NO_USER_INPUT_FINGERPRINT)), base, 0)
+    expect(stale.events).toContainEqual({
+      _tag: "UserBoundaryChanged",
+      at: 0,
+      fingerprint: threadUserBoundary(base).fingerprint,
+    })
+  })
+
+  test("steering into the latest user turn is new input", () => {
+    const first = observeThreadState(initialObservation, base, 0)
+    const steered: ThreadState = {
+      ...base,
+      turns: [turn("u1", [userItem("m1"), userItem("s1", "steeringUserMessage")])],
+    }
+    expect(tags(observeThreadState(first.memory, steered, 1).events)).toContain(
+      "UserBoundaryChanged",
+    )
+  })
+
+  test("two usage reports within the same millisecond are both observed", () => {
+    const a = observeThreadState(initialObservation, { ...base, tokenUsage: usage(5, 90_000) }, 5)
+    const b = observeThreadState(a.memory, { ...base, tokenUsage: usage(5, 10_000) }, 5)
+    expect(b.events).toContainEqual(
+      expect.objectContaining({ _tag: "TokenUsageObserved", totalTokens: 10_000 }),
+    )
+    const c = observeThreadState(b.memory, { ...base, tokenUsage: usage(5, 10_000) }, 5)
+    expect(tags(c.events)).not.toContain("TokenUsageObserved")
+  })
+
+  test("the usage a state holds is reported again with a compaction item that completes in it", () => {
+    const withUsage = { ...base, tokenUsage: usage(5, 10_000) }
+    const a = observeThreadState(initialObservation, withUsage, 5)
+    const completed: ThreadState = {
+      ...withUsage,
+      compactions: [
+        { itemId: "cc-1", turnId: "c1", phase: "completed", startedAtMs: 6, completedAtMs: 7 },
+      ],
+    }
+    const b = observeThreadState(a.memory, completed, 7)
+    expect(tags(b.events)).toEqual(["CompactionItemCompleted", "TokenUsageObserved"])
+    expect(b.events[1]).toEqual({
+      _tag: "TokenUsageObserved",
+      at: 7,
+      turnId: null,
+      totalTokens: 10_000,
+      modelContextWindow: 100_000,
+    })
   })
 })

@@ -9,6 +9,9 @@
  *   them, so the compare-and-set `PersistJob` always lands before a send;
  * - each request is sent once: a timeout or disconnect with `outcomeMayBeUnknown` becomes the
  *   machine's OutcomeUnknown event, never a resend;
+ * - new user input is judged against the job's stored user-boundary fingerprint (the anchor the
+ *   schedule path took with `threadUserBoundary`), so input that arrived before the worker's
+ *   first look still cancels the job;
  * - time is the Effect Clock (timers, `at` stamps), so tests drive it with TestClock;
  * - the event log gets transitions and message types only, never handoff, user or turn text.
  * It must never decide anything the transition table decides.
@@ -27,8 +30,7 @@ import { Journal, journalPaths } from "./journal.js"
 import type { StoredJob } from "./journal.js"
 import { jobMetrics } from "./metrics.js"
 import { idleEdge, idleSampleOf, isIdleSample } from "./stable-idle.js"
-import { userBoundary } from "./user-boundary.js"
-import type { UserBoundary, UserTurnView } from "./user-boundary.js"
+import { threadUserBoundary, userTurnsOfState } from "./user-boundary.js"
 
 const now = Clock.currentTimeMillis
 
@@ -49,44 +51,58 @@ export type WorkerError = JournalError | JobLockHeldError | JobLockLostError
 /** What the worker remembers of the states it has seen; only changes become events. */
 export interface ThreadObservation {
   readonly idle: boolean | null
-  /** The user boundary of the first state seen; the stored fingerprint may come from another view. */
-  readonly baseline: UserBoundary | null
+  /**
+   * The user-boundary fingerprint new input is judged against: the job's stored one, or, when
+   * none was recorded at schedule time (null), the first state seen.
+   */
+  readonly anchor: string | null
   readonly lastFingerprint: string | null
   readonly stoppedTurn: string | null
   readonly seenTurns: ReadonlySet<string>
   readonly completedItems: ReadonlySet<string>
   readonly endedTurns: ReadonlySet<string>
-  readonly usageAtMs: number | null
+  /** The last token usage reported (time and numbers): a change in either is a new report. */
+  readonly usageKey: string | null
 }
 
-/** Nothing seen yet. */
+/** Nothing seen yet, and no anchor (the first state seen becomes it). */
 export const initialObservation: ThreadObservation = {
   idle: null,
-  baseline: null,
+  anchor: null,
   lastFingerprint: null,
   stoppedTurn: null,
   seenTurns: new Set(),
   completedItems: new Set(),
   endedTurns: new Set(),
-  usageAtMs: null,
+  usageKey: null,
 }
 
 /**
- * The user turns of a `ThreadState`: turns with a `userMessage` item. The state carries no text,
- * so the message item ids stand in for it (a new message or steering adds an id).
+ * Nothing seen yet, anchored on the job's stored user-boundary fingerprint (`threadUserBoundary`
+ * at schedule time), so input that arrived before the worker's first look still cancels. An
+ * empty stored fingerprint means none was recorded: the first state seen is the anchor.
  */
-const userTurnsOf = (state: ThreadState): ReadonlyArray<UserTurnView> =>
-  state.turns.flatMap((turn) => {
-    const messages = turn.items.filter((i) => i.type === "userMessage").map((i) => i.id)
-    return messages.length === 0
-      ? []
-      : [{ turnId: turn.id, startedAtMs: null, status: turn.status, userText: messages.join("\n") }]
-  })
+export const observationFor = (job: JobRecord): ThreadObservation => ({
+  ...initialObservation,
+  anchor: job.userFingerprint === "" ? null : job.userFingerprint,
+})
+
+const usageKeyOf = (usage: NonNullable<ThreadState["tokenUsage"]>): string =>
+  JSON.stringify([
+    usage.receivedAtMs,
+    usage.turnId,
+    usage.last.totalTokens,
+    usage.modelContextWindow,
+  ])
 
 /**
  * Turns one thread state into job events (pure). Order within a state: idle edge, user boundary,
  * turns started, compaction items completed, token usage, turns ended. Turn starts are stamped
  * with `at`, the Clock time the worker first saw them (attribution compares it to the request).
+ * Token usage is reported when it changes, and again, as the state holds it, with every
+ * compaction item that completes: the usage carried by the state that carried the completion
+ * (the real app-server reports the compacted size before `item/completed`; the extension's
+ * `latestTokenUsageInfo` is a level without a turn id). The machine decides whose it is.
  */
 export const observeThreadState = (
   memory: ThreadObservation,
@@ -98,10 +114,10 @@ export const observeThreadState = (
   const edge = idleEdge(memory.idle, idle)
   if (edge !== null) events.push({ _tag: edge, at })
 
-  const boundary = userBoundary(userTurnsOf(state))
-  const baseline = memory.baseline ?? boundary
+  const boundary = threadUserBoundary(state)
+  const anchor = memory.anchor ?? boundary.fingerprint
   let lastFingerprint = memory.lastFingerprint
-  if (boundary.fingerprint !== baseline.fingerprint && boundary.fingerprint !== lastFingerprint) {
+  if (boundary.fingerprint !== anchor && boundary.fingerprint !== lastFingerprint) {
     lastFingerprint = boundary.fingerprint
     events.push({ _tag: "UserBoundaryChanged", at, fingerprint: boundary.fingerprint })
   }
@@ -109,7 +125,7 @@ export const observeThreadState = (
   const stoppedKey = boundary.turnId ?? "unknown"
   if (boundary.stopped && stoppedKey !== stoppedTurn) {
     stoppedTurn = stoppedKey
-    const status = userTurnsOf(state).find((t) => t.turnId === boundary.turnId)?.status
+    const status = userTurnsOfState(state).find((t) => t.turnId === boundary.turnId)?.status
     events.push({
       _tag: "UserTurnStopped",
       at,
@@ -125,19 +141,21 @@ export const observeThreadState = (
     }
 
   const completedItems = new Set(memory.completedItems)
+  let itemCompleted = false
   for (const c of state.compactions)
     if (c.phase === "completed" && !completedItems.has(c.itemId)) {
       completedItems.add(c.itemId)
+      itemCompleted = true
       events.push({ _tag: "CompactionItemCompleted", at, turnId: c.turnId, itemId: c.itemId })
     }
 
   const usage = state.tokenUsage
-  const usageAtMs = usage === null ? memory.usageAtMs : usage.receivedAtMs
-  if (usage !== null && usage.receivedAtMs !== memory.usageAtMs)
+  const usageKey = usage === null ? memory.usageKey : usageKeyOf(usage)
+  if (usage !== null && (usageKey !== memory.usageKey || itemCompleted))
     events.push({
       _tag: "TokenUsageObserved",
       at,
-      turnId: usage.turnId ?? "",
+      turnId: usage.turnId,
       totalTokens: usage.last.totalTokens,
       modelContextWindow: usage.modelContextWindow,
     })
@@ -164,13 +182,13 @@ export const observeThreadState = (
   return {
     memory: {
       idle,
-      baseline,
+      anchor,
       lastFingerprint,
       stoppedTurn,
       seenTurns,
       completedItems,
       endedTurns,
-      usageAtMs,
+      usageKey,
     },
     events,
   }
@@ -255,7 +273,7 @@ export const runWorker = (
         ),
       )
 
-      let observation = initialObservation
+      let observation = observationFor(stored.job)
       const timers = new Map<TimerName, Fiber.Fiber<unknown>>()
       const cancelTimer = (timer: TimerName) =>
         Effect.gen(function* () {
@@ -391,9 +409,28 @@ export const runWorker = (
           }
         })
 
-      yield* apply([{ _tag: "WorkerStarted", at: yield* now, pid: probe.selfPid }])
+      // A job scheduled without a user-boundary anchor is anchored at the worker's first look
+      // (persisted with WorkerStarted, before the scheduler returns to the agent): input that
+      // arrives later always differs from it.
+      let first: Input | undefined
+      if (stored.job.userFingerprint === "") {
+        const taken = yield* Effect.timeoutOption(Queue.take(inputs), 30_000)
+        if (taken._tag === "Some") first = taken.value
+      }
+      yield* apply([
+        {
+          _tag: "WorkerStarted",
+          at: yield* now,
+          pid: probe.selfPid,
+          ...(first?._tag === "State"
+            ? { fingerprint: threadUserBoundary(first.state).fingerprint }
+            : {}),
+        },
+      ])
+      observation = observationFor(stored.job)
       while (!isTerminalStatus(stored.job.status)) {
-        const input = yield* Queue.take(inputs)
+        const input = first ?? (yield* Queue.take(inputs))
+        first = undefined
         switch (input._tag) {
           case "State": {
             const seen = observeThreadState(observation, input.state, yield* now)

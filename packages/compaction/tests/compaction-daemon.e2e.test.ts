@@ -177,6 +177,8 @@ describe("compaction over the daemon (real codex 0.169.0)", () => {
       handoff: handoff(true),
       settings: { idleDebounceMs: 4_000 },
     })
+    // Scheduling returned after the worker anchored the job on the thread's user boundary.
+    expect((await baton.readJob(threadId, job.jobId)).job.userFingerprint).toMatch(/^[0-9a-f]{64}$/)
     await owner.waitForTurnCompleted(busy.turnId, { timeoutMs: 30_000 })
     // The user types the next instruction before Baton's debounce elapses.
     await owner.runTurn(threadId, "actually, also rename the module")
