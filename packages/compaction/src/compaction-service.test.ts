@@ -59,7 +59,11 @@ const makeWorld = async (): Promise<World> => {
 
 const run = <A, E>(
   world: World,
-  program: Effect.Effect<A, E, Journal | JournalFileSystem | ProcessProbe | WorkerLauncher | JobIds>,
+  program: Effect.Effect<
+    A,
+    E,
+    Journal | JournalFileSystem | ProcessProbe | WorkerLauncher | JobIds
+  >,
   before: Effect.Effect<void> = Effect.void,
 ) => {
   const probe: ProcessProbeShape = {
@@ -90,7 +94,11 @@ const run = <A, E>(
 
 const runFlip = <A, E>(
   world: World,
-  program: Effect.Effect<A, E, Journal | JournalFileSystem | ProcessProbe | WorkerLauncher | JobIds>,
+  program: Effect.Effect<
+    A,
+    E,
+    Journal | JournalFileSystem | ProcessProbe | WorkerLauncher | JobIds
+  >,
 ) => run(world, Effect.flip(program))
 
 /** Writes the job's record as a worker would have left it (a status mid-flight). */
@@ -122,7 +130,10 @@ const writeLock = (world: World, jobId: string, pid: number, leaseExpiresAt = 10
 describe("scheduleCompaction", () => {
   test("stores the bound handoff once, launches one worker, and a second schedule returns the same job", async () => {
     const world = await makeWorld()
-    const first = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }))
+    const first = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+    )
     expect(first).toMatchObject({
       alreadyScheduled: false,
       job: { status: "scheduled", resume: true, jobNumber: 1, terminal: false },
@@ -136,7 +147,10 @@ describe("scheduleCompaction", () => {
     }
     expect(stored).toMatchObject({ threadId: THREAD, jobId: first.job.jobId, handoff: HANDOFF })
 
-    const second = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    const second = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }),
+    )
     expect(second.alreadyScheduled).toBe(true)
     expect(second.job.jobId).toBe(first.job.jobId)
     expect(world.launches).toHaveLength(1)
@@ -148,7 +162,10 @@ describe("scheduleCompaction", () => {
 
   test("without a handoff the job never resumes", async () => {
     const world = await makeWorld()
-    const report = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    const report = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }),
+    )
     expect(report.job).toMatchObject({ resume: false, handoffDigest: null })
     expect(report.handoffPath).toBeNull()
   })
@@ -157,7 +174,11 @@ describe("scheduleCompaction", () => {
     const world = await makeWorld()
     const bad = await runFlip(
       world,
-      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: { ...HANDOFF, nextStep: 42 } }),
+      scheduleCompaction({
+        awaitWorkerMs: 0,
+        threadId: THREAD,
+        handoff: { ...HANDOFF, nextStep: 42 },
+      }),
     )
     expect(bad._tag).toBe("HandoffInvalid")
     const secret = await runFlip(
@@ -173,7 +194,12 @@ describe("scheduleCompaction", () => {
     expect(thread._tag).toBe("InvalidThreadIdError")
     const settings = await runFlip(
       world,
-      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null, settings: { headroomThreshold: 2 } }),
+      scheduleCompaction({
+        awaitWorkerMs: 0,
+        threadId: THREAD,
+        handoff: null,
+        settings: { headroomThreshold: 2 },
+      }),
     )
     expect(settings._tag).toBe("InvalidJobSettings")
     expect(world.launches).toHaveLength(0)
@@ -183,7 +209,10 @@ describe("scheduleCompaction", () => {
   test("a worker that cannot be started ends the job as failed (nothing sent) and says why", async () => {
     const world = await makeWorld()
     world.failLaunch = true
-    const error = await runFlip(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }))
+    const error = await runFlip(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+    )
     expect(error).toMatchObject({ _tag: "WorkerLaunch", detail: "ENOENT" })
     const status = await run(world, compactionStatus(THREAD))
     expect(status.current).toMatchObject({
@@ -194,7 +223,10 @@ describe("scheduleCompaction", () => {
     expect(status.history).toHaveLength(1)
     // The thread is free again: a new schedule creates job 2.
     world.failLaunch = false
-    const next = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    const next = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }),
+    )
     expect(next).toMatchObject({ alreadyScheduled: false, job: { jobNumber: 2 } })
   })
 })
@@ -202,7 +234,10 @@ describe("scheduleCompaction", () => {
 describe("recovery through status", () => {
   test("a launched worker that has not taken the lock yet is 'starting', not dead", async () => {
     const world = await makeWorld()
-    const { job } = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    const { job } = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }),
+    )
     const status = await run(world, compactionStatus(THREAD))
     expect(status.worker).toMatchObject({ state: "starting", pid: 2000 })
     expect(status.current?.jobId).toBe(job.jobId)
@@ -211,7 +246,10 @@ describe("recovery through status", () => {
 
   test("a launched worker that died before taking the lock: the job fails, nothing was sent", async () => {
     const world = await makeWorld()
-    const { job } = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }))
+    const { job } = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+    )
     world.processes.delete(2000)
     const status = await run(world, compactionStatus(THREAD))
     expect(status.recovered).toMatchObject({ jobId: job.jobId, from: "scheduled", to: "failed" })
@@ -236,7 +274,10 @@ describe("recovery through status", () => {
     "a dead worker's lock in %s → %s (%s), the stale lock moved aside and logged",
     async (from, to, reason, unknown) => {
       const world = await makeWorld()
-      const { job } = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }))
+      const { job } = await run(
+        world,
+        scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+      )
       await setStatus(world, job.jobId, {
         status: from,
         compactionRequestedAt: from === "waiting_for_idle" ? null : 1,
@@ -261,7 +302,10 @@ describe("recovery through status", () => {
 
   test("a live worker's lock is respected: status reports it running and changes nothing", async () => {
     const world = await makeWorld()
-    const { job } = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    const { job } = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }),
+    )
     await setStatus(world, job.jobId, { status: "compacting", compactionRequestedAt: 1 })
     await writeLock(world, job.jobId, 2000)
     const status = await run(world, compactionStatus(THREAD))
@@ -272,7 +316,10 @@ describe("recovery through status", () => {
 
   test("a reused pid (another start time) does not fool recovery", async () => {
     const world = await makeWorld()
-    const { job } = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    const { job } = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }),
+    )
     await setStatus(world, job.jobId, { status: "waiting_for_idle" })
     await writeLock(world, job.jobId, 2000)
     world.processes.set(2000, 999_999)
@@ -283,7 +330,10 @@ describe("recovery through status", () => {
 
   test("a scheduled job with no launch record is 'starting' for 10 s, then lost", async () => {
     const world = await makeWorld()
-    const { job } = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    const { job } = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }),
+    )
     await rm(journalPaths(world.dir, THREAD).launch(job.jobId))
     const early = await run(world, compactionStatus(THREAD), TestClock.adjust(5_000))
     expect(early.worker.state).toBe("starting")
@@ -295,7 +345,10 @@ describe("recovery through status", () => {
 describe("cancelCompaction", () => {
   test("writes the marker for a running job; an ended job is reported as already ended", async () => {
     const world = await makeWorld()
-    const { job } = await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    const { job } = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }),
+    )
     const cancel = await run(world, cancelCompaction(THREAD, job.jobId))
     expect(cancel).toMatchObject({ cancelRequested: true, alreadyEnded: false })
     const status = await run(world, compactionStatus(THREAD))

@@ -176,6 +176,12 @@ export interface JournalShape {
     jobId: string,
     entry: EventLogEntry,
   ) => Effect.Effect<void, JournalError>
+  /** Appends several entries with one write (one fsync), in order. */
+  readonly appendEvents: (
+    threadId: string,
+    jobId: string,
+    entries: ReadonlyArray<EventLogEntry>,
+  ) => Effect.Effect<void, JournalError>
   /** The log's entries; a torn last line (crash mid-append) is dropped and reported. */
   readonly readEvents: (
     threadId: string,
@@ -315,14 +321,20 @@ export const makeJournal = (dir: string, fs: JournalFileSystemShape): JournalSha
       return yield* readJob(threadId, index.currentJobId)
     })
 
-  const appendEvent: JournalShape["appendEvent"] = (threadId, jobId, entry) =>
+  const appendEvents: JournalShape["appendEvents"] = (threadId, jobId, entries) =>
     Effect.gen(function* () {
+      if (entries.length === 0) return
       yield* checkId("threadId", threadId)
       yield* checkId("jobId", jobId)
       yield* ensureThreadDir(threadId)
-      const line = `${JSON.stringify(Schema.encodeSync(EventLogEntrySchema)(entry))}\n`
-      yield* fs.append(paths(threadId).events(jobId), line, JOURNAL_FILE_MODE)
+      const lines = entries
+        .map((entry) => `${JSON.stringify(Schema.encodeSync(EventLogEntrySchema)(entry))}\n`)
+        .join("")
+      yield* fs.append(paths(threadId).events(jobId), lines, JOURNAL_FILE_MODE)
     })
+
+  const appendEvent: JournalShape["appendEvent"] = (threadId, jobId, entry) =>
+    appendEvents(threadId, jobId, [entry])
 
   const schedule: JournalShape["schedule"] = ({ job, handoff }) =>
     Effect.gen(function* () {
@@ -482,6 +494,7 @@ export const makeJournal = (dir: string, fs: JournalFileSystemShape): JournalSha
     saveJob,
     readHandoff,
     appendEvent,
+    appendEvents,
     readEvents,
     requestCancel,
     isCancelRequested,

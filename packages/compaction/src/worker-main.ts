@@ -5,8 +5,9 @@
  * the job is not scheduled (already started or ended: never restarted).
  *
  * Fault injection for the crash tests only: `BATON_COMPACTION_CRASH_AFTER=<status>` makes the
- * process SIGKILL itself right after it persisted that job status (the worst moment: the write
- * landed, the send that follows did not happen).
+ * process SIGKILL itself right after the write that made that status durable (the worst moment:
+ * the write landed, the send that follows did not happen). A status a batch of events only passed
+ * through is durable in the log; the job record then holds the batch's last status.
  */
 import { Effect, Layer } from "effect"
 import { jobsDirectory, Journal, journalLayer } from "./journal.js"
@@ -41,9 +42,19 @@ const crashingJournal =
         })),
       ).pipe(Layer.provideMerge(journal))
 
+const crash = Effect.sync(() => process.kill(process.pid, "SIGKILL"))
+
 const program = runCompactionWorker({
   threadId,
   jobId,
+  ...(crashAfter === undefined || crashAfter === ""
+    ? {}
+    : {
+        // A state a batch only passed through is never saved on its own: kill once the flush
+        // that made its transition durable is done.
+        afterFlush: (transitions) =>
+          transitions.some((t) => t.to === crashAfter) ? crash : Effect.void,
+      }),
   source: selectedThreadSource({ stdio: { env: process.env, cwd: process.cwd() } }),
 }).pipe(Effect.provide(Layer.mergeAll(crashingJournal, nodeProcessProbeLayer)))
 

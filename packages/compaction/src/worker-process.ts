@@ -22,6 +22,7 @@ import type { JournalFileSystem } from "./journal-file-system.js"
 import { Journal } from "./journal.js"
 import type { StoredJob } from "./journal.js"
 import { runWorker } from "./worker.js"
+import type { RunWorkerOptions } from "./worker.js"
 
 /** A controller for the thread, and which transport it runs on and why. */
 export interface OpenedThread {
@@ -60,6 +61,7 @@ export interface RunCompactionWorkerOptions {
   readonly source: ThreadSource
   readonly leaseMs?: number
   readonly cancelPollMs?: number
+  readonly afterFlush?: RunWorkerOptions["afterFlush"]
 }
 
 /** Runs one scheduled job in this process; returns the job as it ended. */
@@ -103,6 +105,7 @@ export const runCompactionWorker = (
         controller,
         ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
         ...(options.cancelPollMs === undefined ? {} : { cancelPollMs: options.cancelPollMs }),
+        ...(options.afterFlush === undefined ? {} : { afterFlush: options.afterFlush }),
       })
     }),
   )

@@ -20,14 +20,14 @@ import type { ThreadController, ThreadState } from "@baton/ipc-codex"
 import { renderContinuation, verifyHandoffRecord } from "@baton/handoff"
 import { Clock, Effect, Fiber, Queue, Stream } from "effect"
 import type { JobLockHeldError, JobLockLostError, JournalError } from "./errors.js"
-import type { JobEffect, JobEvent, TimerName } from "./job-machine.js"
+import type { JobEffect, JobEvent, TimerName, TransitionLogEntry } from "./job-machine.js"
 import { transition } from "./job-machine.js"
 import { isTerminalStatus } from "./job-record.js"
 import type { JobRecord } from "./job-record.js"
 import { acquireJobLock, heartbeatJobLock, ProcessProbe, releaseJobLock } from "./job-lock.js"
 import { JournalFileSystem } from "./journal-file-system.js"
 import { Journal, journalPaths } from "./journal.js"
-import type { StoredJob } from "./journal.js"
+import type { EventLogEntry, StoredJob } from "./journal.js"
 import { jobMetrics } from "./metrics.js"
 import { idleEdge, idleSampleOf, isIdleSample } from "./stable-idle.js"
 import { threadUserBoundary, userTurnsOfState } from "./user-boundary.js"
@@ -43,6 +43,11 @@ export interface RunWorkerOptions {
   readonly leaseMs?: number
   /** How often the cancel marker is checked (default 500 ms). */
   readonly cancelPollMs?: number
+  /**
+   * Called after each durable flush with the transitions it made durable (fault injection for
+   * the crash tests: worker-main SIGKILLs itself here when told to).
+   */
+  readonly afterFlush?: (transitions: ReadonlyArray<TransitionLogEntry>) => Effect.Effect<void>
 }
 
 /** Why the worker stopped before the job ended. */
@@ -275,21 +280,57 @@ export const runWorker = (
 
       let observation = observationFor(stored.job)
       const timers = new Map<TimerName, Fiber.Fiber<unknown>>()
+      // Timers start once the state that owns them is durable (after the flush), so a deadline
+      // never fires for a state that is not on disk yet.
+      const pendingTimers = new Map<TimerName, Extract<JobEffect, { _tag: "StartTimer" }>>()
       const cancelTimer = (timer: TimerName) =>
         Effect.gen(function* () {
+          pendingTimers.delete(timer)
           const fiber = timers.get(timer)
           timers.delete(timer)
           if (fiber !== undefined) yield* Fiber.interrupt(fiber)
         })
+      const startTimer = (effect: Extract<JobEffect, { _tag: "StartTimer" }>) =>
+        Effect.gen(function* () {
+          const fiber = yield* Effect.forkChild(
+            Effect.gen(function* () {
+              yield* Effect.sleep(effect.delayMs)
+              yield* offer({
+                _tag: "Event",
+                event: timerEvent(effect.timer, effect.token, yield* now),
+              })
+            }),
+          )
+          timers.set(effect.timer, fiber)
+        })
+      // Writes are coalesced: log lines and the job record are written once per batch of events
+      // (one append, one save), and always before a request is sent (write-ahead). Transient
+      // states that a batch passes through are logged but not saved on their own.
+      const pendingLog: Array<EventLogEntry> = []
+      const pendingTransitions: Array<TransitionLogEntry> = []
+      let dirty = false
+      const flush = Effect.gen(function* () {
+        if (pendingLog.length > 0)
+          yield* journal.appendEvents(threadId, jobId, pendingLog.splice(0))
+        if (dirty) {
+          dirty = false
+          stored = yield* journal.saveJob(stored.job, stored.revision)
+        }
+        const made = pendingTransitions.splice(0)
+        if (made.length > 0 && options.afterFlush !== undefined) yield* options.afterFlush(made)
+        const starts = [...pendingTimers.values()]
+        pendingTimers.clear()
+        for (const start of starts) yield* startTimer(start)
+      })
       const log = (messageType: string, detail?: string) =>
-        Effect.flatMap(now, (at) =>
-          journal.appendEvent(threadId, jobId, {
+        Effect.map(now, (at) => {
+          pendingLog.push({
             at,
             kind: "protocol",
             messageType,
             ...(detail === undefined ? {} : { detail }),
-          }),
-        )
+          })
+        })
 
       /** Runs one effect; returns the event it produced, if any (fed back before the queue). */
       const runEffect = (
@@ -299,15 +340,16 @@ export const runWorker = (
         Effect.gen(function* () {
           switch (effect._tag) {
             case "AppendLog":
-              yield* journal.appendEvent(threadId, jobId, { kind: "transition", ...effect.entry })
+              pendingLog.push({ kind: "transition", ...effect.entry })
+              pendingTransitions.push(effect.entry)
               return null
             case "PersistJob":
-              stored = yield* journal.saveJob(job, stored.revision)
+              dirty = true
               return null
             case "RecordMetrics": {
-              // saveJob already put the metrics in the thread's history; the log gets numbers only.
+              // saveJob puts the metrics in the thread's history; the log gets numbers only.
               const m = jobMetrics(job)
-              yield* journal.appendEvent(threadId, jobId, {
+              pendingLog.push({
                 at: yield* now,
                 kind: "note",
                 detail: `metrics tokensBefore=${m.tokensBefore} tokensAfter=${m.tokensAfter} compactionDurationMs=${m.compactionDurationMs} continuationDelayMs=${m.continuationDelayMs}`,
@@ -317,22 +359,13 @@ export const runWorker = (
             case "CancelTimer":
               yield* cancelTimer(effect.timer)
               return null
-            case "StartTimer": {
+            case "StartTimer":
               yield* cancelTimer(effect.timer)
-              const fiber = yield* Effect.forkChild(
-                Effect.gen(function* () {
-                  yield* Effect.sleep(effect.delayMs)
-                  yield* offer({
-                    _tag: "Event",
-                    event: timerEvent(effect.timer, effect.token, yield* now),
-                  })
-                }),
-              )
-              timers.set(effect.timer, fiber)
+              pendingTimers.set(effect.timer, effect)
               return null
-            }
             case "SendCompactionRequest": {
               yield* log("compact")
+              yield* flush
               const result = yield* Effect.result(controller.compact)
               const at = yield* now
               if (result._tag === "Success") {
@@ -368,6 +401,7 @@ export const runWorker = (
             }
             case "SendContinuation": {
               yield* log("startTurn")
+              yield* flush
               const result = yield* Effect.result(
                 controller.startTurn({ text: effect.text, clientUserMessageId: jobId }),
               )
@@ -407,6 +441,7 @@ export const runWorker = (
               pending.push({ _tag: "IdleObserved", at: yield* now })
             event = pending.shift()
           }
+          yield* flush
         })
 
       // A job scheduled without a user-boundary anchor is anchored at the worker's first look
