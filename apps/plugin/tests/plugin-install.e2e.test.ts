@@ -5,10 +5,12 @@
  * starts `baton mcp`, so a `baton` shim for the freshly built CLI goes first on PATH (what
  * `npm install -g @baton/cli` gives a user). The strongest proof is the last step of each test:
  * the mock model asks the agent to call `handoff_validate`, and the agent's next request carries
- * the server's answer.
+ * the server's answer. Each test also checks the plugin's SessionStart hook: the agent runs
+ * `baton recall index --background --quiet` at session start, which returns at once and leaves a
+ * detached indexer whose log lands in the Baton data directory.
  */
 import { execFile } from "node:child_process"
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises"
+import { appendFile, chmod, mkdir, readFile, writeFile } from "node:fs/promises"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
@@ -26,6 +28,7 @@ import {
   resolveCodexBinary,
   runClaudePrint,
   runCodexExec,
+  startCodexAppServer,
   startMockMessages,
   startMockResponses,
   streamReply,
@@ -73,6 +76,19 @@ const listDeclaredTools = async (
   }
 }
 
+/** Waits for the background indexer started by the SessionStart hook to log a finished run. */
+const recallIndexLog = async (home: string): Promise<string> => {
+  const log = join(home, ".local", "share", "baton", "recall-index.log")
+  const until = Date.now() + 60_000
+  let text = ""
+  while (Date.now() < until) {
+    text = await readFile(log, "utf8").catch(() => "")
+    if (/Indexed|Up to date|Nothing indexed yet/.test(text)) break
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  return text
+}
+
 describe("Codex plugin", () => {
   it("installs from the repository marketplace, and Codex calls the plugin's MCP tool", async () => {
     await using mock = await startMockResponses({
@@ -106,6 +122,35 @@ describe("Codex plugin", () => {
 
     expect(await listDeclaredTools(pluginRoot!, env)).toContain("handoff_validate")
 
+    // Codex discovers the plugin's SessionStart hook and holds it until the user reviews it
+    // (/hooks). Trusting records the first half of its hash (observed with codex 0.169.0).
+    const server = await startCodexAppServer({ home, env })
+    const listed = await server.request<{
+      data: Array<{
+        hooks: Array<{
+          key: string
+          command?: string
+          eventName: string
+          source: string
+          pluginId: string | null
+          currentHash: string
+          trustStatus: string
+        }>
+      }>
+    }>("hooks/list", { cwds: [home.workdir] })
+    await server.dispose()
+    const hook = listed.data[0]?.hooks.find((h) => h.pluginId === "baton@baton")
+    expect(hook).toMatchObject({
+      eventName: "sessionStart",
+      source: "plugin",
+      command: "baton recall index --background --quiet",
+      trustStatus: "untrusted",
+    })
+    await appendFile(
+      join(home.codexHome, "config.toml"),
+      `\n[hooks.state.${JSON.stringify(hook!.key)}]\ntrusted_hash = ${JSON.stringify(hook!.currentHash.split("/")[0])}\n`,
+    )
+
     const result = await runCodexExec({ home, prompt: "validate my handoff", env })
     expect(result.exitCode, result.stderr).toBe(0)
     const call = result.events.find(
@@ -122,6 +167,9 @@ describe("Codex plugin", () => {
     const requests = mock.requests()
     expect(requests).toHaveLength(3)
     expect(JSON.stringify(requests[2]!.body)).toContain(handoffSha256)
+    const log = await recallIndexLog(home.env["HOME"] ?? "")
+    expect(log).toContain("baton recall index")
+    expect(log).toMatch(/Indexed|Up to date|Nothing indexed yet/)
   })
 })
 
@@ -172,5 +220,9 @@ describe("Claude Code plugin", () => {
     )
     expect(lastMessage).toContain("tool_result")
     expect(lastMessage).toContain(handoffSha256)
+    // Claude Code runs the plugin's SessionStart hook without a review step.
+    const log = await recallIndexLog(env["HOME"]!)
+    expect(log).toContain("baton recall index")
+    expect(log).toMatch(/Indexed|Up to date|Nothing indexed yet/)
   })
 })

@@ -75,10 +75,10 @@ describe("parseArgv", () => {
 
   it("names every usage problem and the command whose --help applies", () => {
     expect(usageProblem()).toBe(
-      "missing command for 'baton' (expected one of: doctor, handoff, codex, mcp) | baton",
+      "missing command for 'baton' (expected one of: doctor, handoff, codex, compact, recall, wake, mcp) | baton",
     )
     expect(usageProblem("bogus")).toBe(
-      "unknown command 'bogus' for 'baton' (expected one of: doctor, handoff, codex, mcp) | baton",
+      "unknown command 'bogus' for 'baton' (expected one of: doctor, handoff, codex, compact, recall, wake, mcp) | baton",
     )
     expect(usageProblem("--bogus")).toBe("unknown flag '--bogus' for 'baton' | baton")
     expect(usageProblem("doctor", "--bogus")).toBe(

@@ -70,7 +70,7 @@ describe("baton (built dist/bin.js)", () => {
     expect(command.code).toBe(2)
     expect(command.stdout).toBe("")
     expect(command.stderr).toBe(
-      "baton: unknown command 'frobnicate' for 'baton' (expected one of: doctor, handoff, codex, mcp) (see 'baton --help')\n",
+      "baton: unknown command 'frobnicate' for 'baton' (expected one of: doctor, handoff, codex, compact, recall, wake, mcp) (see 'baton --help')\n",
     )
     const flag = await runBaton(["doctor", "--frobnicate"])
     expect(flag.code).toBe(2)

@@ -61,3 +61,31 @@ export class IndexBusyError extends Data.TaggedError("IndexBusyError")<{
   readonly since: number
   readonly message: string
 }> {}
+
+/** Which recall input was rejected. */
+export type RecallQueryField =
+  "query" | "limit" | "source" | "date" | "timezone" | "pattern" | "session" | "turn" | "direction"
+
+/**
+ * A recall search or navigation input is invalid (a malformed date, an unknown time zone, an
+ * invalid or unsafe regular expression…). `message` says what to change; it never quotes more
+ * than a short prefix of the input.
+ */
+export class RecallQueryError extends Data.TaggedError("RecallQueryError")<{
+  readonly field: RecallQueryField
+  readonly message: string
+}> {}
+
+/** The session, or the turn within it, is not in the index (never indexed, pruned or forgotten). */
+export class RecallNotFoundError extends Data.TaggedError("RecallNotFoundError")<{
+  readonly sessionId: string
+  readonly turnId: string | null
+  readonly message: string
+}> {}
+
+/** The embedder settings (`BATON_EMBEDDER` and friends) are incomplete or unknown. */
+export class EmbedderConfigError extends Data.TaggedError("EmbedderConfigError")<{
+  /** The environment variable to set or fix. */
+  readonly variable: string
+  readonly message: string
+}> {}

@@ -1,13 +1,14 @@
 /**
  * Safe FTS5 queries over chunk text. User text never reaches `MATCH` raw: each whitespace-split
  * term becomes a quoted FTS5 string (inner `"` doubled), so quotes, punctuation, `AND` / `OR` /
- * `NEAR`, `*` and column filters are plain words. This is the lexical lookup the search layer
- * will build on (ranking fusion and filters come later).
+ * `NEAR`, `*` and column filters are plain words. This is the lexical arm of `searchRecall`;
+ * filters (source, scope, days) run inside the query, so a small scope is never starved.
  */
 import { Effect, Schema } from "effect"
 import type { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { decodeRows } from "./stored-rows.js"
+import type { SqlClause } from "./recall-filters.js"
 
 /** `all`: every term must occur (FTS5 implicit AND); `any`: at least one (OR). */
 export type FtsTermMode = "all" | "any"
@@ -49,10 +50,18 @@ const MatchRows = Schema.Array(
   }),
 )
 
-/** Chunks whose text matches `query` (escaped), in bm25 order. */
+/** Options of {@link matchChunks}. */
+export interface MatchOptions {
+  readonly limit?: number
+  readonly mode?: FtsTermMode
+  /** Extra WHERE clause over `s` (sessions) and `t` (turns), e.g. from `compileFilters`. */
+  readonly filter?: SqlClause
+}
+
+/** Chunks whose text matches `query` (escaped), in bm25 order, optionally filtered in the query. */
 export const matchChunks = (
   query: string,
-  options: { readonly limit?: number; readonly mode?: FtsTermMode } = {},
+  options: MatchOptions = {},
 ): Effect.Effect<ReadonlyArray<ChunkMatch>, RecallStorageError, RecallDatabase> =>
   Effect.gen(function* () {
     const db = yield* RecallDatabase
@@ -68,11 +77,15 @@ export const matchChunks = (
              join chunks c on c.id = chunks_fts.rowid
              join turns t on t.id = c.turn_row
              join sessions s on s.id = t.session_row
-             where chunks_fts match ?
+             where chunks_fts match ? and (${options.filter?.sql ?? "1 = 1"})
              order by chunks_fts.rank
              limit ?`,
           )
-          .all(expression, Math.max(1, Math.floor(options.limit ?? 20))),
+          .all(
+            expression,
+            ...(options.filter?.args ?? []),
+            Math.max(1, Math.floor(options.limit ?? 20)),
+          ),
       catch: storageFailure("read", db.path),
     })
     const decoded = yield* decodeRows(MatchRows, db.path, rows)

@@ -3,8 +3,9 @@
  * Now: the vector store probe, transcript discovery (through an injected file system), resumable
  * parsing of every Claude Code and Codex format era into sessions / turns / surface text / raw
  * records, chunking and secret masking; the SQLite store (Kysely migrations, sqlite-vec, FTS5),
- * the incremental indexer, prune / forget / status and the escaped FTS5 lookup. Embedding and
- * hybrid search come next.
+ * the incremental indexer, prune / forget / status and the escaped FTS5 lookup; hybrid search
+ * (bm25 + KNN, weighted rank fusion, filters by source / repository / calendar day), cursors
+ * into the raw history (expand, step), grep, recent sessions and status.
  */
 export { probeVectorStore } from "./vector-store-probe.js"
 export {
@@ -14,9 +15,12 @@ export {
   VectorStoreUnavailableError,
   RecallStorageError,
   IndexBusyError,
+  RecallNotFoundError,
+  RecallQueryError,
 } from "./errors.js"
 export { batonDataDir, RECALL_DATABASE_FILE } from "./data-directory.js"
 export { repoRootOf } from "./repo-root.js"
+export { nodeRepositoryFiles, repositoryRootOf } from "./repository-root.js"
 export {
   FTS_TOKENIZER,
   RECALL_SCHEMA_VERSION,
@@ -29,8 +33,68 @@ export { IndexerProcess, nodeIndexerProcessLayer } from "./index-lock.js"
 export { indexTranscripts } from "./indexer.js"
 export { forgetSessions, indexStatus, pruneDeleted } from "./index-maintenance.js"
 export { ftsMatchExpression, matchChunks } from "./fts-query.js"
+export {
+  addDays,
+  dateRange,
+  formatDate,
+  hostTimeZone,
+  isTimeZone,
+  localDateOf,
+  parseCalendarDate,
+  relativeAge,
+  resolveTimeZone,
+  startOfDay,
+  whenHuman,
+} from "./time-format.js"
+export { compileFilters, escapeLike, timestampClause } from "./recall-filters.js"
+export { capText, queryTerms, snippetAt, snippetFor } from "./snippet.js"
+export { DEFAULT_FUSION_PLAN, PREFILTER_BUDGET, projectOf, searchRecall } from "./search.js"
+export { DEFAULT_RECORD_KINDS, expandAround, rebuildSurface, step } from "./navigation.js"
+export {
+  compileSafeRegex,
+  escapeRegExp,
+  MAX_PATTERN_CHARS,
+  unsafePatternReason,
+} from "./regex-safety.js"
+export { GREP_WINDOW_CHARS, grepRecords } from "./record-grep.js"
+export { recentSessions } from "./recent-sessions.js"
+export { recallStatus } from "./recall-status.js"
 export { activateEmbedder } from "./vector-tables.js"
 export { EmbedderError, normalizeVector } from "./embedder.js"
+export { EmbedderConfigError } from "./errors.js"
+export {
+  DEFAULT_EMBEDDED_EMBEDDER,
+  EMBEDDED_FUSION_PLAN,
+  embedderConfigFromEnvironment,
+  embedderFromConfig,
+  embedderFromEnvironment,
+} from "./embedder-config.js"
+export { embedBacklog } from "./embedding-backlog.js"
+export { MAX_KNN_K, searchVectors } from "./vector-search.js"
+export { DEFAULT_RRF_K, fuseRanks } from "./rank-fusion.js"
+export { lexicalQuery } from "./lexical-query.js"
+export {
+  DEFAULT_RETRY_POLICY,
+  DEFAULT_TOKEN_BUDGET,
+  estimateTokens,
+  makeCostGuard,
+} from "./embedders/call-policy.js"
+export {
+  makeUseLiteEmbedder,
+  USE_LITE_DIM,
+  useLiteSegments,
+} from "./embedders/embedded-use-lite.js"
+export { DEFAULT_STATIC_TABLE_PATH, makeStaticTableEmbedder } from "./embedders/embedded-static.js"
+export { staticTokens } from "./embedders/static-word-table.js"
+export { makeSentenceReranker, sentencesOf } from "./embedders/sentence-reranker.js"
+export { makeStaticQueryExpander } from "./embedders/static-query-expansion.js"
+export { isLoopbackUrl, makeOpenAiCompatibleEmbedder } from "./embedders/openai-compatible.js"
+export {
+  makeVoyageEmbedder,
+  makeVoyageReranker,
+  VOYAGE_DEFAULT_MODEL,
+  VOYAGE_DEFAULT_RERANK_MODEL,
+} from "./embedders/voyage.js"
 export { TranscriptFileSystem } from "./transcript-file-system.js"
 export {
   nodeTranscriptFileSystem,
@@ -55,6 +119,7 @@ export { maskTranscriptText } from "./secret-masking.js"
 
 export type { VectorStoreProbe } from "./vector-store-probe.js"
 export type {
+  RecallQueryField,
   RecallStorageOperation,
   TranscriptError,
   TranscriptFsOperation,
@@ -77,15 +142,61 @@ export type {
   QuarantinedFile,
   RemovalCounts,
 } from "./index-maintenance.js"
-export type { ChunkMatch, FtsTermMode } from "./fts-query.js"
-export type { ActiveEmbedder } from "./vector-tables.js"
+export type { ChunkMatch, FtsTermMode, MatchOptions } from "./fts-query.js"
+export type { CalendarDate, DateFilter, InstantRange } from "./time-format.js"
+export type { CompiledFilters, RecallFilters, SqlClause } from "./recall-filters.js"
 export type {
-  Embedder,
-  EmbedderFailure,
-  EmbedderInfo,
-  Reranker,
-  RerankResult,
-} from "./embedder.js"
+  HitScores,
+  RecallHit,
+  RecallSearchInput,
+  RecallSearchProviders,
+  RecallSearchResult,
+  SearchArm,
+  SearchArmsReport,
+  VectorFilterMode,
+} from "./search.js"
+export type {
+  ExpandInput,
+  StepDirection,
+  StepInput,
+  TurnAnchor,
+  TurnRecordView,
+  TurnView,
+  TurnViewOptions,
+  TurnWindow,
+} from "./navigation.js"
+export type { GrepHit, GrepInput, GrepResult } from "./record-grep.js"
+export type { RecentSession, RecentSessionsInput } from "./recent-sessions.js"
+export type {
+  RecallStatus,
+  RecallStatusOptions,
+  SourceCounts,
+  StoredEmbedder,
+} from "./recall-status.js"
+export type { RepositoryFiles } from "./repository-root.js"
+export type { ActiveEmbedder } from "./vector-tables.js"
+export type { Embedder, EmbedderFailure, EmbedderInfo, Reranker, RerankResult } from "./embedder.js"
+export type {
+  ConfiguredEmbedding,
+  EmbeddedEmbedderName,
+  EmbedderConfig,
+  EmbedderEnvironment,
+  FusionPlan,
+} from "./embedder-config.js"
+export type {
+  EmbedBacklogOptions,
+  EmbedBacklogProgress,
+  EmbedBacklogReport,
+} from "./embedding-backlog.js"
+export type { VectorHit, VectorSearchOptions } from "./vector-search.js"
+export type { FusedRank, FusionList, FusionOptions } from "./rank-fusion.js"
+export type { CostGuard, RetryPolicy } from "./embedders/call-policy.js"
+export type { UseLiteOptions } from "./embedders/embedded-use-lite.js"
+export type { StaticTableOptions } from "./embedders/embedded-static.js"
+export type { SentenceRerankerOptions } from "./embedders/sentence-reranker.js"
+export type { QueryExpansionOptions } from "./embedders/static-query-expansion.js"
+export type { OpenAiCompatibleOptions } from "./embedders/openai-compatible.js"
+export type { VoyageOptions } from "./embedders/voyage.js"
 export type {
   TranscriptDirectoryEntry,
   TranscriptFileKind,

@@ -1,0 +1,247 @@
+/**
+ * The `baton recall …` command group as plain data: flags, arguments, help text and lazy
+ * loaders. Guarantees: imports nothing but types and the shared flag specs, so `baton --help`
+ * and usage errors never load effect, SQLite or an embedder; each runner arrives through
+ * `recall-command.js` only when a recall command runs.
+ */
+import { jsonFlag } from "./command-spec.js"
+import type { CommandRunner, CommandSpec, FlagSpec } from "./command-spec.js"
+
+const value = (name: string, valueName: string, description: string, short?: string): FlagSpec =>
+  short === undefined
+    ? { name, takesValue: true, valueName, description }
+    : { name, short, takesValue: true, valueName, description }
+const toggle = (name: string, description: string): FlagSpec => ({
+  name,
+  takesValue: false,
+  description,
+})
+
+const sourceFlag = value("source", "claude|codex", "only this agent's sessions (default: both)")
+const filterFlags: readonly FlagSpec[] = [
+  sourceFlag,
+  value(
+    "scope",
+    "dir",
+    "only sessions in this directory's repository (worktrees count as the main checkout)",
+  ),
+  toggle("here", "same as --scope with the current directory"),
+  value("date", "day", "one calendar day: YYYY-MM-DD, today or yesterday"),
+  value("start-date", "day", "first day of a range (inclusive)"),
+  value("end-date", "day", "last day of a range (inclusive)"),
+  value("timezone", "zone", "IANA time zone of those days (default: this computer's)"),
+  toggle("no-headless", "leave out machine-driven runs (codex exec, claude -p)"),
+]
+const dateDetails = [
+  "Days are calendar days in --timezone (default: this computer's zone), so --date 2026-07-14",
+  "means that local day, whatever the UTC times inside the transcripts say.",
+]
+
+type RunnerName =
+  | "runRecallIndex"
+  | "runRecallSearch"
+  | "runRecallRecent"
+  | "runRecallGrep"
+  | "runRecallExpand"
+  | "runRecallStep"
+  | "runRecallStatus"
+  | "runRecallPrune"
+  | "runRecallForget"
+
+const load = (name: RunnerName) => async (): Promise<CommandRunner> =>
+  (await import("./recall-command.js"))[name]
+
+const index: CommandSpec = {
+  name: "index",
+  summary: "Index this machine's Claude Code and Codex history (incremental), then embed it",
+  details: [
+    "Reads ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects) and $CODEX_HOME/sessions and",
+    "archived_sessions (default ~/.codex), indexes what changed since the last run, then embeds",
+    "new text with the configured embedder (default: the embedded one; BATON_EMBEDDER=none for",
+    "words only). The index lives in $BATON_DATA_DIR (default ~/.local/share/baton).",
+    "On a terminal a progress bar goes to stderr; --json prints one summary object.",
+    "--background starts the same run detached (output in <data dir>/recall-index.log) and",
+    "returns at once; it is what the plugin's SessionStart hook runs.",
+  ],
+  flags: [
+    value("source", "all|claude|codex", "which history to index (default all)"),
+    toggle("watch", "keep running: re-index when transcripts change (Ctrl-C stops)"),
+    value("interval", "seconds", "with --watch: how often to look for changes (default 10)"),
+    toggle("background", "run detached under the indexer lock and return at once"),
+    toggle("quiet", "print nothing on success (errors still go to stderr)"),
+    toggle("no-embed", "index words only; leave the embedding backlog for later"),
+    jsonFlag,
+  ],
+  positionals: [],
+  subcommands: [],
+  exitCodes:
+    "0 indexed (or nothing to index) · 1 failed, or another indexer is running · 2 bad usage",
+  load: load("runRecallIndex"),
+}
+
+const search: CommandSpec = {
+  name: "search",
+  summary: "Search past sessions by meaning and by words",
+  details: [
+    "Hybrid search: FTS5 bm25 over the words and nearest neighbours over the embeddings, fused",
+    "by weighted reciprocal rank, at most --per-session hits per session. Each hit shows the",
+    "session and turn ids to pass to 'baton recall expand'. Quote a query of several words.",
+    ...dateDetails,
+  ],
+  flags: [
+    value("limit", "n", "hits to show (default 10)", "k"),
+    value("per-session", "n", "at most this many hits from one session (default 3)"),
+    toggle("lexical-only", "words only (skip the vector arm)"),
+    toggle("vector-only", "embeddings only (skip the words arm)"),
+    ...filterFlags,
+    jsonFlag,
+  ],
+  positionals: [{ name: "query", required: true, description: "what to look for (quote it)" }],
+  subcommands: [],
+  exitCodes: "0 searched (also with no hits) · 1 failed · 2 bad usage",
+  load: load("runRecallSearch"),
+}
+
+const recent: CommandSpec = {
+  name: "recent",
+  summary: "List the most recently active sessions",
+  details: [
+    "Title or first prompt, last activity, turns, and when each was last indexed.",
+    ...dateDetails,
+  ],
+  flags: [
+    value("limit", "n", "sessions to show (default 10)", "n"),
+    toggle("subagents", "include subagent sessions"),
+    ...filterFlags,
+    jsonFlag,
+  ],
+  positionals: [],
+  subcommands: [],
+  exitCodes: "0 listed · 1 failed · 2 bad usage",
+  load: load("runRecallRecent"),
+}
+
+const grep: CommandSpec = {
+  name: "grep",
+  summary: "Find exact text in every indexed record, including tool output and reasoning",
+  details: [
+    "Matches decoded text (quotes, backslashes and paths as written), case-insensitively unless",
+    "--case-sensitive. --regex takes a JavaScript regular expression; patterns that could run",
+    "away (nested repeats, backreferences) are refused, and a scan stops after 5 seconds.",
+    ...dateDetails,
+  ],
+  flags: [
+    toggle("regex", "treat the pattern as a regular expression"),
+    toggle("case-sensitive", "match case exactly"),
+    value("limit", "n", "matches to show (default 100)", "n"),
+    value("session", "id", "only this session"),
+    toggle("all-records", "also scan records that duplicate others (api-request blobs, …)"),
+    ...filterFlags,
+    jsonFlag,
+  ],
+  positionals: [{ name: "pattern", required: true, description: "text (or --regex) to find" }],
+  subcommands: [],
+  exitCodes: "0 scanned (also with no match) · 1 failed or invalid pattern · 2 bad usage",
+  load: load("runRecallGrep"),
+}
+
+const turnViewFlags: readonly FlagSpec[] = [
+  toggle("full", "longer records (4 000 characters) and every record kind"),
+  value("timezone", "zone", "time zone of the times shown (default: this computer's)"),
+  jsonFlag,
+]
+
+const expand: CommandSpec = {
+  name: "expand",
+  summary: "Show the turns around a hit: prompts, answers, tool calls and output",
+  details: ["Take the session and turn ids from search, grep or recent output."],
+  flags: [
+    value("before", "n", "turns before the anchor (default 2)"),
+    value("after", "n", "turns after the anchor (default 2)"),
+    ...turnViewFlags,
+  ],
+  positionals: [
+    { name: "session", required: true, description: "session id" },
+    { name: "turn", required: true, description: "turn id" },
+  ],
+  subcommands: [],
+  exitCodes: "0 shown · 1 not found or failed · 2 bad usage",
+  load: load("runRecallExpand"),
+}
+
+const step: CommandSpec = {
+  name: "step",
+  summary: "Move from a turn to the next (or previous) turns of its session",
+  details: ["Prints nothing but a note at the start or end of the session."],
+  flags: [value("count", "n", "turns to move (default 1)"), ...turnViewFlags],
+  positionals: [
+    { name: "session", required: true, description: "session id" },
+    { name: "turn", required: true, description: "turn id" },
+    { name: "direction", required: false, description: "next (default) or prev" },
+  ],
+  subcommands: [],
+  exitCodes: "0 shown · 1 not found or failed · 2 bad usage",
+  load: load("runRecallStep"),
+}
+
+const status: CommandSpec = {
+  name: "status",
+  summary: "Show what the recall index holds and how fresh it is",
+  details: [
+    "Counts per agent, the embedding backlog, the last run, files that failed, and where transcripts are looked for.",
+  ],
+  flags: [jsonFlag],
+  positionals: [],
+  subcommands: [],
+  exitCodes: "0 reported · 1 failed · 2 bad usage",
+  load: load("runRecallStatus"),
+}
+
+const prune: CommandSpec = {
+  name: "prune",
+  summary: "Drop the history of transcripts deleted from disk",
+  details: [
+    "The index keeps sessions whose transcript disappeared (Claude Code deletes old ones); prune",
+    "removes them for good.",
+  ],
+  flags: [jsonFlag],
+  positionals: [],
+  subcommands: [],
+  exitCodes: "0 pruned · 1 failed · 2 bad usage",
+  load: load("runRecallPrune"),
+}
+
+const forget: CommandSpec = {
+  name: "forget",
+  summary: "Remove a session, a project, or everything from the index",
+  details: [
+    "A forgotten session or project is not indexed again while its transcript is unchanged.",
+    "--all empties the index (the next 'baton recall index' reads the history again) and needs --yes.",
+  ],
+  flags: [
+    value("session", "id", "forget this session"),
+    value("project", "dir", "forget every session of this directory's repository"),
+    toggle("all", "forget everything"),
+    toggle("yes", "confirm --all"),
+    sourceFlag,
+    jsonFlag,
+  ],
+  positionals: [],
+  subcommands: [],
+  exitCodes: "0 forgotten · 1 failed · 2 bad usage",
+  load: load("runRecallForget"),
+}
+
+/** `baton recall`. */
+export const recallCommand: CommandSpec = {
+  name: "recall",
+  summary: "Search and navigate past Claude Code and Codex sessions (local index)",
+  details: [
+    "Quick start: 'baton recall index', then 'baton recall search \"what we decided about X\"'.",
+    "Everything stays on this machine unless you configure a remote embedder.",
+  ],
+  flags: [],
+  positionals: [],
+  subcommands: [index, search, recent, grep, expand, step, status, prune, forget],
+  exitCodes: "2 bad usage",
+}

@@ -1,0 +1,733 @@
+/**
+ * The runners of `baton recall …`: index (with a progress bar, --watch and --background),
+ * search, recent, grep, expand, step, status, prune and forget over @baton/recall-index.
+ * Guarantees: loaded only when a recall command runs; read commands never create the index
+ * (a missing or empty one gives "nothing indexed yet" with where transcripts were looked for,
+ * exit 0); domain errors come back as tagged failures for `failure-report.ts` (exit 1), bad
+ * flags as usage errors (exit 2); `--json` prints exactly one object on stdout; `--background`
+ * returns at once, leaving a detached child that takes the indexer lock and logs to
+ * `<data dir>/recall-index.log`; `--watch` stops cleanly on Ctrl-C (the lock is released).
+ */
+import { spawn } from "node:child_process"
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  statSync,
+  writeSync,
+} from "node:fs"
+import { homedir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Cause, Effect, Exit, Layer } from "effect"
+import {
+  embedBacklog,
+  embedderFromEnvironment,
+  expandAround,
+  forgetSessions,
+  grepRecords,
+  indexTranscripts,
+  nodeIndexerProcessLayer,
+  nodeTranscriptFileSystemLayer,
+  pruneDeleted,
+  RECALL_DATABASE_FILE,
+  recallDatabaseLayer,
+  recallStatus,
+  recentSessions,
+  repositoryRootOf,
+  searchRecall,
+  step,
+  transcriptRoots,
+} from "@baton/recall-index"
+import type {
+  ConfiguredEmbedding,
+  EmbedBacklogReport,
+  Embedder,
+  IndexerProcess,
+  IndexRunReport,
+  RecallDatabase,
+  RecallFilters,
+  Reranker,
+  TranscriptFileSystem,
+  TurnViewOptions,
+} from "@baton/recall-index"
+import { resolveDataDir } from "./baton-paths.js"
+import type { CliIo } from "./cli-io.js"
+import type { CommandOutcome, CommandRunner, Invocation, TaggedFailure } from "./command-spec.js"
+import { cliUsageError } from "./errors.js"
+import {
+  filterFlags,
+  forgetFlags,
+  has,
+  integerFlag,
+  sourceFlag,
+  stringFlag,
+} from "./recall-flags.js"
+import type { Decoded, FilterFlags } from "./recall-flags.js"
+import { progressWriter } from "./recall-progress.js"
+import {
+  renderGrep,
+  renderIndexSummary,
+  renderNothingIndexed,
+  renderRecent,
+  renderSearch,
+  renderStatus,
+  renderWindow,
+} from "./recall-report.js"
+
+/** Set in the environment of a `--background` child. */
+const BACKGROUND_ENV = "BATON_RECALL_BACKGROUND"
+/** Name of the background log in the data directory. */
+export const RECALL_LOG_FILE = "recall-index.log"
+const LOG_ROTATE_BYTES = 1_048_576
+
+type Services = RecallDatabase | TranscriptFileSystem | IndexerProcess
+
+interface Context {
+  readonly io: CliIo
+  readonly json: boolean
+  readonly homeDir: string
+  readonly dataDir: string
+  readonly databasePath: string
+  readonly environment: { readonly env: CliIo["env"]; readonly homeDir: string }
+}
+
+const contextOf = (invocation: Invocation, io: CliIo): Context => {
+  const homeDir = homedir()
+  const dataDir = resolveDataDir(io.env, homeDir, io.cwd).path
+  return {
+    io,
+    json: has(invocation, "json"),
+    homeDir,
+    dataDir,
+    databasePath: join(dataDir, RECALL_DATABASE_FILE),
+    environment: { env: io.env, homeDir },
+  }
+}
+
+const completed = (exitCode: 0 | 1 = 0): CommandOutcome => ({ _tag: "Completed", exitCode })
+const failed = (ctx: Context, error: TaggedFailure): CommandOutcome => ({
+  _tag: "Failed",
+  error,
+  json: ctx.json,
+})
+const printJson = (ctx: Context, value: Record<string, unknown>): void =>
+  ctx.io.stdout(`${JSON.stringify({ ok: true, ...value })}\n`)
+
+const layers = (ctx: Context) =>
+  Layer.mergeAll(
+    recallDatabaseLayer({ dataDir: ctx.dataDir }),
+    nodeTranscriptFileSystemLayer,
+    nodeIndexerProcessLayer,
+  )
+
+/** Runs `effect` against the index; a tagged failure becomes a `Failed` outcome. */
+const runIndexed = async <A>(
+  ctx: Context,
+  effect: Effect.Effect<A, TaggedFailure, Services>,
+  signal?: AbortSignal,
+): Promise<
+  { readonly _tag: "Done"; readonly value: A } | { readonly _tag: "Stopped" } | CommandOutcome
+> => {
+  const exit = await Effect.runPromiseExit(
+    effect.pipe(Effect.provide(layers(ctx))),
+    signal === undefined ? undefined : { signal },
+  )
+  if (Exit.isSuccess(exit)) return { _tag: "Done", value: exit.value }
+  if (Cause.hasInterruptsOnly(exit.cause)) return { _tag: "Stopped" }
+  const failure = Cause.findErrorOption(exit.cause)
+  if (failure._tag === "Some") return failed(ctx, failure.value)
+  throw Cause.squash(exit.cause)
+}
+
+/** Unwraps a decoded flag set or returns the usage failure. */
+const decoded = <A>(ctx: Context, d: Decoded<A>): A | CommandOutcome =>
+  d._tag === "Ok" ? d.value : failed(ctx, d.error)
+const isOutcome = (value: unknown): value is CommandOutcome =>
+  typeof value === "object" &&
+  value !== null &&
+  "_tag" in value &&
+  ((value as { _tag: string })._tag === "Completed" ||
+    (value as { _tag: string })._tag === "Failed")
+
+/** For read commands: the "nothing indexed yet" outcome when there is no index file. */
+const whenNoIndex = (ctx: Context): CommandOutcome | undefined => {
+  if (existsSync(ctx.databasePath)) return undefined
+  const roots = transcriptRoots(ctx.environment)
+  if (ctx.json) {
+    printJson(ctx, { empty: true, indexed: false, databasePath: ctx.databasePath, roots })
+  } else {
+    ctx.io.stdout(renderNothingIndexed(roots, [], ctx.databasePath, false))
+  }
+  return completed(0)
+}
+
+const toFilters = (flags: FilterFlags): RecallFilters => ({
+  ...(flags.source === undefined ? {} : { source: flags.source }),
+  ...(flags.scopeDir === undefined ? {} : { scopeCwd: repositoryRootOf(flags.scopeDir) }),
+  ...(flags.onDate === undefined ? {} : { onDate: flags.onDate }),
+  ...(flags.startDate === undefined ? {} : { startDate: flags.startDate }),
+  ...(flags.endDate === undefined ? {} : { endDate: flags.endDate }),
+  ...(flags.timezone === undefined ? {} : { timezone: flags.timezone }),
+  ...(flags.excludeHeadless === true ? { excludeHeadless: true } : {}),
+})
+
+/** The configured embedder and reranker; a configuration problem is reported, not fatal to search. */
+const configuredEmbedding = async (
+  ctx: Context,
+): Promise<{
+  readonly embedding?: ConfiguredEmbedding
+  readonly problem?: TaggedFailure & { message?: string }
+}> => {
+  const exit = await Effect.runPromiseExit(embedderFromEnvironment(ctx.io.env))
+  if (Exit.isSuccess(exit)) return { embedding: exit.value }
+  const failure = Cause.findErrorOption(exit.cause)
+  if (failure._tag === "Some") return { problem: failure.value }
+  throw Cause.squash(exit.cause)
+}
+
+const closeEmbedder = async (embedder: Embedder | undefined): Promise<void> => {
+  if (embedder?.close !== undefined) await Effect.runPromise(embedder.close())
+}
+
+// ---------------------------------------------------------------------------------------------
+// index
+
+const openLog = (ctx: Context): number => {
+  mkdirSync(ctx.dataDir, { recursive: true, mode: 0o700 })
+  const path = join(ctx.dataDir, RECALL_LOG_FILE)
+  try {
+    if (statSync(path).size > LOG_ROTATE_BYTES) renameSync(path, `${path}.1`)
+  } catch {
+    // No log yet.
+  }
+  return openSync(path, "a", 0o600)
+}
+
+const startBackground = (ctx: Context, invocation: Invocation): CommandOutcome => {
+  const args = ["recall", "index"]
+  const source = stringFlag(invocation, "source")
+  if (source !== undefined) args.push("--source", source)
+  if (has(invocation, "no-embed")) args.push("--no-embed")
+  if (has(invocation, "watch")) args.push("--watch")
+  const interval = stringFlag(invocation, "interval")
+  if (interval !== undefined) args.push("--interval", interval)
+  const log = openLog(ctx)
+  try {
+    writeSync(log, `${new Date().toISOString()} baton ${args.join(" ")}\n`)
+    const child = spawn(
+      process.execPath,
+      [fileURLToPath(new URL("./bin.js", import.meta.url)), ...args],
+      {
+        cwd: ctx.io.cwd,
+        env: { ...ctx.io.env, [BACKGROUND_ENV]: "1", BATON_PROGRESS: "0" },
+        detached: true,
+        stdio: ["ignore", log, log],
+      },
+    )
+    child.unref()
+    const logPath = join(ctx.dataDir, RECALL_LOG_FILE)
+    if (ctx.json) printJson(ctx, { background: true, pid: child.pid ?? null, log: logPath })
+    else if (!has(invocation, "quiet")) {
+      ctx.io.stdout(`Indexing in the background (pid ${child.pid ?? "?"}); log: ${logPath}\n`)
+    }
+    return completed(0)
+  } finally {
+    closeSync(log)
+  }
+}
+
+interface RunResult {
+  readonly report: IndexRunReport
+  readonly embedding: EmbedBacklogReport | null
+  readonly embeddingNote: string | null
+  readonly embeddingFailed: boolean
+}
+
+const indexOnce = async (
+  ctx: Context,
+  invocation: Invocation,
+  sources: ReadonlyArray<"claude" | "codex"> | undefined,
+  embedder: Embedder | undefined,
+  showProgress: boolean,
+  signal: AbortSignal | undefined,
+): Promise<RunResult | { readonly _tag: "Stopped" } | CommandOutcome> => {
+  const progress = progressWriter(
+    showProgress,
+    ctx.io.stderr,
+    () => Date.now(),
+    () => process.stderr.columns ?? 80,
+  )
+  const startedAt = Date.now()
+  let filesTotal = 0
+  const indexed = await runIndexed(
+    ctx,
+    indexTranscripts({
+      environment: ctx.environment,
+      ...(sources === undefined ? {} : { sources }),
+      onProgress: (event) => {
+        if (event._tag === "Planned") filesTotal = event.toIndex
+        else if (event._tag === "FileIndexed" || event._tag === "FileFailed") {
+          progress.update({
+            phase: "indexing",
+            filesDone: event.done,
+            filesTotal,
+            turns: event._tag === "FileIndexed" ? event.turns : 0,
+            startedAt,
+          })
+        }
+      },
+    }),
+    signal,
+  )
+  progress.done()
+  if (indexed._tag !== "Done") return indexed
+  const report = indexed.value
+  if (embedder === undefined || has(invocation, "no-embed")) {
+    return { report, embedding: null, embeddingNote: null, embeddingFailed: false }
+  }
+  const embedStart = Date.now()
+  const embedded = await runIndexed(
+    ctx,
+    embedBacklog(embedder, {
+      onProgress: (p) =>
+        progress.update({
+          phase: "embedding",
+          done: p.done,
+          total: p.total,
+          startedAt: embedStart,
+        }),
+    }).pipe(Effect.result),
+    signal,
+  )
+  progress.done()
+  if (embedded._tag === "Stopped" || embedded._tag === "Completed" || embedded._tag === "Failed") {
+    return embedded
+  }
+  const result = embedded.value
+  if (result._tag === "Success") {
+    return { report, embedding: result.success, embeddingNote: null, embeddingFailed: false }
+  }
+  const reason =
+    "message" in result.failure &&
+    typeof result.failure.message === "string" &&
+    result.failure.message !== ""
+      ? result.failure.message
+      : "reason" in result.failure
+        ? String(result.failure.reason)
+        : result.failure._tag
+  return {
+    report,
+    embedding: null,
+    embeddingNote: `Embedding failed (${result.failure._tag}: ${reason}); search uses words only until the next run.`,
+    embeddingFailed: result.failure._tag !== "IndexBusyError",
+  }
+}
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer)
+      resolve()
+    })
+  })
+
+/** Runs `baton recall index`. */
+export const runRecallIndex: CommandRunner = async (invocation, io) => {
+  const ctx = contextOf(invocation, io)
+  const source = decoded(ctx, sourceFlag(invocation, true))
+  if (isOutcome(source)) return source
+  const interval = decoded(ctx, integerFlag(invocation, "interval", 10, 1, 86_400))
+  if (isOutcome(interval)) return interval
+  if (has(invocation, "background") && io.env[BACKGROUND_ENV] !== "1") {
+    return startBackground(ctx, invocation)
+  }
+  const background = io.env[BACKGROUND_ENV] === "1"
+  const quiet = has(invocation, "quiet")
+  const progressSetting = io.env["BATON_PROGRESS"]
+  const showProgress =
+    progressSetting === "1" ||
+    (progressSetting !== "0" && process.stderr.isTTY === true && !ctx.json && !quiet)
+  const configured = has(invocation, "no-embed") ? {} : await configuredEmbedding(ctx)
+  if (configured.problem !== undefined) return failed(ctx, configured.problem)
+  const embedder = configured.embedding?.embedder
+  const sources = source === undefined ? undefined : [source]
+
+  const controller = new AbortController()
+  const watch = has(invocation, "watch")
+  const stop = () => controller.abort()
+  if (watch) {
+    process.once("SIGINT", stop)
+    process.once("SIGTERM", stop)
+  }
+  try {
+    let runs = 0
+    for (;;) {
+      const result = await indexOnce(
+        ctx,
+        invocation,
+        sources,
+        embedder,
+        showProgress && runs === 0,
+        watch ? controller.signal : undefined,
+      )
+      runs += 1
+      if ("_tag" in result) {
+        if (result._tag === "Stopped") break
+        if (
+          result._tag === "Failed" &&
+          result.error._tag === "IndexBusyError" &&
+          (background || watch)
+        ) {
+          // Another indexer is on it: nothing to do for a background refresh.
+          if (!quiet && !ctx.json)
+            io.stdout(
+              `${(result.error as { message?: string }).message ?? "another indexer is running"}; nothing to do.\n`,
+            )
+          if (!watch) return completed(0)
+        } else return result
+      } else {
+        const outcome = reportRun(ctx, result, quiet, watch, runs)
+        if (!watch) return outcome
+      }
+      if (controller.signal.aborted) break
+      await sleep(interval * 1000, controller.signal)
+      if (controller.signal.aborted) break
+    }
+    if (!quiet && !ctx.json) io.stderr("Stopped watching.\n")
+    return completed(0)
+  } finally {
+    process.off("SIGINT", stop)
+    process.off("SIGTERM", stop)
+    await closeEmbedder(embedder)
+  }
+}
+
+const reportRun = (
+  ctx: Context,
+  result: RunResult,
+  quiet: boolean,
+  watch: boolean,
+  runs: number,
+): CommandOutcome => {
+  const { report } = result
+  const roots = transcriptRoots(ctx.environment)
+  const empty = report.discovered === 0
+  const exitCode = result.embeddingFailed || report.failed.length > 0 ? 1 : 0
+  if (ctx.json) {
+    printJson(ctx, {
+      index: report,
+      embedding: result.embedding,
+      embeddingNote: result.embeddingNote,
+      empty,
+      databasePath: ctx.databasePath,
+      roots,
+    })
+    return completed(exitCode)
+  }
+  const changed =
+    report.indexedNew +
+    report.appended +
+    report.rewritten +
+    report.moved +
+    report.markedMissing +
+    (result.embedding?.embedded ?? 0)
+  if (watch && runs > 1 && changed === 0 && exitCode === 0) return completed(0)
+  if (quiet && exitCode === 0) return completed(0)
+  const prefix = watch ? `${new Date().toISOString()} ` : ""
+  if (empty && report.failed.length === 0) {
+    ctx.io.stdout(prefix + renderNothingIndexed(roots, report.missingRoots, ctx.databasePath, true))
+  } else {
+    ctx.io.stdout(prefix + renderIndexSummary(report, result.embedding, result.embeddingNote))
+  }
+  return completed(exitCode)
+}
+
+// ---------------------------------------------------------------------------------------------
+// search, recent, grep
+
+/** Runs `baton recall search <query>`. */
+export const runRecallSearch: CommandRunner = async (invocation, io) => {
+  const ctx = contextOf(invocation, io)
+  const filters = decoded(ctx, filterFlags(invocation, io.cwd))
+  if (isOutcome(filters)) return filters
+  const k = decoded(ctx, integerFlag(invocation, "limit", 10, 1, 100))
+  if (isOutcome(k)) return k
+  const perSession = decoded(ctx, integerFlag(invocation, "per-session", 3, 1, 100))
+  if (isOutcome(perSession)) return perSession
+  if (has(invocation, "lexical-only") && has(invocation, "vector-only")) {
+    return failed(
+      ctx,
+      cliUsageError("give --lexical-only or --vector-only, not both", "baton recall search"),
+    )
+  }
+  const none = whenNoIndex(ctx)
+  if (none !== undefined) return none
+  const lexicalOnly = has(invocation, "lexical-only")
+  const configured = await configuredEmbedding(ctx)
+  const embedding = configured.embedding
+  const embedder = embedding?.embedder
+  const reranker: Reranker | undefined = embedding?.reranker
+  try {
+    const result = await runIndexed(
+      ctx,
+      searchRecall(
+        {
+          query: invocation.positionals[0] ?? "",
+          k,
+          perSession,
+          ...toFilters(filters),
+          ...(lexicalOnly
+            ? { arms: ["lexical"] }
+            : has(invocation, "vector-only")
+              ? { arms: ["vector"] }
+              : {}),
+        },
+        {
+          ...(embedder === undefined || lexicalOnly ? {} : { embedder }),
+          // One arm alone is measured alone: no reranker on top.
+          ...(reranker === undefined || lexicalOnly || has(invocation, "vector-only")
+            ? {}
+            : { reranker }),
+          ...(embedding === undefined
+            ? {}
+            : { expandQuery: embedding.expandQuery, fusion: embedding.fusion }),
+        },
+      ),
+    )
+    if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
+    const search =
+      configured.problem === undefined
+        ? result.value
+        : {
+            ...result.value,
+            degraded: [
+              result.value.degraded,
+              `embedder configuration: ${configured.problem.message ?? configured.problem._tag}`,
+            ]
+              .filter((x) => x !== null)
+              .join("; "),
+          }
+    if (search.indexEmpty) {
+      if (ctx.json) printJson(ctx, { ...search, empty: true })
+      else
+        io.stdout(
+          renderNothingIndexed(transcriptRoots(ctx.environment), [], ctx.databasePath, true),
+        )
+      return completed(0)
+    }
+    if (ctx.json) printJson(ctx, { ...search })
+    else io.stdout(renderSearch(search))
+    return completed(0)
+  } finally {
+    await closeEmbedder(embedder)
+  }
+}
+
+/** Runs `baton recall recent`. */
+export const runRecallRecent: CommandRunner = async (invocation, io) => {
+  const ctx = contextOf(invocation, io)
+  const filters = decoded(ctx, filterFlags(invocation, io.cwd))
+  if (isOutcome(filters)) return filters
+  const limit = decoded(ctx, integerFlag(invocation, "limit", 10, 1, 200))
+  if (isOutcome(limit)) return limit
+  const none = whenNoIndex(ctx)
+  if (none !== undefined) return none
+  const result = await runIndexed(
+    ctx,
+    recentSessions({
+      ...toFilters(filters),
+      limit,
+      includeSubagents: has(invocation, "subagents"),
+    }),
+  )
+  if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
+  if (ctx.json) printJson(ctx, { sessions: result.value })
+  else if (result.value.length === 0 && Object.keys(filters).length === 0) {
+    io.stdout(renderNothingIndexed(transcriptRoots(ctx.environment), [], ctx.databasePath, true))
+  } else io.stdout(renderRecent(result.value))
+  return completed(0)
+}
+
+/** Runs `baton recall grep <pattern>`. */
+export const runRecallGrep: CommandRunner = async (invocation, io) => {
+  const ctx = contextOf(invocation, io)
+  const filters = decoded(ctx, filterFlags(invocation, io.cwd))
+  if (isOutcome(filters)) return filters
+  const limit = decoded(ctx, integerFlag(invocation, "limit", 100, 1, 1000))
+  if (isOutcome(limit)) return limit
+  const none = whenNoIndex(ctx)
+  if (none !== undefined) return none
+  const session = stringFlag(invocation, "session")
+  const result = await runIndexed(
+    ctx,
+    grepRecords({
+      pattern: invocation.positionals[0] ?? "",
+      regex: has(invocation, "regex"),
+      caseSensitive: has(invocation, "case-sensitive"),
+      includeDuplicates: has(invocation, "all-records"),
+      limit,
+      ...toFilters(filters),
+      ...(session === undefined ? {} : { sessionId: session }),
+    }),
+  )
+  if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
+  if (ctx.json) printJson(ctx, { ...result.value })
+  else io.stdout(renderGrep(result.value))
+  return completed(0)
+}
+
+// ---------------------------------------------------------------------------------------------
+// expand, step
+
+const viewOptions = (invocation: Invocation): TurnViewOptions => {
+  const timezone = stringFlag(invocation, "timezone")
+  return {
+    ...(timezone === undefined ? {} : { timezone }),
+    ...(has(invocation, "full")
+      ? {
+          recordChars: 4000,
+          textChars: 20_000,
+          maxRecords: 200,
+          recordKinds: [
+            "tool-call",
+            "tool-output",
+            "reasoning",
+            "compaction",
+            "harness",
+            "metadata",
+          ],
+        }
+      : {}),
+  }
+}
+
+/** Runs `baton recall expand <session> <turn>`. */
+export const runRecallExpand: CommandRunner = async (invocation, io) => {
+  const ctx = contextOf(invocation, io)
+  const before = decoded(ctx, integerFlag(invocation, "before", 2, 0, 50))
+  if (isOutcome(before)) return before
+  const after = decoded(ctx, integerFlag(invocation, "after", 2, 0, 50))
+  if (isOutcome(after)) return after
+  const none = whenNoIndex(ctx)
+  if (none !== undefined) return none
+  const result = await runIndexed(
+    ctx,
+    expandAround({
+      sessionId: invocation.positionals[0] ?? "",
+      turnId: invocation.positionals[1] ?? "",
+      before,
+      after,
+      ...viewOptions(invocation),
+    }),
+  )
+  if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
+  if (ctx.json) printJson(ctx, { ...result.value })
+  else io.stdout(renderWindow(result.value, "(no turns)"))
+  return completed(0)
+}
+
+/** Runs `baton recall step <session> <turn> [next|prev]`. */
+export const runRecallStep: CommandRunner = async (invocation, io) => {
+  const ctx = contextOf(invocation, io)
+  const direction = invocation.positionals[2] ?? "next"
+  if (direction !== "next" && direction !== "prev") {
+    return failed(
+      ctx,
+      cliUsageError(
+        `direction must be next or prev, not '${direction.slice(0, 20)}'`,
+        "baton recall step",
+      ),
+    )
+  }
+  const count = decoded(ctx, integerFlag(invocation, "count", 1, 1, 20))
+  if (isOutcome(count)) return count
+  const none = whenNoIndex(ctx)
+  if (none !== undefined) return none
+  const result = await runIndexed(
+    ctx,
+    step({
+      sessionId: invocation.positionals[0] ?? "",
+      turnId: invocation.positionals[1] ?? "",
+      direction,
+      count,
+      ...viewOptions(invocation),
+    }),
+  )
+  if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
+  if (ctx.json) printJson(ctx, { ...result.value })
+  else {
+    io.stdout(
+      renderWindow(
+        result.value,
+        direction === "next" ? "(end of the session)" : "(start of the session)",
+      ),
+    )
+  }
+  return completed(0)
+}
+
+// ---------------------------------------------------------------------------------------------
+// status, prune, forget
+
+/** Runs `baton recall status`. */
+export const runRecallStatus: CommandRunner = async (invocation, io) => {
+  const ctx = contextOf(invocation, io)
+  const none = whenNoIndex(ctx)
+  if (none !== undefined) return none
+  const result = await runIndexed(ctx, recallStatus({ environment: ctx.environment }))
+  if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
+  const status = result.value
+  if (ctx.json) printJson(ctx, { ...status })
+  else if (status.empty) {
+    io.stdout(
+      renderNothingIndexed(
+        status.roots ?? transcriptRoots(ctx.environment),
+        status.lastRun?.missingRoots ?? [],
+        ctx.databasePath,
+        true,
+      ),
+    )
+  } else io.stdout(renderStatus(status))
+  return completed(0)
+}
+
+/** Runs `baton recall prune`. */
+export const runRecallPrune: CommandRunner = async (invocation, io) => {
+  const ctx = contextOf(invocation, io)
+  const none = whenNoIndex(ctx)
+  if (none !== undefined) return none
+  const result = await runIndexed(ctx, pruneDeleted())
+  if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
+  if (ctx.json) printJson(ctx, { removed: result.value })
+  else
+    io.stdout(
+      `Pruned ${result.value.sessions} sessions of ${result.value.files} deleted transcripts.\n`,
+    )
+  return completed(0)
+}
+
+/** Runs `baton recall forget`. */
+export const runRecallForget: CommandRunner = async (invocation, io) => {
+  const ctx = contextOf(invocation, io)
+  const choice = decoded(ctx, forgetFlags(invocation, io.cwd))
+  if (isOutcome(choice)) return choice
+  const none = whenNoIndex(ctx)
+  if (none !== undefined) return none
+  const target =
+    choice._tag === "Project"
+      ? { _tag: "Project" as const, repoRoot: repositoryRootOf(choice.dir) }
+      : choice
+  const result = await runIndexed(ctx, forgetSessions(target))
+  if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
+  if (ctx.json) printJson(ctx, { removed: result.value })
+  else {
+    io.stdout(
+      `Forgot ${result.value.sessions} sessions${target._tag === "All" ? " (the index is empty; the next 'baton recall index' reads the history again)" : ` (${result.value.files} transcripts will not be indexed again unless they change)`}.\n`,
+    )
+  }
+  return completed(0)
+}

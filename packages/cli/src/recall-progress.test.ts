@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest"
+import { formatDuration, progressWriter, renderProgress } from "./recall-progress.js"
+
+describe("recall progress", () => {
+  it("renders files, turns and an ETA from the rate so far", () => {
+    const line = renderProgress(
+      { phase: "indexing", filesDone: 25, filesTotal: 100, turns: 1234, startedAt: 0 },
+      10_000,
+    )
+    expect(line).toBe("indexing  [#####---------------] 25/100 files · 1,234 turns · ETA 30s")
+    expect(
+      renderProgress({ phase: "embedding", done: 3000, total: 12000, startedAt: 0 }, 60_000),
+    ).toBe("embedding [#####---------------] 3,000/12,000 chunks · ETA 3m 00s")
+    expect(renderProgress({ phase: "embedding", done: 5, total: 5, startedAt: 0 }, 1000)).toBe(
+      "embedding [####################] 5/5 chunks",
+    )
+  })
+
+  it("never exceeds the terminal width", () => {
+    const line = renderProgress(
+      { phase: "indexing", filesDone: 1, filesTotal: 3, turns: 9, startedAt: 0 },
+      2000,
+      30,
+    )
+    expect(line.length).toBeLessThanOrEqual(30)
+    expect(line.endsWith("…")).toBe(true)
+  })
+
+  it("formats durations", () => {
+    expect(formatDuration(45_000)).toBe("45s")
+    expect(formatDuration(185_000)).toBe("3m 05s")
+    expect(formatDuration(4_320_000)).toBe("1h 12m")
+  })
+
+  it("redraws at most every 100 ms, ends with the last state and a newline, or writes nothing", () => {
+    const out: Array<string> = []
+    let now = 0
+    const writer = progressWriter(
+      true,
+      (t) => out.push(t),
+      () => now,
+      () => 80,
+    )
+    const state = (done: number) =>
+      ({ phase: "indexing", filesDone: done, filesTotal: 10, turns: done, startedAt: 0 }) as const
+    writer.update(state(1))
+    now = 50
+    writer.update(state(2))
+    now = 120
+    writer.update(state(3))
+    writer.update(state(4))
+    writer.done()
+    expect(out.map((t) => /(\d+)\/10/.exec(t)?.[1] ?? t)).toEqual(["1", "3", "4", "\n"])
+    expect(out[0]?.startsWith("\r")).toBe(true)
+    const silent: Array<string> = []
+    const off = progressWriter(
+      false,
+      (t) => silent.push(t),
+      () => 0,
+      () => 80,
+    )
+    off.update(state(1))
+    off.done()
+    expect(silent).toEqual([])
+  })
+})

@@ -1,0 +1,84 @@
+import { describe, expect, it } from "vitest"
+import type { RecallSearchResult } from "@baton/recall-index"
+import { renderNothingIndexed, renderSearch } from "./recall-report.js"
+
+const roots = {
+  claudeProjects: ["/h/.claude/projects"],
+  codexSessions: "/h/.codex/sessions",
+  codexArchivedSessions: "/h/.codex/archived_sessions",
+}
+
+describe("recall reports", () => {
+  it("says nothing is indexed yet and lists every root, marking missing ones", () => {
+    expect(renderNothingIndexed(roots, ["/h/.codex/sessions"], "/h/db", true)).toBe(
+      [
+        "Nothing indexed yet: no Claude Code or Codex transcripts were found.",
+        "Looked for transcripts in:",
+        "  /h/.claude/projects",
+        "  /h/.codex/sessions (missing)",
+        "  /h/.codex/archived_sessions",
+        "Set CLAUDE_CONFIG_DIR or CODEX_HOME if your history lives elsewhere.",
+        "",
+      ].join("\n"),
+    )
+  })
+
+  it("shows each hit with where, when, evidence, snippet and the expand command", () => {
+    const result: RecallSearchResult = {
+      query: "retry",
+      hits: [
+        {
+          rank: 1,
+          source: "codex",
+          sessionId: "s1",
+          turnId: "t1",
+          chunkId: 4,
+          role: "assistant",
+          cwd: "/work/pay",
+          project: "pay",
+          timestamp: "2026-03-12T08:00:00.000Z",
+          whenHuman: "2026-03-12 08:00 UTC (3 days ago)",
+          headless: true,
+          subagent: false,
+          text: "Use backoff.",
+          textTruncated: false,
+          snippet: "Use backoff.",
+          scores: {
+            fused: 0.03,
+            lexicalRank: 1,
+            bm25: -2,
+            vectorRank: 4,
+            similarity: 0.5,
+            rerank: null,
+            rerankRank: null,
+          },
+        },
+      ],
+      arms: {
+        lexical: { ran: true, candidates: 1 },
+        vector: {
+          ran: false,
+          candidates: 0,
+          fingerprint: null,
+          filterMode: null,
+          skipped: "no embedder configured",
+        },
+        rerank: { ran: false, model: null },
+      },
+      degraded: null,
+      indexEmpty: false,
+      applied: { source: null, scopeRoot: null, startDate: null, endDate: null, timezone: "UTC" },
+    }
+    expect(renderSearch(result)).toBe(
+      [
+        "1. Codex · pay · 2026-03-12 08:00 UTC (3 days ago) · assistant · headless  (words #1, meaning #4)",
+        "   Use backoff.",
+        "   baton recall expand s1 t1",
+        "",
+        "Words only: no embedder configured.",
+        "",
+      ].join("\n"),
+    )
+    expect(renderSearch({ ...result, hits: [] })).toContain('No hits for "retry".')
+  })
+})

@@ -1,0 +1,200 @@
+/**
+ * Text renderings of recall results for people: search hits, recent sessions, grep matches,
+ * turn windows, status, index summaries and the "nothing indexed yet" note. Guarantees: pure
+ * (data in, text out, type-only imports); every hit and turn shows the full session and turn
+ * ids to copy into `baton recall expand`; long text is already bounded by the library, and
+ * each line here is indented so multi-line text stays readable.
+ */
+import type {
+  EmbedBacklogReport,
+  GrepResult,
+  IndexRunReport,
+  RecallSearchResult,
+  RecallStatus,
+  RecentSession,
+  TranscriptRoots,
+  TurnWindow,
+} from "@baton/recall-index"
+
+const n = (value: number): string => value.toLocaleString("en-US")
+const indent = (text: string, prefix = "   "): string =>
+  text
+    .split("\n")
+    .map((line) => `${prefix}${line}`)
+    .join("\n")
+const sourceName = (source: string): string => (source === "claude" ? "Claude Code" : "Codex")
+
+/** Every place transcripts are looked for, marking the ones missing on disk. */
+export const renderRoots = (roots: TranscriptRoots, missing: ReadonlyArray<string>): string =>
+  [...roots.claudeProjects, roots.codexSessions, roots.codexArchivedSessions]
+    .map((root) => `  ${root}${missing.includes(root) ? " (missing)" : ""}`)
+    .join("\n")
+
+/** The note for an empty index: not an error, just where we looked and what to run. */
+export const renderNothingIndexed = (
+  roots: TranscriptRoots,
+  missing: ReadonlyArray<string>,
+  databasePath: string,
+  indexed: boolean,
+): string =>
+  [
+    indexed
+      ? "Nothing indexed yet: no Claude Code or Codex transcripts were found."
+      : `Nothing indexed yet (no index at ${databasePath}). Run 'baton recall index' first.`,
+    "Looked for transcripts in:",
+    renderRoots(roots, missing),
+    "Set CLAUDE_CONFIG_DIR or CODEX_HOME if your history lives elsewhere.",
+    "",
+  ].join("\n")
+
+const scoreNote = (h: RecallSearchResult["hits"][number]): string => {
+  const parts: Array<string> = []
+  if (h.scores.lexicalRank !== null) parts.push(`words #${h.scores.lexicalRank}`)
+  if (h.scores.vectorRank !== null) parts.push(`meaning #${h.scores.vectorRank}`)
+  if (h.scores.rerank !== null) parts.push(`rerank ${h.scores.rerank.toFixed(3)}`)
+  return parts.join(", ")
+}
+
+/** Search hits, best first. */
+export const renderSearch = (result: RecallSearchResult): string => {
+  const lines: Array<string> = []
+  if (result.hits.length === 0) lines.push(`No hits for "${result.query}".`)
+  for (const h of result.hits) {
+    const where = [sourceName(h.source), h.project ?? h.cwd ?? "?", h.whenHuman, h.role]
+    if (h.headless) where.push("headless")
+    lines.push(`${h.rank}. ${where.join(" · ")}  (${scoreNote(h)})`)
+    lines.push(indent(h.snippet))
+    lines.push(`   baton recall expand ${h.sessionId} ${h.turnId}`)
+    lines.push("")
+  }
+  if (result.degraded !== null) lines.push(`Note: ${result.degraded}.`)
+  if (!result.arms.vector.ran && result.arms.vector.skipped !== "not requested") {
+    lines.push(`Words only: ${result.arms.vector.skipped ?? "no vector search"}.`)
+  }
+  return `${lines.join("\n").replace(/\n+$/, "")}\n`
+}
+
+/** Recent sessions, newest first. */
+export const renderRecent = (sessions: ReadonlyArray<RecentSession>): string => {
+  if (sessions.length === 0) return "No sessions match.\n"
+  return `${sessions
+    .map((s) => {
+      const head = [
+        s.lastActivityHuman,
+        sourceName(s.source),
+        s.project ?? s.cwd ?? "?",
+        `${n(s.turns)} turns`,
+        ...(s.headless ? ["headless"] : []),
+        ...(s.transcript === "missing" ? ["transcript deleted, kept in the index"] : []),
+      ].join(" · ")
+      return `${head}\n   ${s.title ?? "(no prompt)"}\n   session ${s.sessionId}`
+    })
+    .join("\n\n")}\n`
+}
+
+/** Grep matches, newest first. */
+export const renderGrep = (result: GrepResult): string => {
+  const lines: Array<string> = []
+  if (result.hits.length === 0)
+    lines.push(
+      `No match for ${result.mode === "regex" ? `/${result.pattern}/` : `"${result.pattern}"`}.`,
+    )
+  for (const h of result.hits) {
+    lines.push(
+      `${[sourceName(h.source), h.project ?? h.cwd ?? "?", h.whenHuman, h.kind].join(" · ")}`,
+    )
+    lines.push(indent(h.snippet))
+    lines.push(
+      h.turnId === null
+        ? `   session ${h.sessionId} (session header)`
+        : `   baton recall expand ${h.sessionId} ${h.turnId}`,
+    )
+    lines.push("")
+  }
+  if (result.truncated)
+    lines.push(`More matches exist; raise --limit (showing ${result.hits.length}).`)
+  if (result.timedOut)
+    lines.push(
+      `Stopped after the time budget (${n(result.scanned)} records scanned); narrow the search with --source, --scope or dates.`,
+    )
+  return `${lines.join("\n").replace(/\n+$/, "")}\n`
+}
+
+/** A window of turns. */
+export const renderWindow = (window: TurnWindow, emptyNote: string): string => {
+  const lines = [
+    `${sourceName(window.source)} · ${window.project ?? "?"} · session ${window.sessionId}${window.cwd === null ? "" : ` (${window.cwd})`}`,
+  ]
+  if (window.turns.length === 0) lines.push(emptyNote)
+  for (const t of window.turns) {
+    lines.push("")
+    lines.push(`── ${t.role} · ${t.whenHuman}${t.isAnchor ? " · ◀ anchor" : ""}`)
+    lines.push(`   turn ${t.turnId}`)
+    if (t.text !== "") lines.push(indent(t.text))
+    for (const r of t.records)
+      lines.push(indent(`[${r.kind}] ${r.text}${r.truncated ? " …" : ""}`, "   │ "))
+    if (t.omittedRecords > 0) lines.push(`   │ (${t.omittedRecords} more records; use --full)`)
+  }
+  return `${lines.join("\n")}\n`
+}
+
+/** Status for people. */
+export const renderStatus = (status: RecallStatus): string => {
+  const lines = [
+    `Index: ${status.databasePath} (${(status.dbBytes / 1_048_576).toFixed(1)} MiB)`,
+    `Sessions: ${n(status.sessions)} (${n(status.bySource.claude.sessions)} Claude Code, ${n(status.bySource.codex.sessions)} Codex) · turns ${n(status.turns)} · chunks ${n(status.chunks)} · records ${n(status.rawRecords)}`,
+    `Newest activity: ${status.newestActivityHuman ?? "none"}`,
+    `Last run: ${status.lastRun === null ? "never" : `${status.lastRunAgo} (${n(status.lastRun.indexedNew + status.lastRun.appended + status.lastRun.rewritten)} files indexed, ${n(status.lastRun.unchanged)} unchanged)`}`,
+  ]
+  if (status.indexing !== null)
+    lines.push(`Indexing now: pid ${status.indexing.pid} since ${status.indexing.since}`)
+  lines.push(
+    `Embeddings: ${status.embedders.length === 0 ? "none yet" : status.embedders.map((e) => `${e.fingerprint} (${n(e.vectors)} vectors${e.active ? ", active" : ""})`).join("; ")} · backlog ${n(status.embeddingBacklog)} chunks`,
+  )
+  if (status.missingFiles > 0) {
+    lines.push(
+      `Kept after deletion: ${n(status.retainedSessions)} sessions from ${n(status.missingFiles)} deleted transcripts ('baton recall prune' drops them)`,
+    )
+  }
+  if (status.failingFiles > 0)
+    lines.push(`Failing files: ${n(status.failingFiles)} (retried next run)`)
+  for (const q of status.quarantined)
+    lines.push(`Quarantined: ${q.path} — ${q.lastError ?? "unknown error"}`)
+  if (status.roots !== null) {
+    lines.push(
+      "Transcripts looked for in:",
+      renderRoots(status.roots, status.lastRun?.missingRoots ?? []),
+    )
+  }
+  return `${lines.join("\n")}\n`
+}
+
+/** The summary of one `baton recall index` run. */
+export const renderIndexSummary = (
+  report: IndexRunReport,
+  embedding: EmbedBacklogReport | null,
+  embeddingNote: string | null,
+): string => {
+  const changed = report.indexedNew + report.appended + report.rewritten
+  const seconds = ((report.finishedAt - report.startedAt) / 1000).toFixed(1)
+  const lines = [
+    changed === 0 && report.moved === 0
+      ? `Up to date: ${n(report.discovered)} transcripts, none changed (${seconds} s).`
+      : `Indexed ${n(changed)} transcripts (${n(report.indexedNew)} new, ${n(report.appended)} appended, ${n(report.rewritten)} rewritten${report.moved > 0 ? `, ${n(report.moved)} moved` : ""}) in ${seconds} s: ${n(report.turnsAdded)} turns, ${n(report.chunksAdded)} chunks; ${n(report.unchanged)} unchanged.`,
+  ]
+  if (report.markedMissing > 0)
+    lines.push(`${n(report.markedMissing)} transcripts are gone from disk; their history is kept.`)
+  if (report.failed.length > 0) {
+    lines.push(`${n(report.failed.length)} transcripts failed (retried next run):`)
+    for (const f of report.failed.slice(0, 5)) lines.push(`  ${f.path}: ${f.error}`)
+  }
+  if (embedding !== null) {
+    lines.push(
+      embedding.embedded + embedding.reused === 0 && embedding.total === 0
+        ? `Embeddings up to date (${embedding.fingerprint}).`
+        : `Embedded ${n(embedding.embedded)} texts with ${embedding.fingerprint}${embedding.reused > 0 ? ` (${n(embedding.reused)} reused)` : ""}; backlog ${n(embedding.remaining)}.`,
+    )
+  }
+  if (embeddingNote !== null) lines.push(embeddingNote)
+  return `${lines.join("\n")}\n`
+}

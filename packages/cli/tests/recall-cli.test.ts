@@ -1,0 +1,439 @@
+// `baton recall …` through the built dist/bin.js in a private HOME: the fresh-machine path
+// ("nothing indexed yet", exit 0), index → search → expand → step → grep → recent → status →
+// prune / forget, usage errors (exit 2) and domain errors (exit 1, one line), the progress bar,
+// --background (returns at once, a detached child indexes under the lock) and --watch (picks up
+// a new transcript, stops cleanly on SIGINT). Needs `npx tsc -b packages/cli`.
+import { spawn } from "node:child_process"
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { batonBin, runBaton } from "./run-baton.js"
+
+const CLAUDE_ID = "aaaaaaaa-1111-4111-8111-000000000001"
+const CODEX_ID = "019c0000-cccc-7ccc-8ccc-000000000003"
+let root = ""
+
+const write = (path: string, text: string) => {
+  mkdirSync(dirname(path), { recursive: true })
+  writeFileSync(path, text)
+}
+
+const claudeLines = (
+  sessionId: string,
+  cwd: string,
+  at: string,
+  exchanges: ReadonlyArray<[string, string, string?]>,
+): string => {
+  let n = 0
+  let clock = Date.parse(at)
+  const line = (type: string, message: unknown) => {
+    n += 1
+    clock += 5000
+    return JSON.stringify({
+      parentUuid: null,
+      isSidechain: false,
+      cwd,
+      sessionId,
+      version: "2.1.90",
+      entrypoint: "cli",
+      type,
+      uuid: `${sessionId.slice(0, 8)}-0000-4000-8000-${String(n).padStart(12, "0")}`,
+      timestamp: new Date(clock).toISOString(),
+      message,
+    })
+  }
+  const assistant = (content: unknown[]) => ({
+    id: `m${n}`,
+    type: "message",
+    role: "assistant",
+    model: "m",
+    content,
+  })
+  const lines: string[] = []
+  for (const [user, answer, tool] of exchanges) {
+    lines.push(line("user", { role: "user", content: user }))
+    if (tool !== undefined) {
+      lines.push(
+        line(
+          "assistant",
+          assistant([{ type: "tool_use", id: `t${n}`, name: "Bash", input: { command: "ls" } }]),
+        ),
+      )
+      lines.push(
+        line("user", {
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: `t${n - 1}`, content: tool }],
+        }),
+      )
+    }
+    lines.push(line("assistant", assistant([{ type: "text", text: answer }])))
+  }
+  return `${lines.join("\n")}\n`
+}
+
+const codexLines = (): string => {
+  let clock = Date.parse("2026-03-12T08:00:00.000Z")
+  const line = (type: string, payload: unknown) => {
+    clock += 5000
+    return JSON.stringify({ timestamp: new Date(clock).toISOString(), type, payload })
+  }
+  return `${[
+    line("session_meta", {
+      id: CODEX_ID,
+      timestamp: "2026-03-12T08:00:00.000Z",
+      cwd: "/work/payments",
+      originator: "codex-tui",
+      cli_version: "0.150.0",
+      source: "cli",
+    }),
+    line("event_msg", {
+      type: "user_message",
+      message: "What retry policy should the webhook client use?",
+    }),
+    line("event_msg", {
+      type: "agent_message",
+      message: "Use exponential backoff with jitter, 3 attempts.",
+    }),
+  ].join("\n")}\n`
+}
+
+const homeWithHistory = (name: string): { home: string; env: Record<string, string> } => {
+  const home = join(root, name)
+  const project = join(home, ".claude", "projects", "-work-garden")
+  write(
+    join(project, `${CLAUDE_ID}.jsonl`),
+    claudeLines(CLAUDE_ID, "/work/garden", "2026-03-10T10:00:00.000Z", [
+      [
+        "Which database did we pick for the garden planner?",
+        "We picked SQLite with WAL mode for the garden planner.",
+      ],
+      [
+        "Count the migration files.",
+        "There are 12 migration files.",
+        "migrations=12 in C:\\garden\\db",
+      ],
+    ]),
+  )
+  write(
+    join(
+      home,
+      ".codex",
+      "sessions",
+      "2026",
+      "03",
+      "12",
+      `rollout-2026-03-12T08-00-00-${CODEX_ID}.jsonl`,
+    ),
+    codexLines(),
+  )
+  return { home, env: { PATH: process.env["PATH"] ?? "", HOME: home, TZ: "UTC" } }
+}
+
+// JSON output under test stays untyped so assertions can walk it freely.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-return
+const json = (stdout: string) => JSON.parse(stdout)
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), "baton-recall-cli-"))
+})
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true })
+})
+
+describe("baton recall on a fresh machine", () => {
+  it(
+    "says nothing is indexed yet, where it looked, and exits 0 — without creating the index for reads",
+    { timeout: 60_000 },
+    async () => {
+      const home = join(root, "fresh")
+      mkdirSync(home)
+      const env = { PATH: process.env["PATH"] ?? "", HOME: home }
+      const search = await runBaton(["recall", "search", "anything"], { env })
+      expect(search.code).toBe(0)
+      expect(search.stdout).toContain("Nothing indexed yet")
+      expect(search.stdout).toContain(join(home, ".codex", "sessions"))
+      expect(existsSync(join(home, ".local"))).toBe(false)
+
+      const index = await runBaton(["recall", "index"], { env })
+      expect(index.code, index.stderr).toBe(0)
+      expect(index.stdout).toContain(
+        "Nothing indexed yet: no Claude Code or Codex transcripts were found.",
+      )
+      expect(index.stdout).toContain(`${join(home, ".claude", "projects")} (missing)`)
+      const status = await runBaton(["recall", "status", "--json"], { env })
+      expect(json(status.stdout)).toMatchObject({ ok: true, empty: true, sessions: 0 })
+      const indexJson = await runBaton(["recall", "index", "--json"], { env })
+      expect(json(indexJson.stdout)).toMatchObject({
+        ok: true,
+        empty: true,
+        index: { discovered: 0 },
+      })
+    },
+  )
+
+  it("has help for every recall command", { timeout: 60_000 }, async () => {
+    for (const command of [
+      "index",
+      "search",
+      "recent",
+      "grep",
+      "expand",
+      "step",
+      "status",
+      "prune",
+      "forget",
+    ]) {
+      const run = await runBaton(["recall", command, "--help"])
+      expect(run.code, command).toBe(0)
+      expect(run.stdout).toContain(`Usage\n  baton recall ${command}`)
+    }
+    const group = await runBaton(["recall", "--help"])
+    expect(group.stdout).toContain("Quick start")
+  })
+})
+
+describe("baton recall with history", () => {
+  let env: Record<string, string> = {}
+  let home = ""
+
+  beforeAll(async () => {
+    ;({ env, home } = homeWithHistory("history"))
+    const index = await runBaton(["recall", "index", "--json"], { env })
+    expect(index.code, index.stderr + index.stdout).toBe(0)
+    const report = json(index.stdout)
+    expect(report.index).toMatchObject({ discovered: 2, indexedNew: 2, failed: [] })
+    expect(report.embedding.embedded).toBeGreaterThan(0)
+    expect(report.embedding.remaining).toBe(0)
+  }, 120_000)
+
+  it("searches, then expands and steps from a hit", async () => {
+    const search = await runBaton(["recall", "search", "which database garden planner", "--json"], {
+      env,
+    })
+    expect(search.code).toBe(0)
+    const result = json(search.stdout)
+    expect(result.arms.vector.ran).toBe(true)
+    const hit = result.hits[0]
+    expect(hit).toMatchObject({
+      sessionId: CLAUDE_ID,
+      text: "Which database did we pick for the garden planner?",
+      project: "garden",
+    })
+
+    const text = await runBaton(["recall", "search", "which database garden planner", "-k", "2"], {
+      env,
+    })
+    expect(text.stdout).toContain(`baton recall expand ${CLAUDE_ID} ${hit.turnId}`)
+    expect(text.stdout).toMatch(/^1\. Claude Code · garden · 2026-03-10 10:00 UTC/m)
+
+    const expand = await runBaton(["recall", "expand", CLAUDE_ID, hit.turnId, "--after", "3"], {
+      env,
+    })
+    expect(expand.code).toBe(0)
+    expect(expand.stdout).toContain("◀ anchor")
+    expect(expand.stdout).toContain("[tool-output] migrations=12 in C:\\garden\\db")
+
+    const next = await runBaton(["recall", "step", CLAUDE_ID, hit.turnId, "next", "--json"], {
+      env,
+    })
+    expect(json(next.stdout).turns[0].text).toBe(
+      "We picked SQLite with WAL mode for the garden planner.",
+    )
+    const bad = await runBaton(["recall", "step", CLAUDE_ID, hit.turnId, "sideways"], { env })
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain("direction must be next or prev")
+    const missing = await runBaton(["recall", "expand", CLAUDE_ID, "no-such-turn"], { env })
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toMatch(
+      /^baton: RecallNotFoundError: session .* has no turn no-such-turn/,
+    )
+    expect(missing.stderr.trim().split("\n")).toHaveLength(1)
+  }, 60_000)
+
+  it("filters search by source, scope and day", async () => {
+    const codex = json(
+      (
+        await runBaton(["recall", "search", "retry backoff", "--source", "codex", "--json"], {
+          env,
+        })
+      ).stdout,
+    )
+    expect(codex.hits.length).toBeGreaterThan(0)
+    expect(codex.hits.every((h: { source: string }) => h.source === "codex")).toBe(true)
+    const day = json(
+      (
+        await runBaton(
+          [
+            "recall",
+            "search",
+            "retry",
+            "--date",
+            "2026-03-12",
+            "--timezone",
+            "UTC",
+            "--lexical-only",
+            "--json",
+          ],
+          { env },
+        )
+      ).stdout,
+    )
+    expect(day.hits.map((h: { sessionId: string }) => h.sessionId)).toEqual([CODEX_ID])
+    const scoped = json(
+      (
+        await runBaton(
+          ["recall", "search", "retry", "--scope", "/work/garden", "--lexical-only", "--json"],
+          { env },
+        )
+      ).stdout,
+    )
+    expect(scoped.hits).toEqual([])
+  }, 60_000)
+
+  it("greps tool output, and refuses a runaway regex in one line", async () => {
+    const grep = await runBaton(["recall", "grep", "C:\\GARDEN\\db"], { env })
+    expect(grep.code).toBe(0)
+    expect(grep.stdout).toContain("tool-output")
+    expect(grep.stdout).toContain("migrations=12 in C:\\garden\\db")
+    const regex = json(
+      (await runBaton(["recall", "grep", "migrations=\\d+", "--regex", "--json"], { env })).stdout,
+    )
+    expect(regex.hits).toHaveLength(1)
+    const unsafe = await runBaton(["recall", "grep", "(a+)+$", "--regex"], { env })
+    expect(unsafe.code).toBe(1)
+    expect(unsafe.stderr).toMatch(
+      /^baton: RecallQueryError: a repeated group contains another repeat/,
+    )
+  }, 60_000)
+
+  it("lists recent sessions and reports status", async () => {
+    const recent = await runBaton(["recall", "recent"], { env })
+    expect(recent.stdout.indexOf(CODEX_ID)).toBeLessThan(recent.stdout.indexOf(CLAUDE_ID))
+    expect(recent.stdout).toContain("What retry policy should the webhook client use?")
+    const status = await runBaton(["recall", "status"], { env })
+    expect(status.stdout).toContain("Sessions: 2 (1 Claude Code, 1 Codex)")
+    expect(status.stdout).toContain("backlog 0 chunks")
+    const again = await runBaton(["recall", "index"], { env })
+    expect(again.stdout).toMatch(/^Up to date: 2 transcripts, none changed/)
+  }, 60_000)
+
+  it("rejects bad flags with exit 2 and bad values with exit 1", async () => {
+    const limit = await runBaton(["recall", "search", "x", "--limit", "many"], { env })
+    expect(limit.code).toBe(2)
+    expect(limit.stderr).toBe(
+      "baton: --limit must be a whole number from 1 to 100, not 'many' (see 'baton recall search --help')\n",
+    )
+    expect((await runBaton(["recall", "recent", "--source", "cursor"], { env })).code).toBe(2)
+    const zone = await runBaton(["recall", "recent", "--timezone", "Mars/Base", "--json"], { env })
+    expect(zone.code).toBe(1)
+    expect(json(zone.stdout)).toMatchObject({
+      ok: false,
+      error: { _tag: "RecallQueryError", field: "timezone" },
+    })
+    const forgetAll = await runBaton(["recall", "forget", "--all"], { env })
+    expect(forgetAll.code).toBe(2)
+    expect(forgetAll.stderr).toContain("add --yes")
+  }, 60_000)
+
+  it("forgets a session and prunes", async () => {
+    const forget = await runBaton(["recall", "forget", "--session", CODEX_ID, "--json"], { env })
+    expect(json(forget.stdout)).toMatchObject({ ok: true, removed: { sessions: 1 } })
+    const prune = await runBaton(["recall", "prune", "--json"], { env })
+    expect(json(prune.stdout)).toMatchObject({ ok: true, removed: { sessions: 0 } })
+    const status = json((await runBaton(["recall", "status", "--json"], { env })).stdout)
+    expect(status.sessions).toBe(1)
+    expect(home).not.toBe("")
+  }, 60_000)
+})
+
+describe("baton recall index modes", () => {
+  it("draws a progress bar on stderr when asked (a terminal), none otherwise", async () => {
+    const { env } = homeWithHistory("progress")
+    const run = await runBaton(["recall", "index", "--no-embed"], {
+      env: { ...env, BATON_PROGRESS: "1" },
+    })
+    expect(run.code).toBe(0)
+    expect(run.stderr).toMatch(/\rindexing {2}\[#{20}\] 2\/2 files · \d+ turns/)
+    expect(run.stdout).toMatch(/^Indexed 2 transcripts/)
+    const quiet = await runBaton(["recall", "index", "--quiet"], { env })
+    expect(quiet).toMatchObject({ code: 0, stdout: "", stderr: "" })
+  }, 60_000)
+
+  it("--background returns at once and a detached child indexes, logging to the data dir", async () => {
+    const { env, home } = homeWithHistory("background")
+    const started = Date.now()
+    const run = await runBaton(["recall", "index", "--background", "--quiet", "--no-embed"], {
+      env,
+    })
+    expect(run).toMatchObject({ code: 0, stdout: "", stderr: "" })
+    const log = join(home, ".local", "share", "baton", "recall-index.log")
+    let text = ""
+    while (Date.now() - started < 60_000) {
+      text = existsSync(log) ? readFileSync(log, "utf8") : ""
+      if (/Indexed 2 transcripts/.test(text)) break
+      await new Promise((r) => setTimeout(r, 200))
+    }
+    expect(text).toMatch(/baton recall index --no-embed\n/)
+    expect(text).toContain("Indexed 2 transcripts")
+    const status = json((await runBaton(["recall", "status", "--json"], { env })).stdout)
+    expect(status).toMatchObject({ sessions: 2, indexing: null })
+  }, 90_000)
+
+  it("--watch re-indexes a new transcript and stops cleanly on SIGINT", async () => {
+    const { env, home } = homeWithHistory("watch")
+    const child = spawn(
+      process.execPath,
+      [batonBin, "recall", "index", "--watch", "--interval", "1", "--no-embed"],
+      {
+        env,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    )
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c))
+    child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c))
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve))
+    const waitFor = async (pattern: RegExp) => {
+      const until = Date.now() + 60_000
+      while (!pattern.test(stdout) && Date.now() < until)
+        await new Promise((r) => setTimeout(r, 100))
+      expect(stdout).toMatch(pattern)
+    }
+    try {
+      await waitFor(/Indexed 2 transcripts/)
+      const second = "bbbbbbbb-2222-4222-8222-000000000002"
+      const path = join(home, ".claude", "projects", "-work-garden", `${second}.jsonl`)
+      write(
+        path,
+        claudeLines(second, "/work/garden", "2026-03-13T10:00:00.000Z", [
+          ["Plan the frost feature.", "Frost dates by postcode."],
+        ]),
+      )
+      await waitFor(/Indexed 1 transcripts \(1 new/)
+      appendFileSync(
+        path,
+        claudeLines(second, "/work/garden", "2026-03-13T11:00:00.000Z", [
+          ["More frost?", "Cache per session."],
+        ]),
+      )
+      await waitFor(/1 appended/)
+      child.kill("SIGINT")
+      expect(await exited).toBe(0)
+      expect(stderr).toContain("Stopped watching.")
+    } finally {
+      child.kill("SIGKILL")
+    }
+    const status = json((await runBaton(["recall", "status", "--json"], { env })).stdout)
+    expect(status).toMatchObject({ sessions: 3, indexing: null })
+  }, 120_000)
+})

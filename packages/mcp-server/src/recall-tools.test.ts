@@ -1,0 +1,363 @@
+// The six recall tools through the MCP SDK client over the in-memory transport, against a real
+// temp index built from a small synthetic history (Claude Code + Codex) with the default
+// embedded embedder. Every structuredContent is checked by the client against the tool's
+// output schema; the tests also parse it with the zod shapes.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import { Effect, Layer } from "effect"
+import {
+  embedBacklog,
+  embedderFromEnvironment,
+  indexTranscripts,
+  nodeIndexerProcessLayer,
+  nodeTranscriptFileSystemLayer,
+  recallDatabaseLayer,
+} from "@baton/recall-index"
+import { encodeClaudeProjectDir, rolloutName } from "@baton/recall-index/testing"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { z } from "zod"
+import { createBatonServer } from "./baton-server.js"
+import {
+  grepOutput,
+  recallSearchOutput,
+  recallStatusOutput,
+  recallTools,
+  recentSessionsOutput,
+} from "./recall-tools.js"
+
+const CLAUDE_ID = "aaaaaaaa-1111-4111-8111-000000000001"
+const CODEX_ID = "019c0000-cccc-7ccc-8ccc-000000000003"
+let root = ""
+let client: Client
+const closers: Array<() => Promise<void>> = []
+
+const claudeSession = (): string => {
+  let n = 0
+  let clock = Date.parse("2026-03-10T10:00:00.000Z")
+  const line = (type: string, message: unknown) => {
+    n += 1
+    clock += 5000
+    return JSON.stringify({
+      parentUuid: null,
+      isSidechain: false,
+      cwd: "/work/garden",
+      sessionId: CLAUDE_ID,
+      version: "2.1.90",
+      entrypoint: "cli",
+      type,
+      uuid: `aaaaaaaa-0000-4000-8000-${String(n).padStart(12, "0")}`,
+      timestamp: new Date(clock).toISOString(),
+      message,
+    })
+  }
+  const assistant = (content: unknown[]) => ({
+    id: `m${n}`,
+    type: "message",
+    role: "assistant",
+    model: "m",
+    content,
+  })
+  return `${[
+    line("user", { role: "user", content: "Which database did we pick for the garden planner?" }),
+    line(
+      "assistant",
+      assistant([{ type: "text", text: "We picked SQLite with WAL mode for the garden planner." }]),
+    ),
+    line("user", { role: "user", content: "Count the migration files." }),
+    line(
+      "assistant",
+      assistant([
+        { type: "tool_use", id: "t1", name: "Bash", input: { command: "ls migrations" } },
+      ]),
+    ),
+    line("user", {
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: "t1", content: "migrations=12" }],
+    }),
+    line("assistant", assistant([{ type: "text", text: "There are 12 migration files." }])),
+  ].join("\n")}\n`
+}
+
+const codexRollout = (): string => {
+  let clock = Date.parse("2026-03-12T08:00:00.000Z")
+  const line = (type: string, payload: unknown) => {
+    clock += 5000
+    return JSON.stringify({ timestamp: new Date(clock).toISOString(), type, payload })
+  }
+  return `${[
+    line("session_meta", {
+      id: CODEX_ID,
+      timestamp: "2026-03-12T08:00:00.000Z",
+      cwd: "/work/payments",
+      originator: "codex-tui",
+      cli_version: "0.150.0",
+      source: "cli",
+    }),
+    line("event_msg", {
+      type: "user_message",
+      message: "What retry policy should the webhook client use?",
+    }),
+    line("response_item", {
+      type: "function_call",
+      name: "exec_command",
+      arguments: '{"cmd":"grep -r retry"}',
+      call_id: "c1",
+    }),
+    line("response_item", {
+      type: "function_call_output",
+      call_id: "c1",
+      output: "handlers=7 in C:\\pay\\hooks",
+    }),
+    line("event_msg", {
+      type: "agent_message",
+      message: "Use exponential backoff with jitter, 3 attempts.",
+    }),
+  ].join("\n")}\n`
+}
+
+const write = (path: string, text: string) => {
+  mkdirSync(dirname(path), { recursive: true })
+  writeFileSync(path, text)
+}
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), "baton-recall-mcp-"))
+  const claudeDir = join(root, "claude")
+  const codexHome = join(root, "codex")
+  write(
+    join(claudeDir, "projects", encodeClaudeProjectDir("/work/garden"), `${CLAUDE_ID}.jsonl`),
+    claudeSession(),
+  )
+  const { dir, name } = rolloutName(Date.parse("2026-03-12T08:00:00.000Z"), CODEX_ID)
+  write(join(codexHome, "sessions", dir, name), codexRollout())
+  process.env["CLAUDE_CONFIG_DIR"] = claudeDir
+  process.env["CODEX_HOME"] = codexHome
+  process.env["BATON_DATA_DIR"] = join(root, "data")
+  delete process.env["BATON_EMBEDDER"]
+  const layers = Layer.mergeAll(
+    recallDatabaseLayer({ dataDir: join(root, "data") }),
+    nodeTranscriptFileSystemLayer,
+    nodeIndexerProcessLayer,
+  )
+  await Effect.runPromise(
+    Effect.gen(function* () {
+      yield* indexTranscripts({ environment: { env: process.env, homeDir: root } })
+      const { embedder } = yield* embedderFromEnvironment(process.env)
+      if (embedder !== undefined) yield* embedBacklog(embedder)
+    }).pipe(Effect.provide(layers)),
+  )
+  const server = createBatonServer({ tools: [...recallTools] })
+  client = new Client({ name: "test", version: "0" })
+  const [a, b] = InMemoryTransport.createLinkedPair()
+  await Promise.all([server.connect(b), client.connect(a)])
+  closers.push(
+    () => client.close(),
+    () => server.close(),
+  )
+})
+
+afterAll(async () => {
+  for (const close of closers) await close()
+  rmSync(root, { recursive: true, force: true })
+})
+
+type Call = Awaited<ReturnType<Client["callTool"]>>
+const call = (name: string, args: Record<string, unknown>): Promise<Call> =>
+  client.callTool({ name, arguments: args })
+const content = (result: Call) => result.structuredContent as Record<string, never>
+
+describe("recall tools over MCP", () => {
+  it("lists the six tools, read-only, with input and output schemas", async () => {
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name)).toEqual([
+      "recall_search",
+      "expand_around",
+      "step",
+      "grep",
+      "recent_sessions",
+      "recall_status",
+    ])
+    for (const tool of tools) {
+      expect(tool.outputSchema?.type, tool.name).toBe("object")
+      expect(tool.annotations?.readOnlyHint, tool.name).toBe(true)
+    }
+    expect(tools.find((t) => t.name === "recall_search")?.inputSchema).toMatchObject({
+      required: ["query"],
+    })
+    expect(tools.find((t) => t.name === "expand_around")?.inputSchema).toMatchObject({
+      required: ["session_id", "turn_id"],
+    })
+  })
+
+  it("recall_search finds by words and meaning, and the hit expands", async () => {
+    const result = await call("recall_search", {
+      query: "which database for the garden planner",
+      timezone: "UTC",
+    })
+    expect(result.isError).toBeFalsy()
+    const search = z.object(recallSearchOutput).parse(result.structuredContent)
+    expect(search.index_empty).toBe(false)
+    expect(search.arms.vector.ran).toBe(true)
+    expect(search.hits[0]).toMatchObject({
+      source: "claude",
+      session_id: CLAUDE_ID,
+      project: "garden",
+      text: "Which database did we pick for the garden planner?",
+    })
+    expect(search.hits[0]!.when_human).toMatch(/^2026-03-10 10:00 UTC/)
+    expect(search.hits[0]!.scores.lexical_rank).toBe(1)
+
+    const window = await call("expand_around", {
+      session_id: search.hits[0]!.session_id,
+      turn_id: search.hits[0]!.turn_id,
+      before: 0,
+      after: 3,
+    })
+    expect(window.isError).toBeFalsy()
+    const turns = (
+      content(window) as unknown as {
+        turns: Array<{ text: string; records: Array<{ kind: string; text: string }> }>
+      }
+    ).turns
+    expect(turns.map((t) => t.text)).toEqual([
+      "Which database did we pick for the garden planner?",
+      "We picked SQLite with WAL mode for the garden planner.",
+      "Count the migration files.",
+      "There are 12 migration files.",
+    ])
+    expect(turns[3]!.records.map((r) => r.kind)).toEqual(["tool-call", "tool-output"])
+  })
+
+  it("filters by source, scope and day", async () => {
+    const codex = z
+      .object(recallSearchOutput)
+      .parse(content(await call("recall_search", { query: "retry backoff", source: "codex" })))
+    expect(codex.hits.length).toBeGreaterThan(0)
+    expect(codex.hits.every((h) => h.source === "codex")).toBe(true)
+    const scoped = z.object(recallSearchOutput).parse(
+      content(
+        await call("recall_search", {
+          query: "retry backoff database",
+          scope_cwd: "/work/garden/.claude/worktrees/x",
+        }),
+      ),
+    )
+    expect(scoped.applied.scope_root).toBe("/work/garden")
+    expect(scoped.hits.every((h) => h.session_id === CLAUDE_ID)).toBe(true)
+    const day = z
+      .object(recallSearchOutput)
+      .parse(
+        content(
+          await call("recall_search", { query: "retry", on_date: "2026-03-10", timezone: "UTC" }),
+        ),
+      )
+    expect(day.applied).toMatchObject({ start_date: "2026-03-10", end_date: "2026-03-10" })
+    expect(day.hits.length).toBeGreaterThan(0)
+    expect(
+      day.hits.every((h) => h.session_id === CLAUDE_ID && h.timestamp!.startsWith("2026-03-10")),
+    ).toBe(true)
+  })
+
+  it("step walks the session and reports its end", async () => {
+    const search = z
+      .object(recallSearchOutput)
+      .parse(content(await call("recall_search", { query: "migration files" })))
+    const answer = search.hits.find((h) => h.text === "There are 12 migration files.")!
+    const next = content(
+      await call("step", { session_id: CLAUDE_ID, turn_id: answer.turn_id, direction: "next" }),
+    )
+    expect(next).toMatchObject({ turns: [], at_end: true })
+    const prev = content(
+      await call("step", {
+        session_id: CLAUDE_ID,
+        turn_id: answer.turn_id,
+        direction: "prev",
+        count: 2,
+      }),
+    )
+    expect(
+      (prev as unknown as { turns: Array<{ text: string }> }).turns.map((t) => t.text),
+    ).toEqual([
+      "We picked SQLite with WAL mode for the garden planner.",
+      "Count the migration files.",
+    ])
+  })
+
+  it("grep finds tool output as written and refuses an unsafe regex", async () => {
+    const hits = z
+      .object(grepOutput)
+      .parse(content(await call("grep", { pattern: "c:\\PAY\\hooks" })))
+    expect(hits.hits.map((h) => [h.session_id, h.kind])).toEqual([[CODEX_ID, "tool-output"]])
+    const regex = z
+      .object(grepOutput)
+      .parse(content(await call("grep", { pattern: "migrations=\\d+", regex: true })))
+    expect(regex.hits[0]).toMatchObject({ session_id: CLAUDE_ID, kind: "tool-output" })
+    const unsafe = await call("grep", { pattern: "(a+)+$", regex: true })
+    expect(unsafe.isError).toBe(true)
+    expect(JSON.stringify(unsafe.content)).toContain("RecallQueryError")
+  })
+
+  it("recent_sessions lists newest first with freshness", async () => {
+    const recent = z
+      .object(recentSessionsOutput)
+      .parse(content(await call("recent_sessions", { timezone: "UTC" })))
+    expect(recent.sessions.map((s) => s.session_id)).toEqual([CODEX_ID, CLAUDE_ID])
+    expect(recent.sessions[1]).toMatchObject({
+      title: "Which database did we pick for the garden planner?",
+      title_source: "first-prompt",
+      turns: 4,
+      transcript: "indexed",
+    })
+    expect(recent.index.last_run_ago).not.toBeNull()
+    expect(recent.index.embedding_backlog).toBe(0)
+  })
+
+  it("recall_status reports counts, vectors and roots", async () => {
+    const status = z.object(recallStatusOutput).parse(content(await call("recall_status", {})))
+    expect(status).toMatchObject({
+      empty: false,
+      sessions: 2,
+      embedding_backlog: 0,
+      indexing_now: false,
+    })
+    expect(status.by_source.claude.sessions).toBe(1)
+    expect(status.embedders[0]?.active).toBe(true)
+    expect(status.roots).toContain(join(root, "codex", "sessions"))
+  })
+
+  it("reports bad input and unknown turns as errors naming what to fix", async () => {
+    const badZone = await call("recall_search", { query: "x", timezone: "Mars/Base" })
+    expect(badZone.isError).toBe(true)
+    expect(JSON.stringify(badZone.content)).toContain("is not an IANA time zone")
+    const missing = await call("expand_around", { session_id: CLAUDE_ID, turn_id: "nope" })
+    expect(missing.isError).toBe(true)
+    expect(JSON.stringify(missing.content)).toContain("RecallNotFoundError")
+  })
+})
+
+describe("recall tools before anything is indexed", () => {
+  it("say nothing is indexed yet, and where they looked, without creating the index", async () => {
+    const previous = process.env["BATON_DATA_DIR"]
+    process.env["BATON_DATA_DIR"] = join(root, "no-index-here")
+    try {
+      const search = z
+        .object(recallSearchOutput)
+        .parse(content(await call("recall_search", { query: "anything" })))
+      expect(search).toMatchObject({ hits: [], index_empty: true })
+      expect(search.note).toContain("Nothing indexed yet")
+      expect(search.note).toContain(join(root, "codex", "sessions"))
+      const status = z.object(recallStatusOutput).parse(content(await call("recall_status", {})))
+      expect(status.empty).toBe(true)
+      const expand = await call("expand_around", { session_id: "s", turn_id: "t" })
+      expect(expand.isError).toBe(true)
+      expect(JSON.stringify(expand.content)).toContain("Nothing indexed yet")
+      const { existsSync } = await import("node:fs")
+      expect(existsSync(join(root, "no-index-here"))).toBe(false)
+    } finally {
+      process.env["BATON_DATA_DIR"] = previous
+    }
+  })
+})

@@ -1,0 +1,323 @@
+// Recall query benchmark: indexing with embedding (the embedded default, and USE-lite on a
+// sample), then query latency p50 / p95 for lexical (bm25), vector (KNN) and hybrid (both +
+// weighted RRF) over N synthetic chunks, and KNN alone over 1 M vectors (exact float vs the
+// 1-bit first pass + float rescoring). Synthetic text: Zipf-distributed words of the static
+// table's vocabulary. Prints markdown.
+// Env: BENCH_CHUNKS (default 100000), BENCH_FILES (default 300), BENCH_MILLION (default 1; 0 skips
+// the 1 M KNN rows), BENCH_QUERIES (default 60).
+import { Effect, Layer } from "effect"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import {
+  DEFAULT_STATIC_TABLE_PATH,
+  embedBacklog,
+  embedderFromEnvironment,
+  fuseRanks,
+  indexTranscripts,
+  lexicalQuery,
+  makeUseLiteEmbedder,
+  matchChunks,
+  nodeIndexerProcessLayer,
+  nodeTranscriptFileSystemLayer,
+  RecallDatabase,
+  recallDatabaseLayer,
+  searchVectors,
+} from "@baton/recall-index"
+import { generateBulkCorpus, seededRandom } from "@baton/recall-index/testing"
+
+const chunkCount = Number(process.env.BENCH_CHUNKS ?? 100_000)
+const files = Number(process.env.BENCH_FILES ?? 300)
+const million = process.env.BENCH_MILLION !== "0"
+const queryCount = Number(process.env.BENCH_QUERIES ?? 60)
+const root = mkdtempSync(join(tmpdir(), "baton-query-bench-"))
+const rows = []
+const log = (line) => console.error(`[query-bench] ${line}`)
+const seconds = (ms) => `${(ms / 1000).toFixed(2)} s`
+const percentile = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]
+}
+const layersFor = (dataDir) =>
+  Layer.mergeAll(
+    recallDatabaseLayer({ dataDir }),
+    nodeTranscriptFileSystemLayer,
+    nodeIndexerProcessLayer,
+  )
+
+// Words of the shipped static table (its header is JSON after a 12-byte preamble).
+const tableBytes = readFileSync(DEFAULT_STATIC_TABLE_PATH)
+const headerLength = tableBytes.readUInt32LE(8)
+const vocabulary = JSON.parse(tableBytes.subarray(12, 12 + headerLength).toString("utf8")).words
+const random = seededRandom(5)
+const shuffled = [...vocabulary].sort(() => random.next() - 0.5)
+const zipfWord = () =>
+  shuffled[
+    Math.min(
+      shuffled.length - 1,
+      Math.floor(Math.exp(random.next() * Math.log(shuffled.length))) - 1,
+    )
+  ]
+const sentence = (n) => Array.from({ length: n }, zipfWord).join(" ")
+
+try {
+  const { embedder, expandQuery, reranker, fusion } = await Effect.runPromise(
+    embedderFromEnvironment({}),
+  )
+  const name = embedder.info.model
+
+  log("index + embed")
+  // 1. Index + embed throughput on transcripts (the real pipeline).
+  {
+    const home = join(root, "home")
+    const corpus = generateBulkCorpus({ homeDir: home, files, seed: 3, exchangesPerFile: 10 })
+    for (const [path, content] of Object.entries(corpus.files)) {
+      mkdirSync(dirname(path), { recursive: true })
+      writeFileSync(path, content)
+    }
+    const layers = layersFor(join(root, "pipeline"))
+    const t0 = performance.now()
+    const report = await Effect.runPromise(
+      indexTranscripts({
+        environment: {
+          env: { CLAUDE_CONFIG_DIR: `${home}/.claude`, CODEX_HOME: `${home}/.codex` },
+          homeDir: home,
+        },
+      }).pipe(Effect.provide(layers)),
+    )
+    const t1 = performance.now()
+    const backlog = await Effect.runPromise(embedBacklog(embedder).pipe(Effect.provide(layers)))
+    const t2 = performance.now()
+    rows.push([
+      `index ${files} files, no embedding (${report.chunksAdded} chunks)`,
+      seconds(t1 - t0),
+      `${Math.round(report.chunksAdded / ((t1 - t0) / 1000))} chunks/s`,
+    ])
+    rows.push([
+      `index + embed with ${name} (default)`,
+      seconds(t2 - t0),
+      `${Math.round(report.chunksAdded / ((t2 - t0) / 1000))} chunks/s; embedding alone ${Math.round(backlog.embedded / ((t2 - t1) / 1000))} texts/s (${backlog.embedded} distinct)`,
+    ])
+    // USE-lite on a sample (it is ~2 orders of magnitude slower).
+    const use = makeUseLiteEmbedder()
+    const sample = Array.from({ length: 200 }, () => sentence(random.int(20, 90)))
+    await Effect.runPromise(use.embedDocuments(sample.slice(0, 8)))
+    const t3 = performance.now()
+    await Effect.runPromise(use.embedDocuments(sample))
+    const t4 = performance.now()
+    await Effect.runPromise(use.close())
+    rows.push([
+      "USE-lite, 200 texts of 20–90 words (1 worker, warm)",
+      seconds(t4 - t3),
+      `${(200 / ((t4 - t3) / 1000)).toFixed(1)} texts/s`,
+    ])
+  }
+
+  log(`query latency over ${chunkCount} chunks`)
+  // 2. Query latency over N chunks inserted directly (one synthetic session).
+  {
+    const layers = layersFor(join(root, "query"))
+    const insertMs = await Effect.runPromise(
+      RecallDatabase.use((db) =>
+        Effect.sync(() => {
+          const t = performance.now()
+          const s = db.sqlite
+          s.prepare(
+            "insert into files (id, path, source, role, compression, size, mtime_ms, inode, head_hash, status) values (1, '/bench.jsonl', 'claude', 'session', 'none', 0, 0, 0, '', 'indexed')",
+          ).run()
+          s.prepare(
+            "insert into sessions (id, source, session_id, file_id) values (1, 'claude', 'bench', 1)",
+          ).run()
+          const turn = s.prepare(
+            "insert into turns (id, session_row, file_id, turn_id, ordinal, role, start_offset, end_offset) values (?, 1, 1, ?, ?, 'assistant', 0, 0)",
+          )
+          const chunk = s.prepare(
+            "insert into chunks (turn_row, surface_index, chunk_index, role, char_start, char_end, text, content_hash, needs_embedding) values (?, 0, 0, 'assistant', 0, ?, ?, ?, 1)",
+          )
+          s.transaction(() => {
+            for (let i = 1; i <= chunkCount; i++) {
+              const text = Array.from(
+                { length: random.int(2, 6) },
+                () => `${sentence(random.int(6, 18))}.`,
+              ).join(" ")
+              turn.run(i, `t${i}`, i)
+              chunk.run(i, text.length, text, `h${i}`)
+            }
+          })()
+          return performance.now() - t
+        }),
+      ).pipe(Effect.provide(layers)),
+    )
+    const t0 = performance.now()
+    const backlog = await Effect.runPromise(
+      embedBacklog(embedder, { batchSize: 1024 }).pipe(Effect.provide(layers)),
+    )
+    const embedMs = performance.now() - t0
+    rows.push([`insert ${chunkCount} chunks (FTS triggers)`, seconds(insertMs), ""])
+    rows.push([
+      `embed ${chunkCount} chunks with ${name}`,
+      seconds(embedMs),
+      `${Math.round(backlog.embedded / (embedMs / 1000))} texts/s`,
+    ])
+    const queries = Array.from(
+      { length: queryCount },
+      () => `how did we handle ${sentence(random.int(2, 5))}`,
+    )
+    const fingerprint = embedder.info.fingerprint
+    const time = async (effect) => {
+      const t = performance.now()
+      const out = await Effect.runPromise(effect.pipe(Effect.provide(layers)))
+      return { ms: performance.now() - t, out }
+    }
+    const measure = async (label, run) => {
+      await run(queries[0]) // warm
+      const ms = []
+      for (const q of queries) ms.push((await run(q)).ms)
+      rows.push([
+        `${label}, ${chunkCount} chunks`,
+        `p50 ${percentile(ms, 50).toFixed(1)} ms`,
+        `p95 ${percentile(ms, 95).toFixed(1)} ms`,
+      ])
+    }
+    const vector = (q, mode) =>
+      time(
+        embedder
+          .embedQuery(q)
+          .pipe(Effect.flatMap((v) => searchVectors({ vector: v, k: 100, fingerprint, mode }))),
+      )
+    const lexical = (q) => time(matchChunks(lexicalQuery(q), { limit: 100, mode: "any" }))
+    await measure("lexical (bm25, 100 hits)", lexical)
+    await measure("vector, exact float KNN (k = 100)", (q) => vector(q, "exact"))
+    await measure("vector, bit first pass + float rescoring (k = 100)", (q) =>
+      vector(q, "quantized"),
+    )
+    await measure("hybrid (lexical + exact vector + RRF 2:1)", async (q) => {
+      const t = performance.now()
+      const [l, v] = [await lexical(q), await vector(q, "exact")]
+      fuseRanks([
+        { name: "lexical", weight: 2, ids: l.out.map((m) => m.chunkId) },
+        { name: "vector", weight: 1, ids: v.out.map((h) => h.chunkId) },
+      ])
+      return { ms: performance.now() - t }
+    })
+    const textOf = (ids) =>
+      Effect.runPromise(
+        RecallDatabase.use((db) =>
+          Effect.sync(() => {
+            const rows = db.sqlite
+              .prepare("select id, text from chunks where id in (select value from json_each(?))")
+              .all(JSON.stringify(ids))
+            const byId = new Map(rows.map((r) => [r.id, r.text]))
+            return ids.map((id) => byId.get(id) ?? "")
+          }),
+        ).pipe(Effect.provide(layers)),
+      )
+    await measure(
+      "hybrid, default plan (expanded lexical + vector + sentence rerank@30, 2:1:3)",
+      async (q) => {
+        const t = performance.now()
+        const l = await time(matchChunks(expandQuery(q), { limit: 100, mode: "any" }))
+        const v = await vector(q, "exact")
+        const lists = [
+          { name: "lexical", weight: fusion.lexical, ids: l.out.map((m) => m.chunkId) },
+          { name: "vector", weight: fusion.vector, ids: v.out.map((h) => h.chunkId) },
+        ]
+        const head = fuseRanks(lists)
+          .slice(0, fusion.rerankDepth)
+          .map((f) => f.id)
+        const order = await Effect.runPromise(reranker.rerank(q, await textOf(head), head.length))
+        fuseRanks([
+          ...lists,
+          { name: "rerank", weight: fusion.rerank, ids: order.map((r) => head[r.index]) },
+        ])
+        return { ms: performance.now() - t }
+      },
+    )
+    // Recall of the quantized pass against exact (top 10).
+    let overlap = 0
+    for (const q of queries) {
+      const e = (await vector(q, "exact")).out.slice(0, 10).map((h) => h.chunkId)
+      const b = new Set((await vector(q, "quantized")).out.slice(0, 10).map((h) => h.chunkId))
+      overlap += e.filter((id) => b.has(id)).length / Math.max(1, e.length)
+    }
+    rows.push([
+      `bit first pass recall@10 vs exact, ${chunkCount} chunks`,
+      `${((100 * overlap) / queries.length).toFixed(1)} %`,
+      "400 candidates",
+    ])
+  }
+
+  // 3. KNN alone over 1 M random unit vectors (512-d): exact vs bit + rescoring.
+  if (million) {
+    log("1 M vectors")
+    const { default: Database } = await import("better-sqlite3")
+    const vec = await import("sqlite-vec")
+    const db = new Database(join(root, "million.db"))
+    vec.load(db)
+    db.pragma("journal_mode = WAL")
+    db.exec(
+      "create virtual table v using vec0(embedding float[512]); create virtual table b using vec0(embedding bit[512])",
+    )
+    const n = 1_000_000
+    const insertF = db.prepare("insert into v (rowid, embedding) values (?, ?)")
+    const insertB = db.prepare(
+      "insert into b (rowid, embedding) values (?, vec_quantize_binary(?))",
+    )
+    const unit = () => {
+      const x = new Float32Array(512)
+      let s = 0
+      for (let i = 0; i < 512; i++) {
+        x[i] = random.next() - 0.5
+        s += x[i] * x[i]
+      }
+      s = Math.sqrt(s)
+      for (let i = 0; i < 512; i++) x[i] /= s
+      return Buffer.from(x.buffer)
+    }
+    const t0 = performance.now()
+    for (let at = 0; at < n; at += 10_000) {
+      db.transaction(() => {
+        for (let i = at + 1; i <= at + 10_000; i++) {
+          const blob = unit()
+          insertF.run(BigInt(i), blob)
+          insertB.run(BigInt(i), blob)
+        }
+      })()
+    }
+    rows.push(["insert 1 M float[512] + bit[512] vectors", seconds(performance.now() - t0), ""])
+    const exact = []
+    const twoPass = []
+    for (let i = 0; i < 10; i++) {
+      const q = unit()
+      let t = performance.now()
+      db.prepare("select rowid, distance from v where embedding match ? and k = 100").all(q)
+      exact.push(performance.now() - t)
+      t = performance.now()
+      const ids = db
+        .prepare("select rowid from b where embedding match vec_quantize_binary(?) and k = 400")
+        .pluck()
+        .all(q)
+      db.prepare(
+        "select rowid, embedding from v where rowid in (select value from json_each(?))",
+      ).all(JSON.stringify(ids))
+      twoPass.push(performance.now() - t)
+    }
+    rows.push([
+      "KNN k = 100 over 1 M, exact float",
+      `p50 ${percentile(exact, 50).toFixed(0)} ms`,
+      `p95 ${percentile(exact, 95).toFixed(0)} ms`,
+    ])
+    rows.push([
+      "KNN k = 100 over 1 M, bit pass (400) + float fetch",
+      `p50 ${percentile(twoPass, 50).toFixed(0)} ms`,
+      `p95 ${percentile(twoPass, 95).toFixed(0)} ms`,
+    ])
+    db.close()
+  }
+  rows.push(["peak RSS", `${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`, ""])
+} finally {
+  rmSync(root, { recursive: true, force: true })
+}
+
+console.log("\n| recall query bench | time | detail |\n|---|---|---|")
+for (const r of rows) console.log(`| ${r.join(" | ")} |`)

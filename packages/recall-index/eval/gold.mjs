@@ -1,0 +1,418 @@
+// The retrieval eval's gold set: for each project, facts that happened in exactly one turn, and
+// three queries per fact — keyword (the words a user remembers), paraphrase (the same need in
+// other words, sharing few or no content words with the evidence) and mixed. Hand-written for
+// this eval; never taken from a real transcript. `keywords` feed the word-sharing distractors.
+
+export const PROJECTS = [
+  {
+    name: "billing-api",
+    modules: ["invoices", "payments", "customers", "webhooks", "subscriptions", "ledger"],
+    files: [
+      "src/invoice.ts",
+      "src/charge.ts",
+      "src/routes/webhooks.ts",
+      "src/tax.ts",
+      "src/ledger.ts",
+    ],
+    things: [
+      "invoice line items",
+      "refunds",
+      "currency conversion",
+      "the customer portal",
+      "proration",
+      "coupons",
+    ],
+    libs: ["stripe", "express", "zod", "prisma"],
+  },
+  {
+    name: "mobile-app",
+    modules: ["feed", "onboarding", "settings", "profile", "notifications", "chat"],
+    files: [
+      "src/screens/Feed.tsx",
+      "android/app/build.gradle",
+      "ios/Podfile",
+      "src/api/client.ts",
+      "src/store.ts",
+    ],
+    things: [
+      "deep links",
+      "the splash screen",
+      "image caching",
+      "dark mode",
+      "offline sync",
+      "the tab bar",
+    ],
+    libs: ["react-native", "redux", "reanimated", "expo"],
+  },
+  {
+    name: "data-pipeline",
+    modules: ["ingest", "transform", "warehouse", "exports", "quality", "scheduler"],
+    files: [
+      "dags/nightly.py",
+      "jobs/sessions.py",
+      "sql/merge_events.sql",
+      "conf/spark.yaml",
+      "tests/test_loader.py",
+    ],
+    things: [
+      "schema evolution",
+      "late events",
+      "the backfill",
+      "column stats",
+      "null handling",
+      "sessionization",
+    ],
+    libs: ["airflow", "spark", "dbt", "great-expectations"],
+  },
+  {
+    name: "infra",
+    modules: ["network", "cluster", "ingress", "monitoring", "secrets", "ci"],
+    files: [
+      "terraform/main.tf",
+      "helm/api/values.yaml",
+      "k8s/cronjobs.yaml",
+      ".github/workflows/deploy.yml",
+      "terraform/iam.tf",
+    ],
+    things: ["autoscaling", "log shipping", "the VPN", "node pools", "alert routing", "backups"],
+    libs: ["terraform", "helm", "prometheus", "argo"],
+  },
+  {
+    name: "docs-site",
+    modules: ["search", "navigation", "theme", "i18n", "build", "api-reference"],
+    files: [
+      "docusaurus.config.js",
+      "src/theme/CodeBlock.tsx",
+      "scripts/check-links.mjs",
+      "sidebars.js",
+      "i18n/de/code.json",
+    ],
+    things: [
+      "the sidebar",
+      "the landing page",
+      "page metadata",
+      "the changelog",
+      "admonitions",
+      "the footer",
+    ],
+    libs: ["docusaurus", "mdx", "algolia", "lunr"],
+  },
+  {
+    name: "ml-training",
+    modules: ["dataset", "model", "trainer", "eval", "export", "configs"],
+    files: [
+      "train.py",
+      "data/loader.py",
+      "configs/base.yaml",
+      "eval/metrics.py",
+      "models/resnet.py",
+    ],
+    things: [
+      "mixed precision",
+      "the tokenizer",
+      "augmentation",
+      "early stopping",
+      "the confusion matrix",
+      "onnx export",
+    ],
+    libs: ["pytorch", "lightning", "wandb", "torchvision"],
+  },
+]
+
+export const FACTS = [
+  // billing-api
+  {
+    id: "stripe-raw-body",
+    project: "billing-api",
+    role: "assistant",
+    text: "The webhook handler was rejecting every Stripe event because the signature check ran after express.json() had already parsed the body; verification needs the raw bytes, so I mounted express.raw() on /webhooks/stripe only.",
+    keywords: ["stripe webhook", "signature", "raw body"],
+    queries: {
+      keyword: "stripe webhook signature raw body",
+      paraphrase: "why were the payment provider's callbacks failing verification?",
+      mixed: "fix for webhook events rejected by the signature check",
+    },
+  },
+  {
+    id: "invoice-cents",
+    project: "billing-api",
+    role: "assistant",
+    text: "Invoice totals were off by one cent because we summed floating point amounts; I changed every money field to integer cents and round only when formatting.",
+    keywords: ["invoice totals", "floating point", "cents"],
+    queries: {
+      keyword: "invoice rounding floating point cents",
+      paraphrase: "why did the bills show a total that was a penny wrong?",
+      mixed: "how did we fix the one cent difference on invoices",
+    },
+  },
+  {
+    id: "charge-retries",
+    project: "billing-api",
+    role: "user",
+    text: "We decided to retry failed card charges three times with exponential backoff over 72 hours, and to email the customer after the second failure.",
+    keywords: ["failed card charges", "exponential backoff", "email the customer"],
+    queries: {
+      keyword: "retry failed card charges backoff",
+      paraphrase: "what is our policy when a customer's payment is declined?",
+      mixed: "dunning schedule for declined charges",
+    },
+  },
+  {
+    id: "vat-shipping",
+    project: "billing-api",
+    role: "assistant",
+    text: "The tax calculation now uses the customer's shipping address instead of the billing address, because EU VAT depends on where the goods are delivered.",
+    keywords: ["tax calculation", "shipping address", "billing address"],
+    queries: {
+      keyword: "VAT shipping address billing address tax",
+      paraphrase: "which address decides the sales tax for european buyers?",
+      mixed: "tax rule for EU orders address",
+    },
+  },
+  // mobile-app
+  {
+    id: "apns-key",
+    project: "mobile-app",
+    role: "assistant",
+    text: "Push notifications stopped arriving on iOS because the APNs auth key had expired in the Apple developer account; I uploaded a new .p8 key and updated the key ID in the config.",
+    keywords: ["push notifications", "APNs", "key ID"],
+    queries: {
+      keyword: "APNs auth key expired push notifications iOS",
+      paraphrase: "why did iphone users stop getting alerts?",
+      mixed: "iOS notifications broken after key expiry",
+    },
+  },
+  {
+    id: "proguard-gson",
+    project: "mobile-app",
+    role: "assistant",
+    text: "The Android release build crashed at startup because ProGuard stripped the Gson model classes; adding a keep rule for the models package fixed it.",
+    keywords: ["release build", "ProGuard", "Gson"],
+    queries: {
+      keyword: "ProGuard keep rule Gson crash release build",
+      paraphrase: "why did the production android app die immediately when opened?",
+      mixed: "android startup crash minification",
+    },
+  },
+  {
+    id: "feed-memo",
+    project: "mobile-app",
+    role: "assistant",
+    text: "Scrolling the feed was janky because every row re-rendered on each state change; wrapping FeedItem in React.memo and giving FlatList a keyExtractor brought it back to 60 fps.",
+    keywords: ["FlatList", "React.memo", "feed"],
+    queries: {
+      keyword: "FlatList React.memo keyExtractor re-render",
+      paraphrase: "how did we make the main list scroll smoothly again?",
+      mixed: "feed scrolling performance fix",
+    },
+  },
+  {
+    id: "min-sdk",
+    project: "mobile-app",
+    role: "user",
+    text: "We agreed to drop support for Android 8 and set minSdkVersion to 28 because fewer than one percent of active users are still on it.",
+    keywords: ["minSdkVersion", "Android 8", "active users"],
+    queries: {
+      keyword: "minSdkVersion 28 Android 8 support",
+      paraphrase: "what is the oldest phone operating system version we still support?",
+      mixed: "decision about dropping old android versions",
+    },
+  },
+  // data-pipeline
+  {
+    id: "parquet-partition",
+    project: "data-pipeline",
+    role: "assistant",
+    text: "The nightly Airflow DAG kept timing out because the Spark job read the whole events table; partitioning the Parquet files by event_date and pushing the date filter down cut the run from four hours to twenty minutes.",
+    keywords: ["Airflow DAG", "Parquet files", "events table"],
+    queries: {
+      keyword: "Airflow DAG timeout Spark Parquet partition event_date",
+      paraphrase: "how did we speed up the overnight batch job so it finishes in time?",
+      mixed: "nightly job too slow partitioning",
+    },
+  },
+  {
+    id: "merge-duplicates",
+    project: "data-pipeline",
+    role: "assistant",
+    text: "Duplicate rows appeared in the warehouse because the loader retried a batch after a network error without an idempotency key; we now MERGE on the event id instead of INSERT.",
+    keywords: ["duplicate rows", "loader", "event id"],
+    queries: {
+      keyword: "duplicate rows MERGE event id idempotency",
+      paraphrase: "why were some records counted twice in the reporting tables?",
+      mixed: "warehouse duplicates after loader retry",
+    },
+  },
+  {
+    id: "raw-retention",
+    project: "data-pipeline",
+    role: "user",
+    text: "We chose to keep raw data for 30 days in the landing bucket and then move it to Glacier, since compliance only requires the curated tables to be kept for seven years.",
+    keywords: ["landing bucket", "Glacier", "curated tables"],
+    queries: {
+      keyword: "retention 30 days Glacier landing bucket",
+      paraphrase: "how long do we hold on to the unprocessed input files?",
+      mixed: "raw data retention policy",
+    },
+  },
+  {
+    id: "utc-offsets",
+    project: "data-pipeline",
+    role: "assistant",
+    text: "Timestamps from the mobile clients were in local time, so all daily aggregates shifted; the ingestion step now converts every timestamp to UTC using the device offset.",
+    keywords: ["timestamps", "daily aggregates", "UTC"],
+    queries: {
+      keyword: "timestamps UTC device offset aggregates",
+      paraphrase: "why were the per-day numbers shifted for some users?",
+      mixed: "daily metrics wrong timezone conversion",
+    },
+  },
+  // infra
+  {
+    id: "cert-dns01",
+    project: "infra",
+    role: "assistant",
+    text: "The TLS certificate for api.example.com expired because cert-manager could not complete the HTTP-01 challenge behind the new load balancer; switching the issuer to DNS-01 with the Route53 solver fixed renewals.",
+    keywords: ["cert-manager", "certificate", "load balancer"],
+    queries: {
+      keyword: "cert-manager HTTP-01 DNS-01 certificate expired",
+      paraphrase: "why did the site show a security warning in the browser?",
+      mixed: "certificate renewal failing behind load balancer",
+    },
+  },
+  {
+    id: "oom-jvm",
+    project: "infra",
+    role: "assistant",
+    text: "Pods were being OOMKilled during deploys because the memory limit was 256Mi while the JVM heap defaulted to a quarter of the node's memory; we set -XX:MaxRAMPercentage=75 and raised the limit to 512Mi.",
+    keywords: ["memory limit", "JVM heap", "pods"],
+    queries: {
+      keyword: "OOMKilled memory limit JVM MaxRAMPercentage",
+      paraphrase: "why did the containers keep getting killed when we shipped new versions?",
+      mixed: "pods killed out of memory during rollout",
+    },
+  },
+  {
+    id: "tf-lock",
+    project: "infra",
+    role: "user",
+    text: "Terraform state got corrupted when two people applied at once, so we moved state to S3 with a DynamoDB lock table.",
+    keywords: ["Terraform state", "DynamoDB", "lock table"],
+    queries: {
+      keyword: "Terraform state S3 DynamoDB lock",
+      paraphrase:
+        "what did we do to stop concurrent infrastructure changes from clobbering each other?",
+      mixed: "prevent simultaneous terraform apply",
+    },
+  },
+  {
+    id: "staging-zero",
+    project: "infra",
+    role: "assistant",
+    text: "Staging now scales to zero at night: a CronJob sets the deployments' replicas to 0 at 20:00 and back to 2 at 07:00, which halves the cloud bill for that cluster.",
+    keywords: ["CronJob", "replicas", "staging"],
+    queries: {
+      keyword: "CronJob replicas scale to zero staging night",
+      paraphrase: "how are we saving money on the test environment outside working hours?",
+      mixed: "staging cost reduction schedule",
+    },
+  },
+  // docs-site
+  {
+    id: "lunr-german",
+    project: "docs-site",
+    role: "assistant",
+    text: "Search returned nothing for German pages because the Lunr index was built with the English stemmer only; we added lunr-languages and build one index per locale.",
+    keywords: ["Lunr index", "stemmer", "locale"],
+    queries: {
+      keyword: "Lunr stemmer German index per locale",
+      paraphrase: "why couldn't people find anything when browsing in another language?",
+      mixed: "docs search broken for translated pages",
+    },
+  },
+  {
+    id: "link-checker",
+    project: "docs-site",
+    role: "assistant",
+    text: "Broken links are now caught in CI: a link checker runs on the built HTML and fails the pull request on any 404, with an allowlist for rate-limited external sites.",
+    keywords: ["link checker", "pull request", "allowlist"],
+    queries: {
+      keyword: "link checker CI 404 allowlist",
+      paraphrase: "how do we stop dead references from being published?",
+      mixed: "detect broken links before merge",
+    },
+  },
+  {
+    id: "prism-colours",
+    project: "docs-site",
+    role: "assistant",
+    text: "Code blocks lost their syntax colours after the upgrade because the new Markdown pipeline no longer runs Prism by default; we re-enabled it with the rehype-prism plugin.",
+    keywords: ["code blocks", "Prism", "Markdown pipeline"],
+    queries: {
+      keyword: "syntax highlighting Prism rehype plugin code blocks",
+      paraphrase: "why did the examples turn into plain grey text?",
+      mixed: "code block colours missing after upgrade",
+    },
+  },
+  {
+    id: "docs-versions",
+    project: "docs-site",
+    role: "user",
+    text: "We decided to version the docs by major release only, keeping v1 and v2 side by side and redirecting every minor-version URL to its major version.",
+    keywords: ["major release", "minor-version URL", "version the docs"],
+    queries: {
+      keyword: "versioned docs major release redirect minor",
+      paraphrase: "how do we organise documentation for different product versions?",
+      mixed: "docs versioning strategy",
+    },
+  },
+  // ml-training
+  {
+    id: "lr-warmup",
+    project: "ml-training",
+    role: "assistant",
+    text: "Training diverged after step 40k because the learning rate warmup was accidentally disabled when we switched schedulers; restoring 2k warmup steps and gradient clipping at 1.0 made the loss stable.",
+    keywords: ["learning rate", "warmup", "gradient clipping"],
+    queries: {
+      keyword: "learning rate warmup gradient clipping diverged",
+      paraphrase: "why did the model's loss suddenly blow up partway through the run?",
+      mixed: "loss exploding fix scheduler",
+    },
+  },
+  {
+    id: "dataloader-workers",
+    project: "ml-training",
+    role: "assistant",
+    text: "GPU utilisation was only 30 percent because the DataLoader used a single worker to decode JPEGs; with num_workers=8 and pin_memory the GPUs stay above 90 percent.",
+    keywords: ["DataLoader", "GPU utilisation", "num_workers"],
+    queries: {
+      keyword: "DataLoader num_workers pin_memory GPU utilisation",
+      paraphrase: "why were the graphics cards mostly idle while training?",
+      mixed: "slow input pipeline starving GPUs",
+    },
+  },
+  {
+    id: "checkpoint-policy",
+    project: "ml-training",
+    role: "user",
+    text: "Checkpoints are saved every 1000 steps to the shared volume and only the last five are kept, plus the one with the best validation score.",
+    keywords: ["checkpoints", "shared volume", "validation score"],
+    queries: {
+      keyword: "checkpoints every 1000 steps keep last five best validation",
+      paraphrase: "how often do we save the model's progress and how many copies do we keep?",
+      mixed: "checkpoint saving policy",
+    },
+  },
+  {
+    id: "dedupe-leak",
+    project: "ml-training",
+    role: "assistant",
+    text: "Validation accuracy was inflated because near-duplicate images leaked from the training split; we deduplicated with perceptual hashes before splitting.",
+    keywords: ["validation accuracy", "training split", "near-duplicate images"],
+    queries: {
+      keyword: "near-duplicate images leak validation split perceptual hash",
+      paraphrase: "why did our test scores look better than they really were?",
+      mixed: "data leakage between train and validation",
+    },
+  },
+]

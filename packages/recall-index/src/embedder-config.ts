@@ -1,0 +1,259 @@
+/**
+ * Which embedder (and reranker) the index uses, from the environment or a config object.
+ * Guarantees: nothing leaves the machine unless the user names a remote provider — the default
+ * is the embedded one chosen by the retrieval eval (README "Choosing the embedded default");
+ * a remote provider without its key or URL is an {@link EmbedderConfigError} naming the variable
+ * to set, never a silent fallback; `BATON_EMBEDDER=none` means lexical search only.
+ *
+ * Variables: `BATON_EMBEDDER` (`use-static` | `use-lite` | `embedded` | `voyage` | `openai` |
+ * `none`); Voyage: `VOYAGE_API_KEY`, `BATON_VOYAGE_BASE_URL`, `BATON_VOYAGE_MODEL`,
+ * `BATON_VOYAGE_RERANK` (`off` disables `rerank-2.5`); OpenAI-compatible: `BATON_EMBEDDINGS_URL`,
+ * `BATON_EMBEDDINGS_MODEL`, `BATON_EMBEDDINGS_KEY`, `BATON_EMBEDDINGS_DIM`; paid providers:
+ * `BATON_EMBED_MAX_TOKENS` (estimated-token budget per run).
+ */
+import { Effect } from "effect"
+import type { Embedder, EmbedderError, Reranker } from "./embedder.js"
+import { EmbedderConfigError } from "./errors.js"
+import { DEFAULT_TOKEN_BUDGET, makeCostGuard } from "./embedders/call-policy.js"
+import { makeStaticTableEmbedder } from "./embedders/embedded-static.js"
+import { makeSentenceReranker } from "./embedders/sentence-reranker.js"
+import { makeStaticQueryExpander } from "./embedders/static-query-expansion.js"
+import { lexicalQuery } from "./lexical-query.js"
+import { makeUseLiteEmbedder } from "./embedders/embedded-use-lite.js"
+import { makeOpenAiCompatibleEmbedder } from "./embedders/openai-compatible.js"
+import {
+  makeVoyageEmbedder,
+  makeVoyageReranker,
+  VOYAGE_DEFAULT_MODEL,
+  VOYAGE_DEFAULT_RERANK_MODEL,
+} from "./embedders/voyage.js"
+
+/** The embedded embedders, selectable by name. */
+export type EmbeddedEmbedderName = "use-static" | "use-lite"
+
+/** The embedded default, chosen on the retrieval eval (see README). */
+export const DEFAULT_EMBEDDED_EMBEDDER: EmbeddedEmbedderName = "use-static"
+
+/** A resolved embedder choice; build it with {@link embedderFromConfig}. */
+export type EmbedderConfig =
+  | { readonly _tag: "None" }
+  | { readonly _tag: "Embedded"; readonly name: EmbeddedEmbedderName }
+  | {
+      readonly _tag: "Voyage"
+      readonly apiKey: string
+      readonly baseUrl?: string | undefined
+      readonly model: string
+      /** Reranker model, or undefined for none. */
+      readonly rerankModel?: string | undefined
+      readonly tokenBudget: number
+    }
+  | {
+      readonly _tag: "OpenAiCompatible"
+      readonly baseUrl: string
+      readonly model: string
+      readonly apiKey?: string | undefined
+      readonly dimensions?: number | undefined
+      readonly tokenBudget: number
+    }
+
+/**
+ * How the search should combine its arms (weighted RRF, `fuseRanks`): lexical (bm25 over
+ * `expandQuery(query)`), vector (`searchVectors`), and the reranker's order over the top
+ * `rerankDepth` of the lexical + vector fusion as a third list. Measured on the retrieval eval
+ * for the embedded default (README); for Voyage the reranker is rerank-2.5 (not measured here).
+ */
+export interface FusionPlan {
+  readonly lexical: number
+  readonly vector: number
+  readonly rerank: number
+  readonly rerankDepth: number
+}
+
+/** The fusion plan chosen on the retrieval eval for the embedded default. */
+export const EMBEDDED_FUSION_PLAN: FusionPlan = {
+  lexical: 2,
+  vector: 1,
+  rerank: 3,
+  rerankDepth: 30,
+}
+
+/** The embedder, reranker and query handling of a configuration (`embedder` undefined: lexical only). */
+export interface ConfiguredEmbedding {
+  readonly config: EmbedderConfig
+  readonly embedder: Embedder | undefined
+  /** Second stage: Voyage rerank-2.5, or the local sentence reranker for embedded embedders. */
+  readonly reranker: Reranker | undefined
+  /** Rewrites a query for the lexical arm (stopwords out, static-table neighbours in). */
+  readonly expandQuery: (query: string) => string
+  readonly fusion: FusionPlan
+}
+
+/** Environment variables read here (a subset of `process.env`). */
+export type EmbedderEnvironment = Readonly<Record<string, string | undefined>>
+
+const value = (env: EmbedderEnvironment, name: string): string | undefined => {
+  const v = env[name]?.trim()
+  return v === undefined || v === "" ? undefined : v
+}
+
+const positiveInteger = (
+  env: EmbedderEnvironment,
+  name: string,
+): Effect.Effect<number | undefined, EmbedderConfigError> => {
+  const raw = value(env, name)
+  if (raw === undefined) return Effect.succeed(undefined)
+  const n = Number(raw)
+  return Number.isInteger(n) && n > 0
+    ? Effect.succeed(n)
+    : Effect.fail(
+        new EmbedderConfigError({
+          variable: name,
+          message: `${name} must be a positive integer, got "${raw}"`,
+        }),
+      )
+}
+
+const required = (
+  env: EmbedderEnvironment,
+  name: string,
+  why: string,
+): Effect.Effect<string, EmbedderConfigError> => {
+  const v = value(env, name)
+  return v === undefined
+    ? Effect.fail(new EmbedderConfigError({ variable: name, message: `${why}: set ${name}` }))
+    : Effect.succeed(v)
+}
+
+/** Reads the embedder choice from the environment (no IO, no network). */
+export const embedderConfigFromEnvironment = (
+  env: EmbedderEnvironment,
+): Effect.Effect<EmbedderConfig, EmbedderConfigError> =>
+  Effect.gen(function* () {
+    const choice = (value(env, "BATON_EMBEDDER") ?? "embedded").toLowerCase()
+    const tokenBudget =
+      (yield* positiveInteger(env, "BATON_EMBED_MAX_TOKENS")) ?? DEFAULT_TOKEN_BUDGET
+    switch (choice) {
+      case "none":
+      case "off":
+        return { _tag: "None" } as const
+      case "embedded":
+      case "default":
+        return { _tag: "Embedded", name: DEFAULT_EMBEDDED_EMBEDDER } as const
+      case "use-static":
+      case "use-lite":
+        return { _tag: "Embedded", name: choice } as const
+      case "voyage": {
+        const apiKey = yield* required(
+          env,
+          "VOYAGE_API_KEY",
+          "BATON_EMBEDDER=voyage needs a Voyage API key",
+        )
+        const rerank = (
+          value(env, "BATON_VOYAGE_RERANK") ?? VOYAGE_DEFAULT_RERANK_MODEL
+        ).toLowerCase()
+        return {
+          _tag: "Voyage",
+          apiKey,
+          baseUrl: value(env, "BATON_VOYAGE_BASE_URL"),
+          model: value(env, "BATON_VOYAGE_MODEL") ?? VOYAGE_DEFAULT_MODEL,
+          rerankModel: ["off", "none", "0", "false"].includes(rerank) ? undefined : rerank,
+          tokenBudget,
+        } as const
+      }
+      case "openai":
+      case "openai-compatible": {
+        const baseUrl = yield* required(
+          env,
+          "BATON_EMBEDDINGS_URL",
+          "BATON_EMBEDDER=openai needs the endpoint's base URL (the part before /embeddings)",
+        )
+        const model = yield* required(
+          env,
+          "BATON_EMBEDDINGS_MODEL",
+          "BATON_EMBEDDER=openai needs a model name",
+        )
+        try {
+          new URL(baseUrl)
+        } catch {
+          return yield* Effect.fail(
+            new EmbedderConfigError({
+              variable: "BATON_EMBEDDINGS_URL",
+              message: `BATON_EMBEDDINGS_URL is not a URL: "${baseUrl}"`,
+            }),
+          )
+        }
+        return {
+          _tag: "OpenAiCompatible",
+          baseUrl,
+          model,
+          apiKey: value(env, "BATON_EMBEDDINGS_KEY"),
+          dimensions: yield* positiveInteger(env, "BATON_EMBEDDINGS_DIM"),
+          tokenBudget,
+        } as const
+      }
+      default:
+        return yield* Effect.fail(
+          new EmbedderConfigError({
+            variable: "BATON_EMBEDDER",
+            message: `unknown BATON_EMBEDDER "${choice}": use use-static, use-lite, voyage, openai or none`,
+          }),
+        )
+    }
+  })
+
+/** Builds the embedder, reranker and query handling of a configuration. */
+export const embedderFromConfig = (
+  config: EmbedderConfig,
+): Effect.Effect<ConfiguredEmbedding, EmbedderError> =>
+  Effect.gen(function* () {
+    // Local query expansion helps every configuration's lexical arm; without the table, plain.
+    const expandQuery = yield* makeStaticQueryExpander().pipe(
+      Effect.orElseSucceed(() => lexicalQuery),
+    )
+    const plain = { config, expandQuery, fusion: EMBEDDED_FUSION_PLAN }
+    switch (config._tag) {
+      case "None":
+        return { ...plain, embedder: undefined, reranker: undefined }
+      case "Embedded": {
+        // The sentence reranker always uses the static table: USE-lite is too slow per query.
+        const table = yield* makeStaticTableEmbedder()
+        return {
+          ...plain,
+          embedder: config.name === "use-lite" ? makeUseLiteEmbedder() : table,
+          reranker: makeSentenceReranker(table),
+        }
+      }
+      case "Voyage": {
+        // Embedding and reranking share one budget per run.
+        const costGuard = makeCostGuard("voyage", config.tokenBudget)
+        const base = { apiKey: config.apiKey, baseUrl: config.baseUrl, costGuard }
+        return {
+          ...plain,
+          fusion: { lexical: 1, vector: 1, rerank: 3, rerankDepth: 50 },
+          embedder: makeVoyageEmbedder({ ...base, model: config.model }),
+          reranker:
+            config.rerankModel === undefined
+              ? undefined
+              : makeVoyageReranker({ ...base, model: config.rerankModel }),
+        }
+      }
+      case "OpenAiCompatible":
+        return {
+          ...plain,
+          embedder: yield* makeOpenAiCompatibleEmbedder({
+            baseUrl: config.baseUrl,
+            model: config.model,
+            apiKey: config.apiKey,
+            dimensions: config.dimensions,
+            tokenBudget: config.tokenBudget,
+          }),
+          reranker: undefined,
+        }
+    }
+  })
+
+/** The embedder the environment asks for: default embedded, remote only when named. */
+export const embedderFromEnvironment = (
+  env: EmbedderEnvironment,
+): Effect.Effect<ConfiguredEmbedding, EmbedderConfigError | EmbedderError> =>
+  embedderConfigFromEnvironment(env).pipe(Effect.flatMap(embedderFromConfig))

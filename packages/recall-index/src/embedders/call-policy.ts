@@ -1,0 +1,165 @@
+/**
+ * How embedders call their model: batching by `maxBatch` with bounded concurrency (results kept
+ * in input order), retry with exponential backoff and full jitter on retryable failures (429,
+ * 5xx, transport errors) honouring `Retry-After`, and a per-run cost guard for paid providers
+ * (tokens estimated as ⌈chars / 4⌉; a call that would pass the budget is refused before it is
+ * sent, with `EmbedderError` failure `cost_guard`). Time is Effect's `Clock` and jitter Effect's
+ * `Random`, so tests drive backoff with `TestClock`. Never logs or carries input text.
+ */
+import { Clock, Effect, Random } from "effect"
+import { EmbedderError } from "../embedder.js"
+import type { EmbedderFailure } from "../embedder.js"
+
+/** A failed attempt: the error, and the server's `Retry-After` when it sent one. */
+export interface CallFailure {
+  readonly error: EmbedderError
+  readonly retryAfterMs?: number | undefined
+}
+
+/** Retry schedule of a provider. */
+export interface RetryPolicy {
+  /** Attempts in total, first included; default 5. */
+  readonly maxAttempts: number
+  /** Backoff before the second attempt; doubles each time; default 500 ms. */
+  readonly baseDelayMs: number
+  /** Ceiling of one backoff (and of an honoured `Retry-After`); default 30 000 ms. */
+  readonly maxDelayMs: number
+}
+
+/** The default retry schedule. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 5,
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+}
+
+/** Classifies an HTTP status into an {@link EmbedderError}. */
+export const statusFailure = (provider: string, status: number, detail: string): EmbedderError => {
+  const failure: EmbedderFailure =
+    status === 429
+      ? "rate_limited"
+      : status >= 500
+        ? "server_error"
+        : status === 401 || status === 403
+          ? "unauthorized"
+          : "bad_request"
+  return new EmbedderError({
+    provider,
+    failure,
+    retryable: failure === "rate_limited" || failure === "server_error",
+    reason: `HTTP ${status}${detail === "" ? "" : `: ${detail}`}`,
+  })
+}
+
+/**
+ * Milliseconds to wait from a `Retry-After` header value (delta-seconds or an HTTP date), or
+ * undefined when absent or unreadable. `nowMs` is the current time (for dates).
+ */
+export const parseRetryAfter = (
+  value: string | null | undefined,
+  nowMs: number,
+): number | undefined => {
+  if (value === null || value === undefined || value.trim() === "") return undefined
+  const trimmed = value.trim()
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000)
+  const at = Date.parse(trimmed)
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs)
+}
+
+/** Backoff before attempt `attempt + 1` (attempt ≥ 1): full jitter over the doubled delay. */
+const backoffMs = (policy: RetryPolicy, attempt: number, random: number): number => {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1))
+  // Half fixed, half random: never a zero wait, never a thundering herd.
+  return Math.round(ceiling / 2 + (ceiling / 2) * random)
+}
+
+/**
+ * Runs `attempt` until it succeeds, fails with a non-retryable error, or `maxAttempts` is spent.
+ * Waits the larger of the backoff and `Retry-After` (capped at `maxDelayMs`) between attempts.
+ */
+export const withRetry = <A>(
+  policy: RetryPolicy,
+  attempt: Effect.Effect<A, CallFailure>,
+): Effect.Effect<A, EmbedderError> => {
+  const loop = (n: number): Effect.Effect<A, EmbedderError> =>
+    attempt.pipe(
+      Effect.catch((failure: CallFailure) => {
+        if (!failure.error.retryable || n >= policy.maxAttempts) return Effect.fail(failure.error)
+        return Random.next.pipe(
+          Effect.flatMap((random) => {
+            const wait = Math.min(
+              policy.maxDelayMs,
+              Math.max(backoffMs(policy, n, random), failure.retryAfterMs ?? 0),
+            )
+            return Effect.sleep(wait)
+          }),
+          Effect.andThen(Effect.suspend(() => loop(n + 1))),
+        )
+      }),
+    )
+  return Effect.suspend(() => loop(1))
+}
+
+/** Estimated tokens of a text: ⌈chars / 4⌉ (a conservative rule of thumb for English). */
+export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
+
+/** A per-run token budget for a paid provider. */
+export interface CostGuard {
+  /** Reserves the tokens of `texts`, or fails with `cost_guard` when the budget would pass. */
+  readonly reserve: (texts: ReadonlyArray<string>) => Effect.Effect<void, EmbedderError>
+  /** Tokens reserved so far. */
+  readonly spent: () => number
+  readonly budget: number
+}
+
+/** Default budget of a paid provider per run (embedder instance): 2 million tokens. */
+export const DEFAULT_TOKEN_BUDGET = 2_000_000
+
+/** A cost guard with `budget` estimated tokens for this run. */
+export const makeCostGuard = (provider: string, budget: number): CostGuard => {
+  let spent = 0
+  return {
+    budget,
+    spent: () => spent,
+    reserve: (texts) =>
+      Effect.suspend(() => {
+        let tokens = 0
+        for (const t of texts) tokens += estimateTokens(t)
+        if (spent + tokens > budget) {
+          return Effect.fail(
+            new EmbedderError({
+              provider,
+              failure: "cost_guard",
+              retryable: false,
+              reason: `the run would exceed its budget of ${budget} estimated tokens (${spent} used, ${tokens} more asked); raise BATON_EMBED_MAX_TOKENS to allow it`,
+            }),
+          )
+        }
+        spent += tokens
+        return Effect.void
+      }),
+  }
+}
+
+/**
+ * Embeds `texts` in batches of at most `maxBatch`, `concurrency` batches in flight, and returns
+ * the vectors in input order. `embedBatch` must return one vector per input.
+ */
+export const embedInBatches = (
+  texts: ReadonlyArray<string>,
+  maxBatch: number,
+  concurrency: number,
+  embedBatch: (
+    batch: ReadonlyArray<string>,
+  ) => Effect.Effect<ReadonlyArray<Float32Array>, EmbedderError>,
+): Effect.Effect<ReadonlyArray<Float32Array>, EmbedderError> => {
+  const size = Math.max(1, Math.floor(maxBatch))
+  const batches: Array<ReadonlyArray<string>> = []
+  for (let at = 0; at < texts.length; at += size) batches.push(texts.slice(at, at + size))
+  return Effect.forEach(batches, embedBatch, {
+    concurrency: Math.max(1, Math.floor(concurrency)),
+  }).pipe(Effect.map((parts) => parts.flat()))
+}
+
+/** Current time in ms from Effect's clock (for `Retry-After` dates). */
+export const nowMs: Effect.Effect<number> = Clock.currentTimeMillis

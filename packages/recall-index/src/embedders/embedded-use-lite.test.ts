@@ -1,0 +1,47 @@
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import { makeUseLiteEmbedder, USE_LITE_DIM, useLiteSegments } from "./embedded-use-lite.js"
+
+const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0)
+
+describe("useLiteSegments", () => {
+  it("bounds input length: segments of at most N words, at most M segments, sentence cuts first", () => {
+    const sentence = (n: number, w: string) => `${Array.from({ length: n }, () => w).join(" ")}.`
+    const text = [sentence(5, "a"), sentence(5, "b"), sentence(30, "c")].join(" ")
+    const segments = useLiteSegments(text, 12, 8)
+    expect(segments.map((s) => s.words)).toEqual([10, 12, 12, 6])
+    expect(segments[0]!.text).toBe("a a a a a. b b b b b.")
+    expect(useLiteSegments(sentence(200, "x"), 10, 3).map((s) => s.words)).toEqual([10, 10, 10])
+    expect(useLiteSegments("  \n ")).toEqual([{ text: "empty", words: 1 }])
+  })
+})
+
+describe("USE-lite in worker threads (real model)", () => {
+  it("embeds offline into unit 512-d vectors; a paraphrase is nearer than unrelated text", async () => {
+    const embedder = makeUseLiteEmbedder({ workers: 1 })
+    try {
+      const [a, b, c] = await Effect.runPromise(
+        embedder.embedDocuments([
+          "The database migration failed on the production server.",
+          "Upgrading the schema broke in prod.",
+          "We picked a blue colour for the login button.",
+        ]),
+      )
+      const q = await Effect.runPromise(
+        embedder.embedQuery("The database migration failed on the production server."),
+      )
+      expect(a).toHaveLength(USE_LITE_DIM)
+      expect(Math.hypot(...a!)).toBeCloseTo(1, 4)
+      expect(dot(a!, q)).toBeCloseTo(1, 4)
+      expect(dot(a!, b!)).toBeGreaterThan(dot(a!, c!))
+      expect(embedder.info).toMatchObject({
+        provider: "embedded",
+        remote: false,
+        paid: false,
+        dim: 512,
+      })
+    } finally {
+      await Effect.runPromise(embedder.close?.() ?? Effect.void)
+    }
+  }, 60_000)
+})

@@ -1,0 +1,250 @@
+/**
+ * Any OpenAI-compatible embeddings endpoint (OpenAI, a local llama.cpp / Ollama / LM Studio /
+ * vLLM server, a gateway): `POST {baseUrl}/embeddings` with `{ model, input }` and an optional
+ * bearer key, through the global `fetch`. Guarantees: the answer is decoded (Schema) and put back
+ * in input order by `index`; vectors are L2-normalised; inputs are cut to `maxInputChars`; a
+ * non-loopback endpoint counts as remote and paid, so the cost guard applies; retries follow
+ * `call-policy.ts`. The key never appears in errors.
+ */
+import { Effect, Schema } from "effect"
+import type { Embedder } from "../embedder.js"
+import { EmbedderError, normalizeVector } from "../embedder.js"
+import {
+  DEFAULT_RETRY_POLICY,
+  DEFAULT_TOKEN_BUDGET,
+  embedInBatches,
+  makeCostGuard,
+  nowMs,
+  parseRetryAfter,
+  statusFailure,
+  withRetry,
+} from "./call-policy.js"
+import type { CallFailure, RetryPolicy } from "./call-policy.js"
+
+/** Options of {@link makeOpenAiCompatibleEmbedder}. */
+export interface OpenAiCompatibleOptions {
+  /** Base URL up to and excluding `/embeddings`, e.g. `http://127.0.0.1:8080/v1`. */
+  readonly baseUrl: string
+  readonly model: string
+  /** Bearer key, when the endpoint wants one. */
+  readonly apiKey?: string | undefined
+  /**
+   * Vector length. When set it is also sent as `dimensions` (OpenAI `text-embedding-3-*`
+   * shorten on request); when absent one probe call learns it.
+   */
+  readonly dimensions?: number | undefined
+  /** Texts per request; default 64. */
+  readonly maxBatch?: number
+  /** Requests in flight at once; default 2. */
+  readonly concurrency?: number
+  /** Longest input sent, in characters (longer ones are cut); default 8 000. */
+  readonly maxInputChars?: number
+  /** Token budget per run for a paid endpoint; default 2 000 000. */
+  readonly tokenBudget?: number
+  /** Whether calls cost money; default: true unless the host is loopback. */
+  readonly paid?: boolean
+  readonly retry?: RetryPolicy
+  /** Per-request timeout; default 60 000 ms. */
+  readonly timeoutMs?: number
+}
+
+const EmbeddingsResponse = Schema.Struct({
+  data: Schema.Array(
+    Schema.Struct({
+      embedding: Schema.Array(Schema.Number),
+      index: Schema.optional(Schema.Number),
+    }),
+  ),
+})
+
+const PROVIDER = "openai-compatible"
+
+/** True when `url` names this machine (127.0.0.0/8, ::1, localhost). */
+export const isLoopbackUrl = (url: string): boolean => {
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, "")
+    return host === "localhost" || host === "::1" || /^127\./.test(host)
+  } catch {
+    return false
+  }
+}
+
+const describeTransport = (cause: unknown): string => {
+  const code = (cause as { cause?: { code?: unknown } }).cause?.code
+  return typeof code === "string" ? `transport error ${code}` : "transport error"
+}
+
+/** One POST of JSON to `url`; decodes the JSON answer or classifies the failure. */
+const postJson = (
+  provider: string,
+  url: string,
+  body: unknown,
+  headers: Readonly<Record<string, string>>,
+  timeoutMs: number,
+): Effect.Effect<unknown, CallFailure> =>
+  Effect.gen(function* () {
+    const response = yield* Effect.tryPromise({
+      try: (signal) =>
+        fetch(url, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body: JSON.stringify(body),
+          signal,
+        }),
+      catch: (cause): CallFailure => ({
+        error: new EmbedderError({
+          provider,
+          failure: "unavailable",
+          retryable: true,
+          reason: `${describeTransport(cause)} reaching ${new URL(url).host}`,
+        }),
+      }),
+    })
+    if (!response.ok) {
+      const now = yield* nowMs
+      const detail = yield* Effect.promise(() =>
+        response.text().then(
+          (t) => t.replace(/\s+/g, " ").slice(0, 200),
+          () => "",
+        ),
+      )
+      return yield* Effect.fail<CallFailure>({
+        error: statusFailure(provider, response.status, detail),
+        retryAfterMs: parseRetryAfter(response.headers.get("retry-after"), now),
+      })
+    }
+    return yield* Effect.tryPromise({
+      try: () => response.json(),
+      catch: (): CallFailure => ({
+        error: new EmbedderError({
+          provider,
+          failure: "bad_response",
+          retryable: false,
+          reason: "the answer is not JSON",
+        }),
+      }),
+    })
+  }).pipe(
+    Effect.timeoutOrElse({
+      duration: timeoutMs,
+      orElse: () =>
+        Effect.fail<CallFailure>({
+          error: new EmbedderError({
+            provider,
+            failure: "unavailable",
+            retryable: true,
+            reason: `no answer within ${timeoutMs} ms`,
+          }),
+        }),
+    }),
+  )
+
+/** Decodes an OpenAI-style embeddings answer into `count` vectors in input order. */
+const decodeEmbeddings = (
+  provider: string,
+  json: unknown,
+  count: number,
+): Effect.Effect<ReadonlyArray<Float32Array>, EmbedderError> =>
+  Schema.decodeUnknownEffect(EmbeddingsResponse)(json).pipe(
+    Effect.mapError(
+      () =>
+        new EmbedderError({
+          provider,
+          failure: "bad_response",
+          retryable: false,
+          reason: "the answer does not have the embeddings shape",
+        }),
+    ),
+    Effect.flatMap((decoded) => {
+      const out: Array<Float32Array | undefined> = new Array<Float32Array | undefined>(count)
+      decoded.data.forEach((item, position) => {
+        const index = item.index ?? position
+        if (index >= 0 && index < count)
+          out[index] = normalizeVector(Float32Array.from(item.embedding))
+      })
+      const complete = out.every((v) => v !== undefined) && decoded.data.length === count
+      return complete
+        ? Effect.succeed(out)
+        : Effect.fail(
+            new EmbedderError({
+              provider,
+              failure: "bad_response",
+              retryable: false,
+              reason: `asked for ${count} vectors, got ${decoded.data.length}`,
+            }),
+          )
+    }),
+  )
+
+/**
+ * An embedder for an OpenAI-compatible endpoint. Without `dimensions`, one probe call learns
+ * the vector length (so the effect can fail like any embedding call).
+ */
+export const makeOpenAiCompatibleEmbedder = (
+  options: OpenAiCompatibleOptions,
+): Effect.Effect<Embedder, EmbedderError> =>
+  Effect.gen(function* () {
+    const baseUrl = options.baseUrl.replace(/\/+$/, "")
+    const url = `${baseUrl}/embeddings`
+    const loopback = isLoopbackUrl(baseUrl)
+    const paid = options.paid ?? !loopback
+    const maxBatch = Math.max(1, options.maxBatch ?? 64)
+    const maxChars = Math.max(1, options.maxInputChars ?? 8000)
+    const timeoutMs = options.timeoutMs ?? 60_000
+    const policy = options.retry ?? DEFAULT_RETRY_POLICY
+    const guard = makeCostGuard(PROVIDER, options.tokenBudget ?? DEFAULT_TOKEN_BUDGET)
+    const headers: Record<string, string> =
+      options.apiKey === undefined || options.apiKey === ""
+        ? {}
+        : { authorization: `Bearer ${options.apiKey}` }
+    const call = (batch: ReadonlyArray<string>) => {
+      const input = batch.map((t) => (t.length > maxChars ? t.slice(0, maxChars) : t))
+      const body: Record<string, unknown> = { model: options.model, input }
+      if (options.dimensions !== undefined) body["dimensions"] = options.dimensions
+      return (paid ? guard.reserve(input) : Effect.void).pipe(
+        Effect.andThen(withRetry(policy, postJson(PROVIDER, url, body, headers, timeoutMs))),
+        Effect.flatMap((json) => decodeEmbeddings(PROVIDER, json, input.length)),
+      )
+    }
+    const dim = options.dimensions ?? (yield* call(["dimension probe"]))[0]?.length ?? 0
+    if (dim <= 0) {
+      return yield* Effect.fail(
+        new EmbedderError({
+          provider: PROVIDER,
+          failure: "bad_response",
+          retryable: false,
+          reason: "the endpoint returned an empty vector",
+        }),
+      )
+    }
+    const checked = (batch: ReadonlyArray<string>) =>
+      call(batch).pipe(
+        Effect.flatMap((vectors) =>
+          vectors.every((v) => v.length === dim)
+            ? Effect.succeed(vectors)
+            : Effect.fail(
+                new EmbedderError({
+                  provider: PROVIDER,
+                  failure: "bad_response",
+                  retryable: false,
+                  reason: `the endpoint changed its vector length from ${dim}`,
+                }),
+              ),
+        ),
+      )
+    const embedder: Embedder = {
+      info: {
+        provider: PROVIDER,
+        model: options.model,
+        dim,
+        fingerprint: `${PROVIDER}/${options.model}/${dim}`,
+        paid,
+        maxBatch,
+        remote: !loopback,
+      },
+      embedDocuments: (texts) => embedInBatches(texts, maxBatch, options.concurrency ?? 2, checked),
+      embedQuery: (text) =>
+        checked([text]).pipe(Effect.map((vectors) => vectors[0] ?? new Float32Array(dim))),
+    }
+    return embedder
+  })

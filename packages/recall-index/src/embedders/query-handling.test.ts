@@ -1,0 +1,66 @@
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import { makeDeterministicEmbedder } from "../testing/deterministic-embedder.js"
+import { lexicalQuery } from "../lexical-query.js"
+import { makeSentenceReranker, sentencesOf } from "./sentence-reranker.js"
+import { makeStaticQueryExpander } from "./static-query-expansion.js"
+
+describe("lexicalQuery", () => {
+  it("drops function and question words, keeps content words in order", () => {
+    expect(lexicalQuery("Why did we switch the webhook to express.raw()?")).toBe(
+      "switch webhook express.raw()?",
+    )
+    expect(lexicalQuery("how did we fix the one cent difference on invoices")).toBe(
+      "fix one cent difference invoices",
+    )
+  })
+
+  it("never empties a query", () => {
+    expect(lexicalQuery("what was it")).toBe("what was it")
+    expect(lexicalQuery("")).toBe("")
+  })
+})
+
+describe("static query expansion", () => {
+  it("keeps the original terms first and adds distinct neighbours of content words", async () => {
+    const expand = await Effect.runPromise(
+      makeStaticQueryExpander({ perWord: 3, minSimilarity: 0.6 }),
+    )
+    const out = expand("why was the warning shown")
+    expect(out.startsWith("warning shown")).toBe(true)
+    const added = out.split(" ").slice(2)
+    expect(added.length).toBeGreaterThan(0)
+    expect(added).toContain("warnings")
+    expect(new Set(added).size).toBe(added.length)
+    expect(expand("why was the warning shown")).toBe(out)
+  })
+
+  it("adds nothing when no neighbour is similar enough", async () => {
+    const expand = await Effect.runPromise(makeStaticQueryExpander({ minSimilarity: 1.01 }))
+    expect(expand("the deploy failed")).toBe("deploy failed")
+  })
+})
+
+describe("sentence reranker", () => {
+  it("splits sentences", () => {
+    expect(sentencesOf("One. Two!\nThree? four")).toEqual(["One.", "Two!", "Three?", "four"])
+    expect(sentencesOf("...")).toEqual(["..."])
+  })
+
+  it("ranks a long candidate with one matching sentence above a uniformly vague one", async () => {
+    const reranker = makeSentenceReranker(makeDeterministicEmbedder({ dim: 256 }))
+    const filler = "We looked at the build. The tests pass. Nothing else changed in the module."
+    const documents = [
+      `${filler} The linter is happy. ${filler}`,
+      `${filler} The stripe webhook signature check needs the raw body. ${filler}`,
+      "Webhook tests were added.",
+    ]
+    const results = await Effect.runPromise(
+      reranker.rerank("stripe webhook signature raw body", documents, 2),
+    )
+    expect(results).toHaveLength(2)
+    expect(results[0]!.index).toBe(1)
+    expect(results[0]!.score).toBeGreaterThan(results[1]!.score)
+    expect(await Effect.runPromise(reranker.rerank("q", [], 3))).toEqual([])
+  })
+})

@@ -1,0 +1,236 @@
+/**
+ * Voyage AI through the official `voyageai` client: `voyage-4-large` embeddings (documents with
+ * `input_type: "document"`, queries with `"query"`) and the `rerank-2.5` reranker. Guarantees:
+ * the client's own retries are off and ours apply (`call-policy.ts`: backoff + jitter on 429 /
+ * 5xx / transport errors, `Retry-After` honoured, time from Effect's Clock); every call passes
+ * the per-run cost guard first; vectors come back in input order (by `index`) and L2-normalised;
+ * the key never appears in an error. Always remote and paid.
+ */
+import { Effect } from "effect"
+import { VoyageAIClient, VoyageAIError, VoyageAITimeoutError } from "voyageai"
+import type { Embedder, Reranker, RerankResult } from "../embedder.js"
+import { EmbedderError, normalizeVector } from "../embedder.js"
+import {
+  DEFAULT_RETRY_POLICY,
+  DEFAULT_TOKEN_BUDGET,
+  embedInBatches,
+  makeCostGuard,
+  nowMs,
+  parseRetryAfter,
+  statusFailure,
+  withRetry,
+} from "./call-policy.js"
+import type { CallFailure, CostGuard, RetryPolicy } from "./call-policy.js"
+
+/** Voyage's embedding model used by default. */
+export const VOYAGE_DEFAULT_MODEL = "voyage-4-large"
+/** Voyage's reranker used by default. */
+export const VOYAGE_DEFAULT_RERANK_MODEL = "rerank-2.5"
+
+/** Options of {@link makeVoyageEmbedder} and {@link makeVoyageReranker}. */
+export interface VoyageOptions {
+  readonly apiKey: string
+  /** API base URL ending in `/v1`; default Voyage's own. Tests point it at a loopback fake. */
+  readonly baseUrl?: string | undefined
+  /** Embedding (or rerank) model; defaults `voyage-4-large` / `rerank-2.5`. */
+  readonly model?: string
+  /** Output dimension (sent as `output_dimension`); default 1024. */
+  readonly dimensions?: number
+  /** Texts per request; default 128 (Voyage's list limit). */
+  readonly maxBatch?: number
+  /** Requests in flight; default 2. */
+  readonly concurrency?: number
+  /** Estimated-token budget per run; default 2 000 000. */
+  readonly tokenBudget?: number
+  /** Shared with another Voyage client of the same run (embedder + reranker). */
+  readonly costGuard?: CostGuard
+  readonly retry?: RetryPolicy
+  /** Per-request timeout; default 60 000 ms. */
+  readonly timeoutMs?: number
+}
+
+const PROVIDER = "voyage"
+
+const clientOf = (options: VoyageOptions): VoyageAIClient =>
+  new VoyageAIClient({
+    apiKey: options.apiKey,
+    maxRetries: 0,
+    // Our timeout (Effect's clock) governs; the client's only backstops a stuck socket.
+    timeoutInSeconds: Math.ceil((options.timeoutMs ?? 60_000) / 1000) + 30,
+    ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl.replace(/\/+$/, "") }),
+  })
+
+const bodyDetail = (body: unknown): string => {
+  if (body === undefined || body === null) return ""
+  const text = typeof body === "string" ? body : JSON.stringify(body)
+  return text.replace(/\s+/g, " ").slice(0, 200)
+}
+
+/** Turns whatever the client threw into a classified, retry-aware failure. */
+const classify = (cause: unknown, now: number): CallFailure => {
+  if (cause instanceof VoyageAITimeoutError) {
+    return {
+      error: new EmbedderError({
+        provider: PROVIDER,
+        failure: "unavailable",
+        retryable: true,
+        reason: "Voyage did not answer in time",
+      }),
+    }
+  }
+  if (cause instanceof VoyageAIError && cause.statusCode !== undefined) {
+    const headers = cause.rawResponse?.headers
+    return {
+      error: statusFailure(PROVIDER, cause.statusCode, bodyDetail(cause.body)),
+      retryAfterMs: parseRetryAfter(headers?.get("retry-after"), now),
+    }
+  }
+  return {
+    error: new EmbedderError({
+      provider: PROVIDER,
+      failure: "unavailable",
+      retryable: true,
+      reason: "Voyage could not be reached",
+    }),
+  }
+}
+
+const attempt = <A>(
+  run: (signal: AbortSignal) => Promise<A>,
+  timeoutMs: number,
+): Effect.Effect<A, CallFailure> =>
+  nowMs.pipe(
+    Effect.flatMap((now) =>
+      Effect.tryPromise({ try: run, catch: (cause) => classify(cause, now) }),
+    ),
+    Effect.timeoutOrElse({
+      duration: timeoutMs,
+      orElse: () =>
+        Effect.fail<CallFailure>({
+          error: new EmbedderError({
+            provider: PROVIDER,
+            failure: "unavailable",
+            retryable: true,
+            reason: `no answer within ${timeoutMs} ms`,
+          }),
+        }),
+    }),
+  )
+
+const badResponse = (reason: string) =>
+  new EmbedderError({ provider: PROVIDER, failure: "bad_response", retryable: false, reason })
+
+/** A Voyage embedder (`voyage-4-large`, 1024 dimensions by default). */
+export const makeVoyageEmbedder = (options: VoyageOptions): Embedder => {
+  const client = clientOf(options)
+  const model = options.model ?? VOYAGE_DEFAULT_MODEL
+  const dim = options.dimensions ?? 1024
+  const maxBatch = Math.max(1, Math.min(128, options.maxBatch ?? 128))
+  const timeoutMs = options.timeoutMs ?? 60_000
+  const policy = options.retry ?? DEFAULT_RETRY_POLICY
+  const guard =
+    options.costGuard ?? makeCostGuard(PROVIDER, options.tokenBudget ?? DEFAULT_TOKEN_BUDGET)
+  const embed = (inputType: "document" | "query") => (batch: ReadonlyArray<string>) =>
+    guard.reserve(batch).pipe(
+      Effect.andThen(
+        withRetry(
+          policy,
+          attempt(
+            (signal) =>
+              client.embed(
+                { input: [...batch], model, inputType, outputDimension: dim },
+                { abortSignal: signal },
+              ),
+            timeoutMs,
+          ),
+        ),
+      ),
+      Effect.flatMap((response) => {
+        const out: Array<Float32Array | undefined> = new Array<Float32Array | undefined>(
+          batch.length,
+        )
+        const data = response.data ?? []
+        data.forEach((item, position) => {
+          const index = item.index ?? position
+          if (item.embedding !== undefined && index >= 0 && index < batch.length) {
+            out[index] = normalizeVector(Float32Array.from(item.embedding))
+          }
+        })
+        if (data.length !== batch.length || out.some((v) => v === undefined)) {
+          return Effect.fail(badResponse(`asked for ${batch.length} vectors, got ${data.length}`))
+        }
+        if (out.some((v) => v !== undefined && v.length !== dim)) {
+          return Effect.fail(badResponse(`Voyage returned vectors that are not ${dim}-dimensional`))
+        }
+        return Effect.succeed(out as Float32Array[])
+      }),
+    )
+  return {
+    info: {
+      provider: PROVIDER,
+      model,
+      dim,
+      fingerprint: `${PROVIDER}/${model}/${dim}`,
+      paid: true,
+      maxBatch,
+      remote: true,
+    },
+    embedDocuments: (texts) =>
+      embedInBatches(texts, maxBatch, options.concurrency ?? 2, embed("document")),
+    embedQuery: (text) =>
+      embed("query")([text]).pipe(Effect.map((v) => v[0] ?? new Float32Array(dim))),
+  }
+}
+
+/** A Voyage reranker (`rerank-2.5` by default); results best first. */
+export const makeVoyageReranker = (options: VoyageOptions): Reranker => {
+  const client = clientOf(options)
+  const model = options.model ?? VOYAGE_DEFAULT_RERANK_MODEL
+  const timeoutMs = options.timeoutMs ?? 60_000
+  const policy = options.retry ?? DEFAULT_RETRY_POLICY
+  const guard =
+    options.costGuard ?? makeCostGuard(PROVIDER, options.tokenBudget ?? DEFAULT_TOKEN_BUDGET)
+  return {
+    provider: PROVIDER,
+    model,
+    rerank: (query, documents, topK) =>
+      documents.length === 0
+        ? Effect.succeed([])
+        : guard.reserve([...documents.map((d) => query + d)]).pipe(
+            Effect.andThen(
+              withRetry(
+                policy,
+                attempt(
+                  (signal) =>
+                    client.rerank(
+                      {
+                        query,
+                        documents: [...documents],
+                        model,
+                        topK: Math.max(1, Math.min(documents.length, topK)),
+                      },
+                      { abortSignal: signal },
+                    ),
+                  timeoutMs,
+                ),
+              ),
+            ),
+            Effect.flatMap((response) => {
+              const results: RerankResult[] = []
+              for (const item of response.data ?? []) {
+                if (
+                  item.index === undefined ||
+                  item.relevanceScore === undefined ||
+                  item.index < 0 ||
+                  item.index >= documents.length
+                ) {
+                  return Effect.fail(badResponse("a rerank result lacks a valid index or score"))
+                }
+                results.push({ index: item.index, score: item.relevanceScore })
+              }
+              results.sort((a, b) => b.score - a.score || a.index - b.index)
+              return Effect.succeed(results)
+            }),
+          ),
+  }
+}

@@ -1,0 +1,353 @@
+/**
+ * Drains the embedding backlog (`chunks.needs_embedding = 1`) into one embedder's vector space.
+ * Guarantees: the embedder is activated first (its vec0 table exists, the backlog is recomputed
+ * against its vectors, so switching embedders re-embeds cleanly and never mixes spaces); each
+ * distinct text (content hash) is embedded at most once per fingerprint, and a text that already
+ * has a vector is only marked done; every batch is one `BEGIN IMMEDIATE` transaction that writes
+ * the vectors, their `vector_keys`, the 1-bit companion rows and the chunks' flags together, so a
+ * run killed midway leaves whole batches and the next run resumes where it stopped; the indexer
+ * lock is held for the run (renewed between batches), so the indexer and the backlog never write
+ * at the same time. Vectors of the wrong length or with non-finite values are refused
+ * (`EmbedderError` `bad_response`), never stored.
+ */
+import type { Database } from "better-sqlite3"
+import { Clock, Effect } from "effect"
+import type { Embedder } from "./embedder.js"
+import { EmbedderError } from "./embedder.js"
+import type { IndexBusyError } from "./errors.js"
+import { RecallStorageError } from "./errors.js"
+import { acquireIndexLock, IndexerProcess } from "./index-lock.js"
+import { RecallDatabase, storageFailure } from "./recall-database.js"
+import { bitTableOf, vectorBlob } from "./vector-search.js"
+import { activateEmbedder } from "./vector-tables.js"
+
+/** Progress after each committed batch: `done` of `total` backlog chunks are resolved. */
+export interface EmbedBacklogProgress {
+  readonly done: number
+  readonly total: number
+  /** Distinct texts embedded so far in this run. */
+  readonly embedded: number
+  /** Distinct texts that already had a vector (shared by content hash). */
+  readonly reused: number
+}
+
+/** Options of {@link embedBacklog}. */
+export interface EmbedBacklogOptions {
+  /** Texts per embedding call and per transaction; default `embedder.info.maxBatch`. */
+  readonly batchSize?: number
+  /** Embedding calls in flight at once; default 1 for local embedders, 4 for remote ones. */
+  readonly concurrency?: number
+  /** Stop after embedding this many distinct texts (the rest stays in the backlog). */
+  readonly maxTexts?: number
+  /** Called synchronously after every committed batch. */
+  readonly onProgress?: (progress: EmbedBacklogProgress) => void
+  /** Take the indexer lock for the run (default true); false only when the caller holds it. */
+  readonly takeLock?: boolean
+  /** Lock lease; default 120 000 ms, renewed once a quarter of it has passed. */
+  readonly leaseMs?: number
+}
+
+/** What a run did. */
+export interface EmbedBacklogReport {
+  readonly fingerprint: string
+  readonly vecTable: string
+  /** Backlog chunks when the run started (after activation). */
+  readonly total: number
+  /** Chunks marked done in this run. */
+  readonly resolved: number
+  /** Distinct texts embedded in this run. */
+  readonly embedded: number
+  /** Distinct texts that already had a vector and were only marked done. */
+  readonly reused: number
+  /** Committed batches. */
+  readonly batches: number
+  /** Backlog chunks left (non-zero after `maxTexts`). */
+  readonly remaining: number
+}
+
+interface BacklogText {
+  readonly hash: string
+  readonly text: string
+}
+
+/** Embeds every chunk lacking a vector in `embedder`'s space; see the module header. */
+export const embedBacklog = (
+  embedder: Embedder,
+  options: EmbedBacklogOptions = {},
+): Effect.Effect<
+  EmbedBacklogReport,
+  EmbedderError | RecallStorageError | IndexBusyError,
+  RecallDatabase | IndexerProcess
+> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    const host = yield* IndexerProcess
+    const leaseMs = options.leaseMs ?? 120_000
+    const startedAt = yield* Clock.currentTimeMillis
+    const lease =
+      options.takeLock === false
+        ? undefined
+        : yield* acquireIndexLock(db.sqlite, db.path, host, startedAt, leaseMs)
+    const run = drain(db.sqlite, db.path, embedder, options, leaseMs, lease?.renew)
+    return yield* lease === undefined ? run : run.pipe(Effect.ensuring(lease.release))
+  })
+
+const drain = (
+  sqlite: Database,
+  path: string,
+  embedder: Embedder,
+  options: EmbedBacklogOptions,
+  leaseMs: number,
+  renew: ((now: number) => Effect.Effect<boolean, RecallStorageError>) | undefined,
+) =>
+  Effect.gen(function* () {
+    const { info } = embedder
+    const active = yield* activateEmbedder(info.fingerprint, info.dim)
+    const store = yield* Effect.try({
+      try: () => prepareStore(sqlite, info.fingerprint, active.vecTable, info.dim),
+      catch: storageFailure("write", path),
+    })
+    const batchSize = Math.max(1, Math.floor(options.batchSize ?? info.maxBatch))
+    const concurrency = Math.max(1, Math.floor(options.concurrency ?? (info.remote ? 4 : 1)))
+    const maxTexts = options.maxTexts ?? Infinity
+    let done = 0
+    let embedded = 0
+    let reused = 0
+    let batches = 0
+    let cursor = 0
+    let renewedAt = yield* Clock.currentTimeMillis
+    const progress = () => options.onProgress?.({ done, total: active.backlog, embedded, reused })
+
+    while (embedded < maxTexts) {
+      const want = Math.min(batchSize * concurrency, maxTexts - embedded)
+      const page = yield* Effect.try({
+        try: () => store.nextTexts(cursor, want),
+        catch: storageFailure("read", path),
+      })
+      if (page.texts.length === 0 && page.known.length === 0) break
+      cursor = page.cursor
+      if (page.known.length > 0) {
+        done += yield* Effect.try({
+          try: () => store.markDone(page.known),
+          catch: storageFailure("write", path),
+        })
+        reused += page.known.length
+      }
+      const groups: BacklogText[][] = []
+      for (let at = 0; at < page.texts.length; at += batchSize) {
+        groups.push(page.texts.slice(at, at + batchSize))
+      }
+      // Embed the groups concurrently, commit each as soon as its vectors are back.
+      yield* Effect.forEach(
+        groups,
+        (group) =>
+          embedder.embedDocuments(group.map((t) => t.text)).pipe(
+            Effect.flatMap((vectors) => checkVectors(info.provider, info.dim, group, vectors)),
+            Effect.flatMap((vectors) =>
+              Effect.try({
+                try: () => store.write(group, vectors),
+                catch: storageFailure("write", path),
+              }),
+            ),
+            Effect.tap((resolved) =>
+              Effect.sync(() => {
+                done += resolved
+                embedded += group.length
+                batches += 1
+                progress()
+              }),
+            ),
+          ),
+        { concurrency, discard: true },
+      )
+      if (page.texts.length === 0) progress()
+      if (renew !== undefined) {
+        const at = yield* Clock.currentTimeMillis
+        if (at - renewedAt >= leaseMs / 4) {
+          renewedAt = at
+          if (!(yield* renew(at))) {
+            return yield* Effect.fail(
+              new RecallStorageError({
+                operation: "write",
+                path,
+                reason: "the index lock lease was lost while embedding",
+              }),
+            )
+          }
+        }
+      }
+    }
+    const remaining = yield* Effect.try({
+      try: () =>
+        (
+          sqlite.prepare("select count(*) as n from chunks where needs_embedding = 1").get() as {
+            n: number
+          }
+        ).n,
+      catch: storageFailure("read", path),
+    })
+    return {
+      fingerprint: info.fingerprint,
+      vecTable: active.vecTable,
+      total: active.backlog,
+      resolved: done,
+      embedded,
+      reused,
+      batches,
+      remaining,
+    } satisfies EmbedBacklogReport
+  })
+
+const checkVectors = (
+  provider: string,
+  dim: number,
+  group: ReadonlyArray<BacklogText>,
+  vectors: ReadonlyArray<Float32Array>,
+): Effect.Effect<ReadonlyArray<Float32Array>, EmbedderError> => {
+  const bad = (reason: string) =>
+    Effect.fail(new EmbedderError({ provider, failure: "bad_response", retryable: false, reason }))
+  if (vectors.length !== group.length) {
+    return bad(`asked for ${group.length} vectors, got ${vectors.length}`)
+  }
+  for (const v of vectors) {
+    if (v.length !== dim) return bad(`a vector has ${v.length} dimensions, expected ${dim}`)
+    for (let i = 0; i < v.length; i++) {
+      if (!Number.isFinite(v[i])) return bad("a vector holds a non-finite value")
+    }
+  }
+  return Effect.succeed(vectors)
+}
+
+interface BacklogStore {
+  /** Next backlog texts after chunk id `cursor`, split into new ones and ones with a vector. */
+  readonly nextTexts: (
+    cursor: number,
+    want: number,
+  ) => {
+    readonly texts: ReadonlyArray<BacklogText>
+    readonly known: ReadonlyArray<string>
+    readonly cursor: number
+  }
+  /** Marks the chunks of `hashes` done; returns how many chunks changed. */
+  readonly markDone: (hashes: ReadonlyArray<string>) => number
+  /** Stores one batch of vectors and marks their chunks done, in one transaction. */
+  readonly write: (
+    group: ReadonlyArray<BacklogText>,
+    vectors: ReadonlyArray<Float32Array>,
+  ) => number
+}
+
+const prepareStore = (
+  sqlite: Database,
+  fingerprint: string,
+  vecTable: string,
+  dim: number,
+): BacklogStore => {
+  const bits = dim % 8 === 0 ? bitTableOf(vecTable) : undefined
+  if (bits !== undefined) syncBitTable(sqlite, fingerprint, vecTable, bits, dim)
+  const page = sqlite.prepare(
+    "select id, content_hash, text from chunks where needs_embedding = 1 and id > ? order by id limit ?",
+  )
+  const keyOf = sqlite
+    .prepare("select id from vector_keys where fingerprint = ? and content_hash = ?")
+    .pluck()
+  const insertKey = sqlite
+    .prepare(
+      "insert into vector_keys (fingerprint, content_hash) values (?, ?) on conflict do nothing returning id",
+    )
+    .pluck()
+  const insertVector = sqlite.prepare(`insert into ${vecTable} (rowid, embedding) values (?, ?)`)
+  const deleteBits = bits && sqlite.prepare(`delete from ${bits} where rowid = ?`)
+  const insertBits =
+    bits &&
+    sqlite.prepare(`insert into ${bits} (rowid, embedding) values (?, vec_quantize_binary(?))`)
+  // `+needs_embedding`: look the hash up by its index; the partial backlog index would make
+  // every flip scan the whole backlog (quadratic on a large first run).
+  const flip = sqlite.prepare(
+    "update chunks set needs_embedding = 0 where content_hash = ? and +needs_embedding = 1",
+  )
+  const markDone = sqlite.transaction((hashes: ReadonlyArray<string>): number => {
+    let changed = 0
+    for (const hash of hashes) changed += flip.run(hash).changes
+    return changed
+  })
+  const write = sqlite.transaction(
+    (group: ReadonlyArray<BacklogText>, vectors: ReadonlyArray<Float32Array>): number => {
+      let changed = 0
+      group.forEach((item, i) => {
+        const vector = vectors[i]
+        const id = insertKey.get(fingerprint, item.hash) as number | undefined
+        if (id !== undefined && vector !== undefined) {
+          const blob = vectorBlob(vector)
+          insertVector.run(BigInt(id), blob)
+          if (deleteBits && insertBits) {
+            // A reused rowid may still carry a stale bit row left by a forget.
+            deleteBits.run(BigInt(id))
+            insertBits.run(BigInt(id), blob)
+          }
+        }
+        changed += flip.run(item.hash).changes
+      })
+      return changed
+    },
+  )
+  return {
+    nextTexts: (cursor, want) => {
+      const texts: BacklogText[] = []
+      const known: string[] = []
+      const seen = new Set<string>()
+      let last = cursor
+      // Pages of chunk rows until `want` new texts are found or the backlog ends.
+      while (texts.length < want) {
+        const rows = page.all(last, Math.max(64, want * 2)) as Array<{
+          id: number
+          content_hash: string
+          text: string
+        }>
+        if (rows.length === 0) break
+        for (const row of rows) {
+          last = row.id
+          if (seen.has(row.content_hash)) continue
+          seen.add(row.content_hash)
+          if (keyOf.get(fingerprint, row.content_hash) !== undefined) known.push(row.content_hash)
+          else texts.push({ hash: row.content_hash, text: row.text })
+          if (texts.length >= want) break
+        }
+      }
+      return { texts, known, cursor: last }
+    },
+    markDone: (hashes) => markDone.immediate(hashes),
+    write: (group, vectors) => write.immediate(group, vectors),
+  }
+}
+
+/** Brings the 1-bit companion table in step with the float table (created once, backfilled). */
+const syncBitTable = (
+  sqlite: Database,
+  fingerprint: string,
+  vecTable: string,
+  bits: string,
+  dim: number,
+): void => {
+  sqlite.exec(`create virtual table if not exists ${bits} using vec0(embedding bit[${dim}])`)
+  const count = (sql: string, ...params: unknown[]): number =>
+    (sqlite.prepare(sql).get(...params) as { n: number }).n
+  const keys = count("select count(*) as n from vector_keys where fingerprint = ?", fingerprint)
+  const quantized = count(`select count(*) as n from ${bits}`)
+  if (keys === quantized) return
+  sqlite
+    .transaction(() => {
+      sqlite
+        .prepare(
+          `delete from ${bits} where rowid not in
+             (select id from vector_keys where fingerprint = ?)`,
+        )
+        .run(fingerprint)
+      sqlite.exec(
+        `insert into ${bits} (rowid, embedding)
+         select rowid, vec_quantize_binary(embedding) from ${vecTable}
+         where rowid not in (select rowid from ${bits})`,
+      )
+    })
+    .immediate()
+}

@@ -1,0 +1,157 @@
+/**
+ * `recallStatus`: everything an agent or a person needs to judge the index before trusting a
+ * recall — counts (per source), the embedding backlog and which vector spaces exist, freshness
+ * (newest indexed activity, last run and its age, whether an indexer is running now), files the
+ * indexer gave up on, and where transcripts are looked for. Guarantees: reads only, one
+ * database; `empty` is true exactly when no session is indexed, so callers can say "nothing
+ * indexed yet" with the roots that were searched instead of reporting an error.
+ */
+import { Clock, Effect, Schema } from "effect"
+import type { RecallStorageError } from "./errors.js"
+import { indexStatus } from "./index-maintenance.js"
+import type { IndexStatus } from "./index-maintenance.js"
+import { RecallDatabase, storageFailure } from "./recall-database.js"
+import { decodeRows } from "./stored-rows.js"
+import { relativeAge, resolveTimeZone, whenHuman } from "./time-format.js"
+import { transcriptRoots } from "./transcript-discovery.js"
+import type { DiscoveryEnvironment, TranscriptRoots } from "./transcript-discovery.js"
+
+/** Counts of one source. */
+export interface SourceCounts {
+  readonly sessions: number
+  readonly turns: number
+  readonly chunks: number
+}
+
+/** One stored vector space. */
+export interface StoredEmbedder {
+  readonly fingerprint: string
+  readonly dim: number
+  readonly vectors: number
+  /** The space the last embedding run filled (`meta.embedder_fingerprint`). */
+  readonly active: boolean
+}
+
+/** The index at a glance, for people and agents. */
+export interface RecallStatus extends IndexStatus {
+  readonly databasePath: string
+  /** No session indexed yet. */
+  readonly empty: boolean
+  readonly bySource: { readonly claude: SourceCounts; readonly codex: SourceCounts }
+  readonly embedders: ReadonlyArray<StoredEmbedder>
+  readonly newestActivityHuman: string | null
+  readonly lastRunAgo: string | null
+  /** An indexer holds the lock right now. */
+  readonly indexing: { readonly pid: number; readonly since: string } | null
+  /** Where transcripts are looked for (when the environment was given). */
+  readonly roots: TranscriptRoots | null
+}
+
+const SourceRows = Schema.Array(
+  Schema.Struct({
+    source: Schema.String,
+    sessions: Schema.Number,
+    turns: Schema.Number,
+    chunks: Schema.Number,
+  }),
+)
+
+const EmbedderRows = Schema.Array(
+  Schema.Struct({
+    fingerprint: Schema.String,
+    dim: Schema.Number,
+    vectors: Schema.Number,
+    active: Schema.Number,
+  }),
+)
+
+const LockRow = Schema.NullOr(
+  Schema.Struct({ pid: Schema.Number, acquired_at: Schema.Number, lease_until: Schema.Number }),
+)
+
+/** Options of {@link recallStatus}. */
+export interface RecallStatusOptions {
+  /** Resolves the transcript roots reported in `roots`. */
+  readonly environment?: DiscoveryEnvironment | undefined
+  /** Zone of the human times; default this computer's. */
+  readonly timezone?: string | undefined
+}
+
+/** Reports the state of the recall index. */
+export const recallStatus = (
+  options: RecallStatusOptions = {},
+): Effect.Effect<RecallStatus, RecallStorageError, RecallDatabase> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    const now = yield* Clock.currentTimeMillis
+    const timezone = yield* resolveTimeZone(options.timezone).pipe(
+      Effect.orElseSucceed(() => "UTC"),
+    )
+    const base = yield* indexStatus(now)
+    const read = <A>(f: () => A) => Effect.try({ try: f, catch: storageFailure("read", db.path) })
+    const perSource = yield* decodeRows(
+      SourceRows,
+      db.path,
+      yield* read(() =>
+        db.sqlite
+          .prepare(
+            `select s.source,
+                    count(distinct s.id) as sessions,
+                    (select count(*) from turns t join sessions s2 on s2.id = t.session_row
+                       where s2.source = s.source) as turns,
+                    (select count(*) from chunks c join turns t on t.id = c.turn_row
+                       join sessions s3 on s3.id = t.session_row where s3.source = s.source) as chunks
+             from sessions s group by s.source`,
+          )
+          .all(),
+      ),
+    )
+    const embedders = yield* decodeRows(
+      EmbedderRows,
+      db.path,
+      yield* read(() =>
+        db.sqlite
+          .prepare(
+            `select e.fingerprint, e.dim,
+                    (select count(*) from vector_keys k where k.fingerprint = e.fingerprint) as vectors,
+                    coalesce((select value from meta where key = 'embedder_fingerprint'), '')
+                      = e.fingerprint as active
+             from embedders e order by e.created_at`,
+          )
+          .all(),
+      ),
+    )
+    const lock = yield* decodeRows(
+      LockRow,
+      db.path,
+      (yield* read(() =>
+        db.sqlite
+          .prepare("select pid, acquired_at, lease_until from index_lock where id = 1")
+          .get(),
+      )) ?? null,
+    )
+    const counts = (source: string): SourceCounts => {
+      const row = perSource.find((r) => r.source === source)
+      return { sessions: row?.sessions ?? 0, turns: row?.turns ?? 0, chunks: row?.chunks ?? 0 }
+    }
+    return {
+      ...base,
+      databasePath: db.path,
+      empty: base.sessions === 0,
+      bySource: { claude: counts("claude"), codex: counts("codex") },
+      embedders: embedders.map((e) => ({
+        fingerprint: e.fingerprint,
+        dim: e.dim,
+        vectors: e.vectors,
+        active: e.active === 1,
+      })),
+      newestActivityHuman:
+        base.newestActivity === null ? null : whenHuman(base.newestActivity, now, timezone),
+      lastRunAgo: base.lastRun === null ? null : relativeAge(base.lastRun.finishedAt, now),
+      indexing:
+        lock !== null && lock.lease_until > now
+          ? { pid: lock.pid, since: new Date(lock.acquired_at).toISOString() }
+          : null,
+      roots: options.environment === undefined ? null : transcriptRoots(options.environment),
+    }
+  })

@@ -1,0 +1,130 @@
+/**
+ * `recentSessions`: the most recently active sessions, newest first, for "what was I doing" and
+ * for picking a session to expand. Guarantees: a session counts for a day range when it has a
+ * turn in it (not only when it started or ended there); subagent sessions are left out unless
+ * asked (they are not something to resume); each entry carries its title — the agent's title, else
+ * the first prompt, capped — its last activity, turn count, and how fresh its index rows are (when
+ * its transcript was last indexed, and whether the transcript still exists on disk).
+ */
+import { Clock, Effect, Schema } from "effect"
+import type { RecallQueryError, RecallStorageError } from "./errors.js"
+import { RecallDatabase, storageFailure } from "./recall-database.js"
+import { compileFilters } from "./recall-filters.js"
+import type { RecallFilters } from "./recall-filters.js"
+import { projectOf } from "./search.js"
+import { capText } from "./snippet.js"
+import { decodeRows } from "./stored-rows.js"
+import { relativeAge, whenHuman } from "./time-format.js"
+import type { TranscriptSource } from "./transcript-model.js"
+
+/** Input of {@link recentSessions}. */
+export interface RecentSessionsInput extends RecallFilters {
+  /** Most sessions; default 10 (at most 200). */
+  readonly limit?: number | undefined
+  /** Include subagent / sidechain sessions; default false. */
+  readonly includeSubagents?: boolean | undefined
+}
+
+/** One session, as listed. */
+export interface RecentSession {
+  readonly source: TranscriptSource
+  readonly sessionId: string
+  readonly project: string | null
+  readonly cwd: string | null
+  /** The session's title, else its first prompt (capped at 160 characters), else null. */
+  readonly title: string | null
+  readonly titleSource: "title" | "first-prompt" | null
+  readonly startedAt: string | null
+  readonly lastActivity: string | null
+  readonly lastActivityHuman: string
+  readonly turns: number
+  readonly headless: boolean
+  readonly subagent: boolean
+  /** `indexed`, or `missing` when the transcript is gone from disk and only the index keeps it. */
+  readonly transcript: string | null
+  /** When its transcript was last indexed (ISO-8601), and how long ago. */
+  readonly indexedAt: string | null
+  readonly indexedAgo: string | null
+}
+
+const Rows = Schema.Array(
+  Schema.Struct({
+    source: Schema.Literals(["claude", "codex"]),
+    session_id: Schema.String,
+    cwd: Schema.NullOr(Schema.String),
+    repo_root: Schema.NullOr(Schema.String),
+    title: Schema.NullOr(Schema.String),
+    first_prompt: Schema.NullOr(Schema.String),
+    started_at: Schema.NullOr(Schema.String),
+    last_activity: Schema.NullOr(Schema.String),
+    turn_count: Schema.Number,
+    headless: Schema.Number,
+    subagent: Schema.Number,
+    status: Schema.NullOr(Schema.String),
+    indexed_at: Schema.NullOr(Schema.Number),
+  }),
+)
+
+/** The most recently active sessions matching the filters. */
+export const recentSessions = (
+  input: RecentSessionsInput = {},
+): Effect.Effect<
+  ReadonlyArray<RecentSession>,
+  RecallQueryError | RecallStorageError,
+  RecallDatabase
+> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    const now = yield* Clock.currentTimeMillis
+    const filters = yield* compileFilters(
+      { ...input, excludeSubagents: input.excludeSubagents ?? input.includeSubagents !== true },
+      now,
+    )
+    const limit = Math.max(1, Math.min(200, Math.floor(input.limit ?? 10)))
+    const inRange =
+      filters.range === undefined
+        ? { sql: "1 = 1", args: [] }
+        : {
+            sql: `exists (select 1 from turns t where t.session_row = s.id and ${filters.turn.sql})`,
+            args: filters.turn.args,
+          }
+    const rows = yield* decodeRows(
+      Rows,
+      db.path,
+      yield* Effect.try({
+        try: () =>
+          db.sqlite
+            .prepare(
+              `select s.source, s.session_id, s.cwd, s.repo_root, s.title, s.first_prompt,
+                      s.started_at, s.last_activity, s.turn_count, s.headless, s.subagent,
+                      f.status, f.indexed_at
+               from sessions s left join files f on f.id = s.file_id
+               where (${filters.session.sql}) and (${inRange.sql}) and s.turn_count > 0
+               order by s.last_activity is null, s.last_activity desc, s.id desc
+               limit ?`,
+            )
+            .all(...filters.session.args, ...inRange.args, limit),
+        catch: storageFailure("read", db.path),
+      }),
+    )
+    return rows.map((r): RecentSession => {
+      const title = r.title ?? r.first_prompt
+      return {
+        source: r.source,
+        sessionId: r.session_id,
+        project: projectOf(r.repo_root),
+        cwd: r.cwd,
+        title: title === null ? null : capText(title.replace(/\s+/g, " ").trim(), 160).text,
+        titleSource: r.title !== null ? "title" : r.first_prompt !== null ? "first-prompt" : null,
+        startedAt: r.started_at,
+        lastActivity: r.last_activity,
+        lastActivityHuman: whenHuman(r.last_activity, now, filters.timezone),
+        turns: r.turn_count,
+        headless: r.headless === 1,
+        subagent: r.subagent === 1,
+        transcript: r.status,
+        indexedAt: r.indexed_at === null ? null : new Date(r.indexed_at).toISOString(),
+        indexedAgo: r.indexed_at === null ? null : relativeAge(r.indexed_at, now),
+      }
+    })
+  })

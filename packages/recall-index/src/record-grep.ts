@@ -1,0 +1,204 @@
+/**
+ * `grepRecords`: a literal or regular-expression scan over every indexed raw record — prompts,
+ * answers, tool calls, tool output, reasoning summaries, compaction text — in their decoded,
+ * masked form (so quotes, backslashes, newlines and Windows paths match as written, not as JSON
+ * escapes). Guarantees: case-insensitive by default; literal ASCII patterns are matched inside
+ * SQLite (`LIKE`, `instr`), other patterns are tested in JavaScript on windows of at most
+ * {@link GREP_WINDOW_CHARS} characters; a regex must pass `compileSafeRegex` (bounded size, no
+ * backreferences, no nested repeats) and the scan stops at `maxScanMs` of wall-clock time with
+ * `timedOut` set and the hits found so far; records that duplicate others (`api-request-blob`,
+ * `last-prompt`, …) and noise are skipped unless asked; at most `limit` hits, each with a short
+ * snippet around the match and the address (session id, turn id) to expand.
+ */
+import { Clock, Effect } from "effect"
+import { RecallQueryError } from "./errors.js"
+import type { RecallStorageError } from "./errors.js"
+import { RecallDatabase, storageFailure } from "./recall-database.js"
+import { compileFilters, escapeLike, timestampClause } from "./recall-filters.js"
+import type { RecallFilters, SqlClause } from "./recall-filters.js"
+import { compileSafeRegex, escapeRegExp } from "./regex-safety.js"
+import { projectOf } from "./search.js"
+import { snippetAt } from "./snippet.js"
+import { whenHuman } from "./time-format.js"
+import type { RawRecordKind, TranscriptSource } from "./transcript-model.js"
+
+/** Longest stretch of text one regex test sees (windows overlap by 10 %). */
+export const GREP_WINDOW_CHARS = 4096
+
+/** Input of {@link grepRecords}. */
+export interface GrepInput extends RecallFilters {
+  readonly pattern: string
+  /** Treat `pattern` as a regular expression (JavaScript syntax); default literal. */
+  readonly regex?: boolean | undefined
+  readonly caseSensitive?: boolean | undefined
+  /** Most hits; default 100 (at most 1 000). */
+  readonly limit?: number | undefined
+  /** Only records of these kinds; default every kind but noise. */
+  readonly kinds?: ReadonlyArray<RawRecordKind> | undefined
+  /** Also scan records that duplicate others (`api-request-blob`, `last-prompt`, …). */
+  readonly includeDuplicates?: boolean | undefined
+  /** Longest snippet; default 200 characters. */
+  readonly snippetChars?: number | undefined
+  /** Stop scanning after this long; default 5 000 ms. */
+  readonly maxScanMs?: number | undefined
+}
+
+/** One matching record. */
+export interface GrepHit {
+  readonly source: TranscriptSource
+  readonly sessionId: string
+  /** The turn holding the record; null for a file preamble (session meta, injected context). */
+  readonly turnId: string | null
+  readonly role: string | null
+  readonly kind: string
+  readonly recordType: string
+  readonly timestamp: string | null
+  readonly whenHuman: string
+  readonly cwd: string | null
+  readonly project: string | null
+  readonly snippet: string
+}
+
+/** The answer of {@link grepRecords}. */
+export interface GrepResult {
+  readonly pattern: string
+  readonly mode: "literal" | "regex"
+  readonly caseSensitive: boolean
+  readonly hits: ReadonlyArray<GrepHit>
+  /** More matches exist beyond `limit`. */
+  readonly truncated: boolean
+  /** The scan hit `maxScanMs`; `hits` are the ones found before. */
+  readonly timedOut: boolean
+  /** Records examined. */
+  readonly scanned: number
+}
+
+interface Row {
+  readonly source: TranscriptSource
+  readonly session_id: string
+  readonly turn_id: string | null
+  readonly role: string | null
+  readonly kind: string
+  readonly record_type: string
+  readonly timestamp: string | null
+  readonly cwd: string | null
+  readonly repo_root: string | null
+  readonly text: string
+}
+
+const isAscii = (text: string): boolean => /^[\x20-\x7e]*$/.test(text)
+
+/** The first match of `re` in `text`, testing windows of {@link GREP_WINDOW_CHARS}. */
+const firstMatch = (re: RegExp, text: string): { at: number; length: number } | undefined => {
+  const step = Math.floor(GREP_WINDOW_CHARS * 0.9)
+  for (let start = 0; start < text.length; start += step) {
+    const m = re.exec(text.slice(start, start + GREP_WINDOW_CHARS))
+    if (m !== null) return { at: start + m.index, length: m[0].length }
+    if (start + GREP_WINDOW_CHARS >= text.length) break
+  }
+  return undefined
+}
+
+/** Scans raw records for `pattern`; see the module header. */
+export const grepRecords = (
+  input: GrepInput,
+): Effect.Effect<GrepResult, RecallQueryError | RecallStorageError, RecallDatabase> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    const clock = yield* Clock.clockWith((c) => Effect.succeed(c))
+    const now = clock.currentTimeMillisUnsafe()
+    const regexMode = input.regex === true
+    const caseSensitive = input.caseSensitive === true
+    const pattern = input.pattern
+    if (pattern === "" || pattern.length > 1000) {
+      return yield* new RecallQueryError({
+        field: "pattern",
+        message: pattern === "" ? "the pattern is empty" : "keep the pattern under 1000 characters",
+      })
+    }
+    // A literal needs no safety check: an escaped string cannot backtrack.
+    const re = regexMode
+      ? yield* compileSafeRegex(pattern, caseSensitive)
+      : new RegExp(escapeRegExp(pattern), caseSensitive ? "u" : "iu")
+    const filters = yield* compileFilters(input, now)
+    const limit = Math.max(1, Math.min(1000, Math.floor(input.limit ?? 100)))
+    const snippetChars = Math.max(40, Math.min(2000, Math.floor(input.snippetChars ?? 200)))
+    const deadline = now + Math.max(50, input.maxScanMs ?? 5000)
+
+    const clauses: Array<SqlClause> = [filters.session, { sql: "r.kind <> 'noise'", args: [] }]
+    if (input.includeDuplicates !== true) clauses.push({ sql: "r.skip_for_grep = 0", args: [] })
+    if (input.kinds !== undefined) {
+      clauses.push({
+        sql: `r.kind in (${input.kinds.map(() => "?").join(", ") || "''"})`,
+        args: [...input.kinds],
+      })
+    }
+    if (filters.range !== undefined) {
+      clauses.push(timestampClause(filters.range, "coalesce(r.timestamp, t.timestamp)"))
+    }
+    // Let SQLite do the literal work it can do exactly: LIKE folds ASCII case only.
+    if (!regexMode && caseSensitive) clauses.push({ sql: "instr(r.text, ?) > 0", args: [pattern] })
+    else if (!regexMode && isAscii(pattern)) {
+      clauses.push({ sql: "r.text like ? escape '\\'", args: [`%${escapeLike(pattern)}%`] })
+    }
+    const where = clauses.map((c) => `(${c.sql})`).join(" and ")
+    const statement = yield* Effect.try({
+      try: () =>
+        db.sqlite.prepare(
+          `select s.source, s.session_id, t.turn_id, t.role, r.kind, r.record_type,
+                  coalesce(r.timestamp, t.timestamp) as timestamp, s.cwd, s.repo_root, r.text
+           from raw_records r
+           join sessions s on s.id = r.session_row
+           left join turns t on t.id = r.turn_row
+           where ${where}
+           order by r.id desc`,
+        ),
+      catch: storageFailure("read", db.path),
+    })
+    return yield* Effect.try({
+      try: (): GrepResult => {
+        const hits: Array<GrepHit> = []
+        let scanned = 0
+        let truncated = false
+        let timedOut = false
+        for (const row of statement.iterate(...clauses.flatMap((c) => c.args)) as Iterable<Row>) {
+          scanned += 1
+          if ((scanned & 15) === 0 && clock.currentTimeMillisUnsafe() > deadline) {
+            timedOut = true
+            break
+          }
+          const match = firstMatch(re, row.text)
+          if (match === undefined) continue
+          if (hits.length >= limit) {
+            truncated = true
+            break
+          }
+          hits.push({
+            source: row.source,
+            sessionId: row.session_id,
+            turnId: row.turn_id,
+            role: row.role,
+            kind: row.kind,
+            recordType: row.record_type,
+            timestamp: row.timestamp,
+            whenHuman: whenHuman(row.timestamp, now, filters.timezone),
+            cwd: row.cwd,
+            project: projectOf(row.repo_root),
+            snippet: snippetAt(row.text, match.at, match.length, snippetChars),
+          })
+        }
+        // Scanned newest-indexed first (no sort over the whole table); shown newest first.
+        hits.sort((a, b) => (b.timestamp ?? "").localeCompare(a.timestamp ?? ""))
+        return {
+          pattern,
+          mode: regexMode ? "regex" : "literal",
+          caseSensitive,
+          hits,
+          truncated,
+          timedOut,
+          scanned,
+        }
+      },
+      catch: storageFailure("read", db.path),
+    })
+  })

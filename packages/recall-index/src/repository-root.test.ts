@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest"
+import { repositoryRootOf } from "./repository-root.js"
+import type { RepositoryFiles } from "./repository-root.js"
+
+const memory = (
+  dirs: ReadonlyArray<string>,
+  files: Readonly<Record<string, string>>,
+): RepositoryFiles => ({
+  kind: (path) => (dirs.includes(path) ? "directory" : path in files ? "file" : undefined),
+  readText: (path) => files[path],
+})
+
+describe("repositoryRootOf", () => {
+  const fs = memory(["/work/app/.git", "/work/app/.git/worktrees/feat"], {
+    "/work/feat/.git": "gitdir: /work/app/.git/worktrees/feat\n",
+    "/work/app/.git/worktrees/feat/commondir": "../..\n",
+    "/work/lib/vendor/sub/.git": "gitdir: ../../.git/modules/sub\n",
+  })
+
+  it("finds the repository from a subdirectory", () => {
+    expect(repositoryRootOf("/work/app/packages/x/", fs)).toBe("/work/app")
+  })
+
+  it("follows a linked worktree to its main repository", () => {
+    expect(repositoryRootOf("/work/feat/src", fs)).toBe("/work/app")
+  })
+
+  it("keeps a submodule (no commondir) as its own root", () => {
+    expect(repositoryRootOf("/work/lib/vendor/sub/a", fs)).toBe("/work/lib/vendor/sub")
+  })
+
+  it("falls back to the string rules outside any repository", () => {
+    expect(repositoryRootOf("/gone/repo/.claude/worktrees/w1/src", fs)).toBe("/gone/repo")
+    expect(repositoryRootOf("/tmp/scratch", fs)).toBe("/tmp/scratch")
+  })
+})

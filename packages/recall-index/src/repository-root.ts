@@ -1,0 +1,70 @@
+/**
+ * The main repository of a directory, from git's files on disk (no `git` process): walk up to
+ * the nearest `.git`; a `.git` directory marks the root; a `.git` file (a linked worktree or a
+ * submodule) points at its git dir, whose `commondir` leads to the main repository's `.git`.
+ * Guarantees: never throws and never writes; a directory outside any repository, or git files it
+ * cannot read, fall back to the directory itself (then `repoRootOf`'s string rules still collapse
+ * `.claude/worktrees/<name>` and `.worktrees/<name>`). Reads go through the given
+ * {@link RepositoryFiles}, so the rules are tested without a disk.
+ */
+import { readFileSync, statSync } from "node:fs"
+import { dirname, isAbsolute, join, resolve } from "node:path"
+import { repoRootOf } from "./repo-root.js"
+
+/** The two reads the lookup needs. */
+export interface RepositoryFiles {
+  /** `directory`, `file`, or undefined when the path does not exist. */
+  readonly kind: (path: string) => "directory" | "file" | undefined
+  /** The file's text, or undefined when unreadable. */
+  readonly readText: (path: string) => string | undefined
+}
+
+/** The real file system. */
+export const nodeRepositoryFiles: RepositoryFiles = {
+  kind: (path) => {
+    try {
+      const s = statSync(path)
+      return s.isDirectory() ? "directory" : s.isFile() ? "file" : undefined
+    } catch {
+      return undefined
+    }
+  },
+  readText: (path) => {
+    try {
+      return readFileSync(path, "utf8")
+    } catch {
+      return undefined
+    }
+  },
+}
+
+const mainRootOfGitDir = (gitDir: string, files: RepositoryFiles): string | undefined => {
+  const common = files.readText(join(gitDir, "commondir"))?.trim()
+  if (common === undefined || common === "") return undefined
+  const commonDir = isAbsolute(common) ? common : resolve(gitDir, common)
+  return commonDir.endsWith("/.git") ? dirname(commonDir) : undefined
+}
+
+/** The main repository root of `cwd` (see the module header), without a trailing slash. */
+export const repositoryRootOf = (
+  cwd: string,
+  files: RepositoryFiles = nodeRepositoryFiles,
+): string => {
+  const start = resolve(cwd)
+  let dir = start
+  for (let depth = 0; depth < 64; depth++) {
+    const dotGit = join(dir, ".git")
+    const kind = files.kind(dotGit)
+    if (kind === "directory") return dir
+    if (kind === "file") {
+      const pointer = /^gitdir:\s*(.+)$/m.exec(files.readText(dotGit) ?? "")?.[1]?.trim()
+      if (pointer === undefined) return dir
+      const gitDir = isAbsolute(pointer) ? pointer : resolve(dir, pointer)
+      return mainRootOfGitDir(gitDir, files) ?? dir
+    }
+    const parent = dirname(dir)
+    if (parent === dir) break
+    dir = parent
+  }
+  return repoRootOf(start)
+}

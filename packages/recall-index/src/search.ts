@@ -1,0 +1,438 @@
+/**
+ * Hybrid recall search: the lexical arm (FTS5 bm25 through `matchChunks`, over the provider's
+ * query expansion) and the vector arm (KNN through `searchVectors`, when an embedder is given and
+ * its vectors exist) are fused by weighted reciprocal rank (`fuseRanks`); a reranker's order over
+ * the fused head joins as a third weighted list (the plan measured on the retrieval eval, see
+ * `FusionPlan`); then hits are de-duplicated by text, capped per session and cut to k.
+ * Guarantees: every filter (source, repository scope, session, calendar
+ * days in an IANA zone, headless / subagent) runs inside each arm's query, so a small scope is
+ * never starved by a large one; each arm can run alone (`arms`) and each hit reports its rank
+ * and raw score in every arm, so the arms are measurable separately; a failing embedder or
+ * reranker degrades the search (reported in `degraded`), never fails it; results are bounded
+ * (`textChars`, `snippetChars`) and every hit is addressable by (session id, turn id) for
+ * `expandAround` / `step`. Reads only; no IO besides the database and the given providers.
+ */
+import { Clock, Effect, Schema } from "effect"
+import type { Embedder, Reranker } from "./embedder.js"
+import type { FusionPlan } from "./embedder-config.js"
+import { RecallQueryError } from "./errors.js"
+import type { RecallStorageError } from "./errors.js"
+import { ftsMatchExpression, matchChunks } from "./fts-query.js"
+import { fuseRanks } from "./rank-fusion.js"
+import { RecallDatabase, storageFailure } from "./recall-database.js"
+import { compileFilters } from "./recall-filters.js"
+import type { RecallFilters } from "./recall-filters.js"
+import { capText, queryTerms, snippetFor } from "./snippet.js"
+import { decodeRows } from "./stored-rows.js"
+import { whenHuman } from "./time-format.js"
+import type { TranscriptSource } from "./transcript-model.js"
+import { MAX_KNN_K, searchVectors } from "./vector-search.js"
+
+/** A search arm. */
+export type SearchArm = "lexical" | "vector"
+
+/** What to search for, how many hits, and how to rank. */
+export interface RecallSearchInput extends RecallFilters {
+  readonly query: string
+  /** Hits to return; default 10, at most 100. */
+  readonly k?: number | undefined
+  /** At most this many hits per session (marathon sessions must not crowd the list); default 3. */
+  readonly perSession?: number | undefined
+  /** Candidates taken from each arm before fusion; default 100. */
+  readonly candidates?: number | undefined
+  /** Which arms run; default both (the vector arm only with an embedder). */
+  readonly arms?: ReadonlyArray<SearchArm> | undefined
+  /** Override the provider's fusion weights (lexical, vector, rerank) and rerank depth. */
+  readonly weights?: Partial<FusionPlan> | undefined
+  /** How the vector arm applies filters; default `auto` (see {@link PREFILTER_BUDGET}). */
+  readonly vectorFilter?: "auto" | "pre" | "post" | undefined
+  /** Longest chunk text returned per hit; default 1 000 characters. */
+  readonly textChars?: number | undefined
+  /** Longest snippet; default 240 characters. */
+  readonly snippetChars?: number | undefined
+}
+
+/**
+ * How the vector arm applies filters: `prefilter` restricts the KNN to the filtered chunks
+ * (`searchVectors` `withinChunkIds`); `postfilter` takes the nearest `MAX_KNN_K` overall and keeps
+ * the filtered ones; `unfiltered` when there is no filter.
+ */
+export type VectorFilterMode = "prefilter" | "postfilter" | "unfiltered"
+
+/**
+ * Pre-filtering costs about (filtered chunks × stored vectors) index probes in `searchVectors`;
+ * above this product the vector arm post-filters an over-fetch instead (measured: 300 × 12 000
+ * took ~1 s, the post-filter path ~60 ms).
+ */
+export const PREFILTER_BUDGET = 2_000_000
+
+/** Providers the search may use; all optional (lexical-only without an embedder). */
+export interface RecallSearchProviders {
+  readonly embedder?: Embedder | undefined
+  readonly reranker?: Reranker | undefined
+  /** Rewrites the query for the lexical arm (`embedderFromEnvironment` gives one); default as is. */
+  readonly expandQuery?: ((query: string) => string) | undefined
+  /** How to weigh the arms; default {@link DEFAULT_FUSION_PLAN}. */
+  readonly fusion?: FusionPlan | undefined
+}
+
+/** Fusion without a measured plan: equal arms, the reranker's order weighted 3 over the top 30. */
+export const DEFAULT_FUSION_PLAN: FusionPlan = { lexical: 1, vector: 1, rerank: 3, rerankDepth: 30 }
+
+/** Per-arm evidence for one hit. */
+export interface HitScores {
+  /** The fused (weighted RRF) score. */
+  readonly fused: number
+  /** 1-based rank in the lexical arm, null when it did not match. */
+  readonly lexicalRank: number | null
+  /** FTS5 bm25 rank (lower is better), null when it did not match. */
+  readonly bm25: number | null
+  /** 1-based rank in the vector arm, null when not among its candidates. */
+  readonly vectorRank: number | null
+  /** Cosine similarity to the query, null when not among the vector candidates. */
+  readonly similarity: number | null
+  /** Reranker relevance, null when the hit was not reranked. */
+  readonly rerank: number | null
+  /** 1-based rank in the reranker's order, null when not reranked. */
+  readonly rerankRank: number | null
+}
+
+/** One search hit: a chunk of a turn, addressable by (sessionId, turnId). */
+export interface RecallHit {
+  readonly rank: number
+  readonly source: TranscriptSource
+  readonly sessionId: string
+  readonly turnId: string
+  readonly chunkId: number
+  readonly role: string
+  readonly cwd: string | null
+  /** Last path segment of the session's repository root. */
+  readonly project: string | null
+  /** ISO-8601 time of the turn, null when unknown. */
+  readonly timestamp: string | null
+  /** The time for people, in the query's time zone: `2026-07-14 09:30 Europe/Berlin (3 days ago)`. */
+  readonly whenHuman: string
+  readonly headless: boolean
+  readonly subagent: boolean
+  /** The chunk text, at most `textChars`. */
+  readonly text: string
+  readonly textTruncated: boolean
+  /** A short excerpt around the first query term. */
+  readonly snippet: string
+  readonly scores: HitScores
+}
+
+/** How each arm ran. */
+export interface SearchArmsReport {
+  readonly lexical: { readonly ran: boolean; readonly candidates: number }
+  readonly vector: {
+    readonly ran: boolean
+    readonly candidates: number
+    readonly fingerprint: string | null
+    /** How filters were applied, when it ran. */
+    readonly filterMode: VectorFilterMode | null
+    /** Why it did not run, when it did not. */
+    readonly skipped: string | null
+  }
+  readonly rerank: { readonly ran: boolean; readonly model: string | null }
+}
+
+/** The answer of {@link searchRecall}. */
+export interface RecallSearchResult {
+  readonly query: string
+  readonly hits: ReadonlyArray<RecallHit>
+  readonly arms: SearchArmsReport
+  /** Set when part of the pipeline failed and the results come from what remained. */
+  readonly degraded: string | null
+  /** True when the index holds no chunks at all ("nothing indexed yet"). */
+  readonly indexEmpty: boolean
+  /** The filters as applied. */
+  readonly applied: {
+    readonly source: TranscriptSource | null
+    readonly scopeRoot: string | null
+    readonly startDate: string | null
+    readonly endDate: string | null
+    readonly timezone: string
+  }
+}
+
+const ChunkRows = Schema.Array(
+  Schema.Struct({
+    chunk_id: Schema.Number,
+    text: Schema.String,
+    role: Schema.String,
+    content_hash: Schema.String,
+    turn_id: Schema.String,
+    timestamp: Schema.NullOr(Schema.String),
+    source: Schema.Literals(["claude", "codex"]),
+    session_id: Schema.String,
+    cwd: Schema.NullOr(Schema.String),
+    repo_root: Schema.NullOr(Schema.String),
+    headless: Schema.Number,
+    subagent: Schema.Number,
+  }),
+)
+
+type ChunkRow = (typeof ChunkRows.Type)[number]
+
+const clampInt = (value: number | undefined, fallback: number, min: number, max: number) =>
+  Math.max(min, Math.min(max, Math.floor(Number.isFinite(value) ? (value as number) : fallback)))
+
+/** Last segment of a path, or null. */
+export const projectOf = (root: string | null): string | null => {
+  if (root === null) return null
+  const parts = root.split(/[\\/]/).filter((p) => p !== "")
+  return parts.at(-1) ?? root
+}
+
+/** Searches the index; see the module header for the pipeline and its guarantees. */
+export const searchRecall = (
+  input: RecallSearchInput,
+  providers: RecallSearchProviders = {},
+): Effect.Effect<RecallSearchResult, RecallQueryError | RecallStorageError, RecallDatabase> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    const now = yield* Clock.currentTimeMillis
+    const query = input.query.trim()
+    if (query === "") {
+      return yield* new RecallQueryError({ field: "query", message: "the query is empty" })
+    }
+    if (query.length > 2000) {
+      return yield* new RecallQueryError({
+        field: "query",
+        message: `the query is ${query.length} characters; keep it under 2000`,
+      })
+    }
+    const k = clampInt(input.k, 10, 1, 100)
+    const perSession = clampInt(input.perSession, 3, 1, 100)
+    const candidates = Math.max(k, clampInt(input.candidates, 100, 1, 1000))
+    const textChars = clampInt(input.textChars, 1000, 40, 20_000)
+    const snippetChars = clampInt(input.snippetChars, 240, 40, 2000)
+    const arms = new Set<SearchArm>(input.arms ?? ["lexical", "vector"])
+    const filters = yield* compileFilters(input, now)
+    const read = <A>(f: () => A) => Effect.try({ try: f, catch: storageFailure("read", db.path) })
+
+    const applied = {
+      source: input.source ?? null,
+      scopeRoot: filters.scopeRoot ?? null,
+      startDate: filters.range?.startDate ?? null,
+      endDate: filters.range?.endDate ?? null,
+      timezone: filters.timezone,
+    }
+    const anyChunk = yield* read(() => db.sqlite.prepare("select 1 from chunks limit 1").get())
+    const degradedBy: Array<string> = []
+
+    const plan: FusionPlan = { ...(providers.fusion ?? DEFAULT_FUSION_PLAN), ...input.weights }
+    // Lexical arm: bm25 over the porter FTS index, terms OR-ed (bm25 still favours rows with more).
+    const lexicalText = providers.expandQuery?.(query) ?? query
+    const lexical =
+      arms.has("lexical") && ftsMatchExpression(lexicalText, "any") !== undefined
+        ? yield* matchChunks(lexicalText, { limit: candidates, mode: "any", filter: filters.all })
+        : []
+    const bm25 = new Map(lexical.map((m) => [m.chunkId, m.rank]))
+
+    // Vector arm: the query embedded with the given embedder, KNN in that embedder's space only.
+    let vectorSkipped: string | null = null
+    let vectorMode: VectorFilterMode | null = null
+    let vectorHits: ReadonlyArray<{ chunkId: number; similarity: number }> = []
+    const embedder = providers.embedder
+    if (!arms.has("vector")) vectorSkipped = "not requested"
+    else if (embedder === undefined) vectorSkipped = "no embedder configured"
+    else {
+      const stored = yield* read(
+        () =>
+          db.sqlite
+            .prepare(`select count(*) as n from vector_keys where fingerprint = ?`)
+            .get(embedder.info.fingerprint) as { n: number },
+      )
+      if (stored.n === 0) {
+        vectorSkipped = `no vectors for ${embedder.info.fingerprint} yet (run baton recall index)`
+      } else {
+        const embedded = yield* Effect.result(embedder.embedQuery(query))
+        if (embedded._tag === "Failure") {
+          vectorSkipped = `the embedder failed: ${embedded.failure.reason}`
+          degradedBy.push(`lexical only: ${embedded.failure.reason}`)
+        } else {
+          const scoped = filters.all.args.length > 0 || filters.all.sql !== "1 = 1"
+          const within = scoped
+            ? yield* read(
+                () =>
+                  db.sqlite
+                    .prepare(
+                      `select c.id from chunks c join turns t on t.id = c.turn_row
+                       join sessions s on s.id = t.session_row where ${filters.all.sql}`,
+                    )
+                    .pluck()
+                    .all(...filters.all.args) as number[],
+              )
+            : undefined
+          if (within === undefined) {
+            vectorMode = "unfiltered"
+            vectorHits = yield* searchVectors({
+              vector: embedded.success,
+              k: candidates,
+              fingerprint: embedder.info.fingerprint,
+            })
+          } else if (within.length === 0) {
+            vectorMode = "prefilter"
+          } else if (
+            input.vectorFilter === "pre" ||
+            (input.vectorFilter !== "post" && within.length * stored.n <= PREFILTER_BUDGET)
+          ) {
+            vectorMode = "prefilter"
+            vectorHits = yield* searchVectors({
+              vector: embedded.success,
+              k: candidates,
+              fingerprint: embedder.info.fingerprint,
+              withinChunkIds: within,
+            })
+          } else {
+            // Large scope × large index: take the nearest MAX_KNN_K overall, keep the scope's.
+            vectorMode = "postfilter"
+            const allowed = new Set(within)
+            vectorHits = (yield* searchVectors({
+              vector: embedded.success,
+              k: MAX_KNN_K,
+              fingerprint: embedder.info.fingerprint,
+            }))
+              .filter((h) => allowed.has(h.chunkId))
+              .slice(0, candidates)
+          }
+        }
+      }
+    }
+    const similarity = new Map<number, number>()
+    for (const h of vectorHits)
+      if (!similarity.has(h.chunkId)) similarity.set(h.chunkId, h.similarity)
+
+    const armLists = [
+      { name: "lexical", weight: plan.lexical, ids: lexical.map((m) => m.chunkId) },
+      { name: "vector", weight: plan.vector, ids: vectorHits.map((h) => h.chunkId) },
+    ]
+    const fused = fuseRanks(armLists, { k: 60 }).slice(0, candidates * 2)
+
+    const rows = new Map<number, ChunkRow>()
+    if (fused.length > 0) {
+      const loaded = yield* decodeRows(
+        ChunkRows,
+        db.path,
+        yield* read(() =>
+          db.sqlite
+            .prepare(
+              `select c.id as chunk_id, c.text, c.role, c.content_hash, t.turn_id, t.timestamp,
+                      s.source, s.session_id, s.cwd, s.repo_root, s.headless, s.subagent
+               from chunks c join turns t on t.id = c.turn_row
+               join sessions s on s.id = t.session_row
+               where c.id in (select value from json_each(?))`,
+            )
+            .all(JSON.stringify(fused.map((f) => f.id))),
+        ),
+      )
+      for (const row of loaded) rows.set(row.chunk_id, row)
+    }
+    // Same text in several places (fork / resume copies, repeated answers): keep the best.
+    const distinct = <T extends { readonly id: number }>(list: ReadonlyArray<T>) => {
+      const seen = new Set<string>()
+      return list.flatMap((f) => {
+        const row = rows.get(f.id)
+        if (row === undefined || seen.has(row.content_hash)) return []
+        seen.add(row.content_hash)
+        return [{ fused: f, row }]
+      })
+    }
+    let ranked = distinct(fused)
+
+    // Reranker: its order over the fused head joins the fusion as a third weighted list.
+    let rerankRan = false
+    const rerankScore = new Map<number, number>()
+    const rerankRank = new Map<number, number>()
+    const reranker = providers.reranker
+    if (reranker !== undefined && ranked.length > 1 && plan.rerank > 0) {
+      const depth = Math.min(ranked.length, Math.max(k, Math.floor(plan.rerankDepth)))
+      const head = ranked.slice(0, depth)
+      const result = yield* Effect.result(
+        reranker.rerank(
+          query,
+          head.map((r) => r.row.text),
+          depth,
+        ),
+      )
+      if (result._tag === "Failure") degradedBy.push(`not reranked: ${result.failure.reason}`)
+      else {
+        rerankRan = true
+        const order = [...result.success]
+          .filter((r) => head[r.index] !== undefined)
+          .sort((a, b) => b.score - a.score || a.index - b.index)
+        order.forEach((r, i) => {
+          const id = head[r.index]!.row.chunk_id
+          if (!rerankRank.has(id)) {
+            rerankRank.set(id, i + 1)
+            rerankScore.set(id, r.score)
+          }
+        })
+        ranked = distinct(
+          fuseRanks(
+            [...armLists, { name: "rerank", weight: plan.rerank, ids: [...rerankRank.keys()] }],
+            { k: 60 },
+          ),
+        )
+      }
+    }
+
+    const perSessionCount = new Map<string, number>()
+    const terms = queryTerms(query)
+    const hits: Array<RecallHit> = []
+    for (const { fused: f, row } of ranked) {
+      if (hits.length >= k) break
+      const key = `${row.source}\u0000${row.session_id}`
+      const count = perSessionCount.get(key) ?? 0
+      if (count >= perSession) continue
+      perSessionCount.set(key, count + 1)
+      const text = capText(row.text, textChars)
+      hits.push({
+        rank: hits.length + 1,
+        source: row.source,
+        sessionId: row.session_id,
+        turnId: row.turn_id,
+        chunkId: row.chunk_id,
+        role: row.role,
+        cwd: row.cwd,
+        project: projectOf(row.repo_root),
+        timestamp: row.timestamp,
+        whenHuman: whenHuman(row.timestamp, now, filters.timezone),
+        headless: row.headless === 1,
+        subagent: row.subagent === 1,
+        text: text.text,
+        textTruncated: text.truncated,
+        snippet: snippetFor(row.text, terms, snippetChars),
+        scores: {
+          fused: f.score,
+          lexicalRank: f.ranks["lexical"] ?? null,
+          bm25: bm25.get(row.chunk_id) ?? null,
+          vectorRank: f.ranks["vector"] ?? null,
+          similarity: similarity.get(row.chunk_id) ?? null,
+          rerank: rerankScore.get(row.chunk_id) ?? null,
+          rerankRank: rerankRank.get(row.chunk_id) ?? null,
+        },
+      })
+    }
+
+    return {
+      query,
+      hits,
+      arms: {
+        lexical: { ran: arms.has("lexical"), candidates: lexical.length },
+        vector: {
+          ran: vectorSkipped === null,
+          candidates: vectorHits.length,
+          fingerprint: embedder?.info.fingerprint ?? null,
+          filterMode: vectorMode,
+          skipped: vectorSkipped,
+        },
+        rerank: { ran: rerankRan, model: rerankRan ? (reranker?.model ?? null) : null },
+      },
+      degraded: degradedBy.length === 0 ? null : degradedBy.join("; "),
+      indexEmpty: anyChunk === undefined,
+      applied,
+    }
+  })

@@ -1,0 +1,47 @@
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { capText, queryTerms, snippetAt, snippetFor } from "./snippet.js"
+
+describe("snippets", () => {
+  const long = `${"lorem ipsum ".repeat(60)}the retry policy is exponential backoff ${"dolor sit ".repeat(60)}`
+
+  it("centres on the first query term and stays bounded", () => {
+    const s = snippetFor(long, queryTerms("what RETRY policy"), 120)
+    expect(s).toContain("retry policy")
+    expect(s.startsWith("…")).toBe(true)
+    expect(s.endsWith("…")).toBe(true)
+    expect(s.length).toBeLessThanOrEqual(122)
+  })
+
+  it("matches a stem for porter hits and falls back to the start", () => {
+    expect(snippetFor("we keep retrying with jitter", queryTerms("retries"), 60)).toContain(
+      "retrying",
+    )
+    expect(snippetFor(long, ["absent"], 50).startsWith("lorem")).toBe(true)
+  })
+
+  it("cuts around a known match and collapses whitespace", () => {
+    const text = `${"a\n".repeat(300)}needle\n\tafter`
+    const at = text.indexOf("needle")
+    const s = snippetAt(text, at, 6, 40)
+    expect(s).toContain("needle")
+    expect(s).not.toContain("\n")
+  })
+
+  it("never exceeds the cap (plus ellipses) and never splits a surrogate pair", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: "binary", maxLength: 600 }),
+        fc.integer({ min: 40, max: 300 }),
+        (text, cap) => {
+          const s = snippetFor(text, queryTerms(text.slice(100, 110)), cap)
+          expect(s.replace(/^…|…$/g, "").length).toBeLessThanOrEqual(cap)
+          const lone = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+          if (!lone.test(text)) expect(lone.test(s)).toBe(false)
+          const capped = capText(text, cap)
+          expect(capped.truncated).toBe(text.length > cap)
+        },
+      ),
+    )
+  })
+})

@@ -1,0 +1,82 @@
+/**
+ * Short, bounded excerpts of stored text for search and grep results, so a result list never
+ * floods an agent's context. Guarantees: whitespace runs collapse to one space; the result is
+ * at most `maxChars` characters plus the two ellipses; a window is centred on the first match
+ * when there is one and cut at word boundaries when possible; a surrogate pair is never split.
+ */
+
+/** Search terms of a query: lower-cased runs of letters, digits and `_` (at least 2 long). */
+export const queryTerms = (query: string): ReadonlyArray<string> => [
+  ...new Set(
+    (
+      query
+        .normalize("NFC")
+        .toLowerCase()
+        .match(/[\p{L}\p{N}_]+/gu) ?? []
+    ).filter((t) => t.length >= 2),
+  ),
+]
+
+const collapse = (text: string): string => text.replace(/\s+/gu, " ").trim()
+
+const safeCut = (text: string, at: number): number => {
+  const code = text.charCodeAt(at)
+  return code >= 0xdc00 && code <= 0xdfff ? at - 1 : at
+}
+
+/** Caps `text` at `maxChars` (collapsed), marking a cut with `…`. */
+export const capText = (
+  text: string,
+  maxChars: number,
+): { readonly text: string; readonly truncated: boolean } =>
+  text.length <= maxChars
+    ? { text, truncated: false }
+    : { text: `${text.slice(0, safeCut(text, maxChars))}…`, truncated: true }
+
+/**
+ * A window of `text` around `at` (a character index in the collapsed text) of at most `maxChars`,
+ * with `…` where it was cut.
+ */
+const windowAround = (flat: string, at: number, matchLength: number, maxChars: number): string => {
+  if (flat.length <= maxChars) return flat
+  const lead = Math.floor((maxChars - Math.min(matchLength, maxChars)) / 3)
+  let start = Math.max(0, Math.min(at - lead, flat.length - maxChars))
+  let end = Math.min(flat.length, start + maxChars)
+  if (start > 0) {
+    const space = flat.indexOf(" ", start)
+    if (space !== -1 && space < at && space - start < 20) start = space + 1
+  }
+  if (end < flat.length) {
+    const space = flat.lastIndexOf(" ", end)
+    if (space > at + matchLength && end - space < 20) end = space
+  }
+  start = safeCut(flat, start) === start - 1 ? start + 1 : start
+  end = safeCut(flat, end)
+  return `${start > 0 ? "…" : ""}${flat.slice(start, end)}${end < flat.length ? "…" : ""}`
+}
+
+/** A snippet of `text` around the first query term found (else its start), ≤ `maxChars`. */
+export const snippetFor = (text: string, terms: ReadonlyArray<string>, maxChars = 240): string => {
+  const flat = collapse(text)
+  const lower = flat.toLowerCase()
+  let best: { at: number; length: number } | undefined
+  for (const term of terms) {
+    // Porter stemming matches "retries" for "retry": fall back to the term's first 5 letters.
+    const probes = term.length > 5 ? [term, term.slice(0, 5)] : [term]
+    for (const probe of probes) {
+      const at = lower.indexOf(probe)
+      if (at !== -1 && (best === undefined || at < best.at)) best = { at, length: probe.length }
+      if (at !== -1) break
+    }
+  }
+  return windowAround(flat, best?.at ?? 0, best?.length ?? 0, maxChars)
+}
+
+/** A snippet around a known match `[at, at + length)` of the raw `text`. */
+export const snippetAt = (text: string, at: number, length: number, maxChars = 240): string => {
+  // Collapse before and inside the match separately to map the offset into the collapsed text.
+  const before = text.slice(0, at).replace(/\s+/gu, " ").replace(/^ /, "")
+  const match = text.slice(at, at + length).replace(/\s+/gu, " ")
+  const flat = collapse(text)
+  return windowAround(flat, Math.min(before.length, flat.length), match.length, maxChars)
+}

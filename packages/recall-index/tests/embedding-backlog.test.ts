@@ -1,0 +1,311 @@
+// The embedding backlog and vector search on a real temp-file database with the deterministic
+// embedder: dedupe by content hash, resume after a crash, clean re-embed on an embedder switch,
+// KNN neighbours, the indexer lock.
+import { Effect, Layer } from "effect"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  embedBacklog,
+  EmbedderError,
+  IndexerProcess,
+  RecallDatabase,
+  searchVectors,
+} from "@baton/recall-index"
+import type { Embedder } from "@baton/recall-index"
+import { generateFixtureCorpus, makeDeterministicEmbedder } from "@baton/recall-index/testing"
+import { runIndex, tempDir, withIndex, writeTree } from "./index-harness.js"
+
+const home = tempDir("emb-home")
+const data = tempDir("emb-data")
+afterAll(() => {
+  home.dispose()
+  data.dispose()
+})
+
+let environment: Parameters<typeof runIndex>[1]["environment"]
+beforeAll(() => {
+  const corpus = generateFixtureCorpus({ seed: 11, homeDir: home.path })
+  writeTree(corpus.files)
+  environment = {
+    env: { CLAUDE_CONFIG_DIR: corpus.claudeConfigDir, CODEX_HOME: corpus.codexHome },
+    homeDir: home.path,
+  }
+})
+
+const freshIndex = async (name: string): Promise<string> => {
+  const dataDir = join(data.path, name)
+  await runIndex(dataDir, { environment })
+  return dataDir
+}
+
+const facts = (dataDir: string, fingerprint: string) =>
+  withIndex(
+    dataDir,
+    RecallDatabase.use((db) =>
+      Effect.sync(() => {
+        const one = (sql: string, ...p: unknown[]) =>
+          (db.sqlite.prepare(sql).get(...p) as { n: number }).n
+        const table = db.sqlite
+          .prepare("select vec_table from embedders where fingerprint = ?")
+          .pluck()
+          .get(fingerprint) as string | undefined
+        return {
+          chunks: one("select count(*) as n from chunks"),
+          distinct: one("select count(distinct content_hash) as n from chunks"),
+          backlog: one("select count(*) as n from chunks where needs_embedding = 1"),
+          keys: one("select count(*) as n from vector_keys where fingerprint = ?", fingerprint),
+          vectors: table === undefined ? 0 : one(`select count(*) as n from ${table}`),
+          bits: table === undefined ? 0 : one(`select count(*) as n from ${table}_bits`),
+          // Consistency: a chunk is done exactly when its text has a vector.
+          inconsistent: one(
+            `select count(*) as n from chunks c where c.needs_embedding = (
+               select count(*) from vector_keys k where k.fingerprint = ? and k.content_hash = c.content_hash)`,
+            fingerprint,
+          ),
+          meta: db.sqlite
+            .prepare("select value from meta where key = 'embedder_fingerprint'")
+            .pluck()
+            .get(),
+        }
+      }),
+    ),
+  )
+
+/** Wraps an embedder so that its `failOn`-th call fails (a crash mid-run). */
+const failing = (inner: Embedder, failOn: number): Embedder => {
+  let calls = 0
+  return {
+    ...inner,
+    embedDocuments: (texts) =>
+      Effect.suspend(() =>
+        ++calls === failOn
+          ? Effect.fail(
+              new EmbedderError({
+                provider: "test",
+                failure: "unavailable",
+                retryable: false,
+                reason: "crash",
+              }),
+            )
+          : inner.embedDocuments(texts),
+      ),
+  }
+}
+
+describe("embedBacklog", () => {
+  it("embeds each distinct text once, marks every chunk, and is a no-op the second time", async () => {
+    const dataDir = await freshIndex("dedupe")
+    const embedder = makeDeterministicEmbedder({ dim: 64 })
+    const progress: Array<[number, number]> = []
+    const report = await withIndex(
+      dataDir,
+      embedBacklog(embedder, { batchSize: 7, onProgress: (p) => progress.push([p.done, p.total]) }),
+    )
+    const after = await facts(dataDir, embedder.info.fingerprint)
+    expect(after.distinct).toBeLessThan(after.chunks) // the fixture has repeated texts
+    expect(report).toMatchObject({
+      fingerprint: embedder.info.fingerprint,
+      total: after.chunks,
+      resolved: after.chunks,
+      embedded: after.distinct,
+      remaining: 0,
+    })
+    expect(embedder.embeddedTexts()).toBe(after.distinct)
+    expect(after).toMatchObject({
+      backlog: 0,
+      keys: after.distinct,
+      vectors: after.distinct,
+      bits: after.distinct,
+      inconsistent: 0,
+    })
+    expect(progress.at(-1)).toEqual([after.chunks, after.chunks])
+    expect(progress.map((p) => p[0])).toEqual([...progress.map((p) => p[0])].sort((a, b) => a - b))
+    const again = await withIndex(dataDir, embedBacklog(embedder))
+    expect(again).toMatchObject({ total: 0, resolved: 0, embedded: 0 })
+    expect(embedder.embeddedTexts()).toBe(after.distinct)
+  })
+
+  it("a run killed midway leaves whole batches and the next run resumes", async () => {
+    const dataDir = await freshIndex("resume")
+    const embedder = makeDeterministicEmbedder({ dim: 64 })
+    const error = await withIndex(
+      dataDir,
+      Effect.flip(embedBacklog(failing(embedder, 3), { batchSize: 4 })),
+    )
+    expect(error).toMatchObject({ _tag: "EmbedderError", reason: "crash" })
+    const mid = await facts(dataDir, embedder.info.fingerprint)
+    expect(mid).toMatchObject({ keys: 8, vectors: 8, bits: 8, inconsistent: 0 })
+    expect(mid.backlog).toBeGreaterThan(0)
+    const resumed = await withIndex(dataDir, embedBacklog(embedder, { batchSize: 4 }))
+    const after = await facts(dataDir, embedder.info.fingerprint)
+    expect(resumed.embedded).toBe(after.distinct - 8)
+    expect(embedder.embeddedTexts()).toBe(after.distinct) // nothing embedded twice
+    expect(after).toMatchObject({ backlog: 0, keys: after.distinct, inconsistent: 0 })
+  })
+
+  it("refuses vectors of the wrong length without storing anything", async () => {
+    const dataDir = await freshIndex("bad-vectors")
+    const inner = makeDeterministicEmbedder({ dim: 64 })
+    const wrong: Embedder = {
+      ...inner,
+      embedDocuments: (t) => Effect.succeed(t.map(() => new Float32Array(3))),
+    }
+    const error = await withIndex(dataDir, Effect.flip(embedBacklog(wrong)))
+    expect(error).toMatchObject({ _tag: "EmbedderError", failure: "bad_response" })
+    expect(await facts(dataDir, inner.info.fingerprint)).toMatchObject({ keys: 0, vectors: 0 })
+  })
+
+  it("switching embedder re-embeds everything into a new space, keeps the old one, and switching back reuses it", async () => {
+    const dataDir = await freshIndex("switch")
+    const a = makeDeterministicEmbedder({ dim: 64, model: "a" })
+    const b = makeDeterministicEmbedder({ dim: 32, model: "b" })
+    await withIndex(dataDir, embedBacklog(a))
+    const first = await facts(dataDir, a.info.fingerprint)
+    const report = await withIndex(dataDir, embedBacklog(b))
+    const second = await facts(dataDir, b.info.fingerprint)
+    expect(report).toMatchObject({
+      vecTable: "vec_2",
+      total: first.chunks,
+      embedded: first.distinct,
+    })
+    expect(second).toMatchObject({
+      backlog: 0,
+      keys: first.distinct,
+      inconsistent: 0,
+      meta: b.info.fingerprint,
+    })
+    expect(await facts(dataDir, a.info.fingerprint)).toMatchObject({
+      keys: first.distinct,
+      vectors: first.distinct,
+    })
+    const back = await withIndex(dataDir, embedBacklog(a))
+    expect(back).toMatchObject({ vecTable: "vec_1", total: 0, embedded: 0 })
+    expect(a.embeddedTexts()).toBe(first.distinct)
+  })
+
+  it("waits for nobody: a live indexer holding the lock makes it fail with IndexBusyError", async () => {
+    const dataDir = await freshIndex("busy")
+    await withIndex(
+      dataDir,
+      RecallDatabase.use((db) =>
+        Effect.sync(() =>
+          db.sqlite
+            .prepare(
+              "insert into index_lock (id, pid, run_token, acquired_at, lease_until) values (1, 4242, 't', ?, ?)",
+            )
+            .run(Date.now(), Date.now() + 600_000),
+        ),
+      ),
+    )
+    const others = Layer.succeed(IndexerProcess, { pid: 1, isAlive: (pid: number) => pid === 4242 })
+    const error = await withIndex(
+      dataDir,
+      Effect.flip(embedBacklog(makeDeterministicEmbedder())),
+      undefined,
+      others,
+    )
+    expect(error).toMatchObject({ _tag: "IndexBusyError", pid: 4242 })
+  })
+})
+
+describe("searchVectors", () => {
+  let dataDir: string
+  const embedder = makeDeterministicEmbedder({ dim: 64 })
+  beforeAll(async () => {
+    dataDir = await freshIndex("knn")
+    await withIndex(dataDir, embedBacklog(embedder))
+  })
+
+  const sample = () =>
+    withIndex(
+      dataDir,
+      RecallDatabase.use((db) =>
+        Effect.sync(() => {
+          // A text stored in several chunks, and one stored once.
+          const shared = db.sqlite
+            .prepare(
+              "select content_hash as hash, min(text) as text from chunks group by content_hash having count(*) > 1 limit 1",
+            )
+            .get() as { hash: string; text: string }
+          const single = db.sqlite
+            .prepare(
+              "select content_hash as hash, min(text) as text from chunks group by content_hash having count(*) = 1 and length(min(text)) > 40 limit 1",
+            )
+            .get() as { hash: string; text: string }
+          const ids = (hash: string) =>
+            db.sqlite
+              .prepare("select id from chunks where content_hash = ? order by id")
+              .pluck()
+              .all(hash) as number[]
+          return { shared, sharedIds: ids(shared.hash), single, singleIds: ids(single.hash) }
+        }),
+      ),
+    )
+
+  it("finds the chunk whose text is the query first, with every chunk sharing its text", async () => {
+    const s = await sample()
+    const vector = await Effect.runPromise(embedder.embedQuery(s.shared.text))
+    const hits = await withIndex(
+      dataDir,
+      searchVectors({ vector, k: 5, fingerprint: embedder.info.fingerprint }),
+    )
+    expect(hits.slice(0, s.sharedIds.length).map((h) => h.chunkId)).toEqual(s.sharedIds)
+    expect(hits[0]!.similarity).toBeCloseTo(1, 5)
+    expect(hits[0]!.distance).toBeCloseTo(0, 3)
+    for (let i = 1; i < hits.length; i++)
+      expect(hits[i]!.distance).toBeGreaterThanOrEqual(hits[i - 1]!.distance)
+    expect(new Set(hits.map((h) => h.chunkId)).size).toBe(hits.length)
+  })
+
+  it("honours the pre-filter, the fingerprint and the dimension", async () => {
+    const s = await sample()
+    const vector = await Effect.runPromise(embedder.embedQuery(s.single.text))
+    const all = await withIndex(
+      dataDir,
+      searchVectors({ vector, k: 10, fingerprint: embedder.info.fingerprint }),
+    )
+    expect(all[0]!.chunkId).toBe(s.singleIds[0])
+    const within = all.slice(3, 6).map((h) => h.chunkId)
+    const filtered = await withIndex(
+      dataDir,
+      searchVectors({
+        vector,
+        k: 10,
+        fingerprint: embedder.info.fingerprint,
+        withinChunkIds: within,
+      }),
+    )
+    expect(filtered.map((h) => h.chunkId).sort()).toEqual([...within].sort())
+    expect(
+      await withIndex(dataDir, searchVectors({ vector, k: 10, fingerprint: "nobody/none/64" })),
+    ).toEqual([])
+    const error = await withIndex(
+      dataDir,
+      Effect.flip(
+        searchVectors({
+          vector: new Float32Array(8),
+          k: 3,
+          fingerprint: embedder.info.fingerprint,
+        }),
+      ),
+    )
+    expect(error).toMatchObject({ _tag: "RecallStorageError", operation: "read" })
+  })
+
+  it("the quantized first pass + float rescoring agrees with exact search on the nearest", async () => {
+    const s = await sample()
+    for (const text of [s.single.text, s.shared.text]) {
+      const vector = await Effect.runPromise(embedder.embedQuery(text))
+      const exact = await withIndex(
+        dataDir,
+        searchVectors({ vector, k: 3, fingerprint: embedder.info.fingerprint, mode: "exact" }),
+      )
+      const quantized = await withIndex(
+        dataDir,
+        searchVectors({ vector, k: 3, fingerprint: embedder.info.fingerprint, mode: "quantized" }),
+      )
+      expect(quantized[0]!.chunkId).toBe(exact[0]!.chunkId)
+      expect(quantized[0]!.similarity).toBeCloseTo(exact[0]!.similarity, 4)
+    }
+  })
+})

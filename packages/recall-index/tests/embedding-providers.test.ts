@@ -1,0 +1,250 @@
+// The remote providers against loopback fakes speaking the real wire formats.
+import { Effect } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import {
+  embedderFromEnvironment,
+  makeCostGuard,
+  makeOpenAiCompatibleEmbedder,
+  makeVoyageEmbedder,
+  makeVoyageReranker,
+} from "@baton/recall-index"
+import { deterministicVector } from "@baton/recall-index/testing"
+import { startEmbeddingFake } from "./embedding-fakes.js"
+import type { EmbeddingFake } from "./embedding-fakes.js"
+
+const fastRetry = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 }
+const norm = (v: Float32Array) => Math.hypot(...v)
+const cosine = (a: Float32Array, b: ReadonlyArray<number> | Float32Array) => {
+  let s = 0
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!
+  return s / (norm(a) * Math.hypot(...b))
+}
+
+let fake: EmbeddingFake
+beforeEach(async () => {
+  fake = await startEmbeddingFake({ dim: 16, shuffle: true })
+})
+afterEach(async () => {
+  await fake.close()
+})
+
+describe("Voyage (voyageai client against a loopback /v1)", () => {
+  const voyage = (extra: Record<string, unknown> = {}) =>
+    makeVoyageEmbedder({
+      apiKey: "vk-test",
+      baseUrl: `${fake.baseUrl}/v1`,
+      dimensions: 16,
+      retry: fastRetry,
+      ...extra,
+    })
+
+  it("embeds documents and queries with the right input_type, in input order, normalised", async () => {
+    const embedder = voyage({ maxBatch: 2 })
+    const texts = ["alpha retry", "beta cache", "gamma schema"]
+    const vectors = await Effect.runPromise(embedder.embedDocuments(texts))
+    const query = await Effect.runPromise(embedder.embedQuery("alpha retry"))
+    expect(vectors).toHaveLength(3)
+    vectors.forEach((v, i) => {
+      expect(norm(v)).toBeCloseTo(1, 5)
+      expect(cosine(v, Array.from(deterministicVector(texts[i]!, 16)))).toBeCloseTo(1, 5)
+    })
+    expect(cosine(query, vectors[0]!)).toBeCloseTo(1, 5)
+    expect(
+      fake.requests.map((r) => [
+        r.path,
+        r.body["input_type"],
+        (r.body["input"] as string[]).length,
+      ]),
+    ).toEqual([
+      ["/v1/embeddings", "document", 2],
+      ["/v1/embeddings", "document", 1],
+      ["/v1/embeddings", "query", 1],
+    ])
+    expect(fake.requests[0]!.body).toMatchObject({ model: "voyage-4-large", output_dimension: 16 })
+    expect(fake.requests[0]!.headers.authorization).toBe("Bearer vk-test")
+    expect(embedder.info).toMatchObject({
+      provider: "voyage",
+      fingerprint: "voyage/voyage-4-large/16",
+      paid: true,
+      remote: true,
+    })
+  })
+
+  it("retries 429 and 5xx, then succeeds; 401 fails at once as unauthorized", async () => {
+    fake.script.push(
+      { status: 429, headers: { "retry-after": "0" }, body: { detail: "slow down" } },
+      { status: 503, body: { detail: "busy" } },
+    )
+    const vectors = await Effect.runPromise(voyage().embedDocuments(["one"]))
+    expect(vectors).toHaveLength(1)
+    expect(fake.requests).toHaveLength(3)
+    fake.script.push({ status: 401, body: { detail: "bad key" } })
+    const error = await Effect.runPromise(Effect.flip(voyage().embedDocuments(["two"])))
+    expect(error).toMatchObject({
+      _tag: "EmbedderError",
+      failure: "unauthorized",
+      retryable: false,
+    })
+    expect(error.reason).not.toContain("vk-test")
+    expect(fake.requests).toHaveLength(4)
+  })
+
+  it("gives up after the retry budget with server_error", async () => {
+    for (let i = 0; i < 3; i++) fake.script.push({ status: 500, body: { detail: "boom" } })
+    const error = await Effect.runPromise(Effect.flip(voyage().embedDocuments(["x"])))
+    expect(error).toMatchObject({ failure: "server_error", retryable: true })
+    expect(fake.requests).toHaveLength(3)
+  })
+
+  it("refuses a wrong-shaped answer as bad_response", async () => {
+    fake.script.push({ status: 200, body: { object: "list", data: [] } })
+    const error = await Effect.runPromise(Effect.flip(voyage().embedDocuments(["a", "b"])))
+    expect(error).toMatchObject({ failure: "bad_response" })
+  })
+
+  it("the cost guard refuses before anything is sent", async () => {
+    const embedder = voyage({ tokenBudget: 5 })
+    const error = await Effect.runPromise(Effect.flip(embedder.embedDocuments(["x".repeat(100)])))
+    expect(error).toMatchObject({ failure: "cost_guard", retryable: false })
+    expect(fake.requests).toHaveLength(0)
+  })
+
+  it("reranks with rerank-2.5 and top_k, best first", async () => {
+    const reranker = makeVoyageReranker({
+      apiKey: "vk-test",
+      baseUrl: `${fake.baseUrl}/v1`,
+      retry: fastRetry,
+    })
+    const results = await Effect.runPromise(
+      reranker.rerank("retry backoff", ["cache keys", "retry with backoff", "retry"], 2),
+    )
+    expect(results.map((r) => r.index)).toEqual([1, 2])
+    expect(results[0]!.score).toBeGreaterThan(results[1]!.score)
+    expect(fake.requests[0]).toMatchObject({
+      path: "/v1/rerank",
+      body: { model: "rerank-2.5", top_k: 2, query: "retry backoff" },
+    })
+  })
+
+  it("shares one cost guard between embedder and reranker", async () => {
+    const costGuard = makeCostGuard("voyage", 10)
+    const base = {
+      apiKey: "k",
+      baseUrl: `${fake.baseUrl}/v1`,
+      retry: fastRetry,
+      costGuard,
+      dimensions: 16,
+    }
+    await Effect.runPromise(makeVoyageEmbedder(base).embedDocuments(["x".repeat(32)]))
+    const error = await Effect.runPromise(
+      Effect.flip(makeVoyageReranker(base).rerank("q", ["x".repeat(12)], 1)),
+    )
+    expect(error).toMatchObject({ failure: "cost_guard" })
+  })
+})
+
+describe("OpenAI-compatible (global fetch against a loopback /embeddings)", () => {
+  it("posts model + input, learns the dimension with a probe, restores input order", async () => {
+    const embedder = await Effect.runPromise(
+      makeOpenAiCompatibleEmbedder({
+        baseUrl: `${fake.baseUrl}/v1/`,
+        model: "nomic-embed-text",
+        apiKey: "sk-local",
+      }),
+    )
+    expect(embedder.info).toMatchObject({
+      provider: "openai-compatible",
+      dim: 16,
+      fingerprint: "openai-compatible/nomic-embed-text/16",
+      remote: false,
+      paid: false,
+    })
+    const vectors = await Effect.runPromise(embedder.embedDocuments(["first text", "second text"]))
+    expect(cosine(vectors[1]!, Array.from(deterministicVector("second text", 16)))).toBeCloseTo(
+      1,
+      5,
+    )
+    expect(norm(vectors[0]!)).toBeCloseTo(1, 5)
+    const last = fake.requests.at(-1)!
+    expect(last).toMatchObject({
+      method: "POST",
+      path: "/v1/embeddings",
+      body: { model: "nomic-embed-text", input: ["first text", "second text"] },
+    })
+    expect(last.headers.authorization).toBe("Bearer sk-local")
+    expect(last.body).not.toHaveProperty("dimensions")
+  })
+
+  it("sends dimensions when configured and retries a 429", async () => {
+    fake.script.push({ status: 429, headers: { "retry-after": "0" }, body: { error: "rate" } })
+    const embedder = await Effect.runPromise(
+      makeOpenAiCompatibleEmbedder({
+        baseUrl: fake.baseUrl,
+        model: "m",
+        dimensions: 16,
+        retry: fastRetry,
+      }),
+    )
+    const v = await Effect.runPromise(embedder.embedQuery("hello"))
+    expect(v).toHaveLength(16)
+    expect(fake.requests).toHaveLength(2)
+    expect(fake.requests[1]!.body).toMatchObject({ dimensions: 16, input: ["hello"] })
+    expect(fake.requests[1]!.headers.authorization).toBeUndefined()
+  })
+
+  it("an unreachable endpoint is unavailable (retryable) after the retries", async () => {
+    await fake.close()
+    const error = await Effect.runPromise(
+      Effect.flip(
+        makeOpenAiCompatibleEmbedder({ baseUrl: fake.baseUrl, model: "m", retry: fastRetry }),
+      ),
+    )
+    expect(error).toMatchObject({ failure: "unavailable", retryable: true })
+    fake = await startEmbeddingFake()
+  })
+
+  it("a non-loopback endpoint is remote and paid (cost guard applies)", async () => {
+    const embedder = await Effect.runPromise(
+      makeOpenAiCompatibleEmbedder({
+        baseUrl: "https://embeddings.invalid/v1",
+        model: "m",
+        dimensions: 8,
+        tokenBudget: 1,
+      }),
+    )
+    expect(embedder.info).toMatchObject({ remote: true, paid: true })
+    const error = await Effect.runPromise(Effect.flip(embedder.embedQuery("a longer text")))
+    expect(error).toMatchObject({ failure: "cost_guard" })
+  })
+})
+
+describe("embedderFromEnvironment with the fakes", () => {
+  it("BATON_EMBEDDER=voyage uses BATON_VOYAGE_BASE_URL and the reranker", async () => {
+    const configured = await Effect.runPromise(
+      embedderFromEnvironment({
+        BATON_EMBEDDER: "voyage",
+        VOYAGE_API_KEY: "vk",
+        BATON_VOYAGE_BASE_URL: `${fake.baseUrl}/v1`,
+      }),
+    )
+    expect(configured.embedder?.info.fingerprint).toBe("voyage/voyage-4-large/1024")
+    expect(configured.reranker?.model).toBe("rerank-2.5")
+    const v = await Effect.runPromise(configured.embedder!.embedQuery("q"))
+    expect(v).toHaveLength(1024)
+    expect(fake.requests[0]!.body).toMatchObject({ input_type: "query" })
+  })
+
+  it("BATON_EMBEDDER=openai builds the endpoint embedder", async () => {
+    const configured = await Effect.runPromise(
+      embedderFromEnvironment({
+        BATON_EMBEDDER: "openai",
+        BATON_EMBEDDINGS_URL: fake.baseUrl,
+        BATON_EMBEDDINGS_MODEL: "local-model",
+        BATON_EMBEDDINGS_DIM: "16",
+      }),
+    )
+    expect(configured.embedder?.info.fingerprint).toBe("openai-compatible/local-model/16")
+    expect(configured.reranker).toBeUndefined()
+    expect(fake.requests).toHaveLength(0)
+  })
+})

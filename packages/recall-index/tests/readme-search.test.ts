@@ -1,0 +1,63 @@
+// The README "Search and navigation" example, run against the hand-written history (its Codex
+// payments session is on 2026-03-12) with the environment's default embedder.
+import { Effect, Layer } from "effect"
+import { describe, expect, it } from "vitest"
+import {
+  embedderFromEnvironment,
+  expandAround,
+  grepRecords,
+  recallDatabaseLayer,
+  recentSessions,
+  searchRecall,
+} from "@baton/recall-index"
+import { defaultHistory, indexedHistory } from "./recall-fixtures.js"
+
+describe("README search example", () => {
+  it("searches, expands, greps and lists recent sessions", async () => {
+    const { embedder: setupEmbedder } = await Effect.runPromise(embedderFromEnvironment({}))
+    const history = await indexedHistory(defaultHistory, setupEmbedder)
+    try {
+      const program = Effect.gen(function* () {
+        const { embedder, reranker, expandQuery, fusion } = yield* embedderFromEnvironment({})
+        const found = yield* searchRecall(
+          {
+            query: "which retry policy did we pick",
+            scopeCwd: "/work/payments",
+            onDate: "2026-03-12",
+            timezone: "Europe/Berlin",
+          },
+          { embedder, reranker, expandQuery, fusion },
+        )
+        const hit = found.hits[0]
+        const around =
+          hit === undefined
+            ? undefined
+            : yield* expandAround({
+                sessionId: hit.sessionId,
+                turnId: hit.turnId,
+                before: 1,
+                after: 2,
+              })
+        const exact = yield* grepRecords({ pattern: "handlers=7", source: "codex" })
+        const recent = yield* recentSessions({ limit: 5, scopeCwd: "/work/payments" })
+        return { found, around, exact, recent }
+      })
+      const out = await Effect.runPromise(
+        program.pipe(
+          Effect.provide(Layer.mergeAll(recallDatabaseLayer({ dataDir: history.dataDir }))),
+        ),
+      )
+      expect(out.found.degraded).toBeNull()
+      expect(out.found.arms.vector.ran).toBe(true)
+      expect(out.found.hits[0]?.text).toBe(
+        "What retry policy should the payment webhook client use?",
+      )
+      expect(out.found.hits[0]?.whenHuman).toMatch(/^2026-03-12 09:00 Europe\/Berlin/)
+      expect(out.around?.turns.map((t) => t.role)).toEqual(["user", "assistant", "user"])
+      expect(out.exact.hits).toHaveLength(1)
+      expect(out.recent.map((s) => s.project)).toEqual(["payments"])
+    } finally {
+      history.dispose()
+    }
+  })
+})

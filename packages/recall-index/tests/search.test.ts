@@ -1,0 +1,388 @@
+// searchRecall over a small hand-written history indexed into a real temp-file database, with
+// the deterministic embedder filling the vector arm: fusion, each arm alone, filters (source,
+// repository scope with worktrees and a prefix-sharing sibling, calendar days in time zones),
+// the per-session cap, text de-duplication, reranking and graceful degradation.
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { EmbedderError, searchRecall } from "@baton/recall-index"
+import type {
+  Embedder,
+  RecallSearchInput,
+  RecallSearchProviders,
+  Reranker,
+} from "@baton/recall-index"
+import { makeDeterministicEmbedder } from "@baton/recall-index/testing"
+import { defaultHistory, indexedHistory } from "./recall-fixtures.js"
+
+const embedder = makeDeterministicEmbedder({ dim: 64 })
+let history: Awaited<ReturnType<typeof indexedHistory>>
+
+beforeAll(async () => {
+  history = await indexedHistory(defaultHistory, embedder)
+})
+afterAll(() => history?.dispose())
+
+const search = (input: RecallSearchInput, providers: RecallSearchProviders = { embedder }) =>
+  history.run(searchRecall(input, providers))
+const failure = (input: RecallSearchInput) =>
+  history.run(Effect.flip(searchRecall(input, { embedder })))
+
+const GARDEN = "aaaaaaaa-1111-4111-8111-000000000001"
+const WORKTREE = "bbbbbbbb-2222-4222-8222-000000000002"
+const PAYMENTS = "019c0000-cccc-7ccc-8ccc-000000000003"
+const BACKEND = "019c0000-dddd-7ddd-8ddd-000000000004"
+const MARATHON = "eeeeeeee-5555-4555-8555-000000000005"
+
+describe("searchRecall", () => {
+  it("finds the answer by words and by vector, with both arms' evidence on the hit", async () => {
+    const result = await search({ query: "which database for the garden planner", timezone: "UTC" })
+    expect(result.indexEmpty).toBe(false)
+    expect(result.degraded).toBeNull()
+    expect(result.arms.lexical).toMatchObject({ ran: true })
+    expect(result.arms.vector).toMatchObject({
+      ran: true,
+      fingerprint: embedder.info.fingerprint,
+      skipped: null,
+    })
+    const top = result.hits[0]!
+    expect(top).toMatchObject({
+      rank: 1,
+      source: "claude",
+      sessionId: GARDEN,
+      role: "user",
+      cwd: "/work/garden",
+      project: "garden",
+      timestamp: "2026-03-10T10:00:00.000Z",
+      text: "Which database did we pick for the garden planner?",
+      headless: false,
+      subagent: false,
+    })
+    expect(top.whenHuman).toMatch(/^2026-03-10 10:00 UTC \(/)
+    expect(top.snippet).toContain("database")
+    expect(top.scores.lexicalRank).toBe(1)
+    expect(top.scores.bm25).toBeLessThan(0)
+    expect(top.scores.vectorRank).toBeGreaterThanOrEqual(1)
+    expect(top.scores.similarity).toBeGreaterThan(0)
+    expect(top.scores.fused).toBeCloseTo(1 / 61 + 1 / (60 + top.scores.vectorRank!), 10)
+    // Every hit is addressable: its turn id comes back from the index.
+    expect(result.hits.every((h) => h.turnId !== "" && h.sessionId !== "")).toBe(true)
+  })
+
+  it("runs each arm alone, so each can be measured", async () => {
+    const lexical = await search({ query: "exponential backoff", arms: ["lexical"] })
+    expect(lexical.arms.vector).toMatchObject({
+      ran: false,
+      skipped: "not requested",
+      candidates: 0,
+    })
+    expect(lexical.hits[0]?.sessionId).toBe(PAYMENTS)
+    expect(
+      lexical.hits.every((h) => h.scores.vectorRank === null && h.scores.lexicalRank !== null),
+    ).toBe(true)
+
+    const vector = await search({ query: "exponential backoff", arms: ["vector"] })
+    expect(vector.arms.lexical.ran).toBe(false)
+    expect(vector.hits[0]?.sessionId).toBe(PAYMENTS)
+    expect(
+      vector.hits.every((h) => h.scores.lexicalRank === null && h.scores.vectorRank !== null),
+    ).toBe(true)
+    const ranks = vector.hits.map((h) => h.scores.vectorRank!)
+    expect(ranks).toEqual([...ranks].sort((a, b) => a - b))
+  })
+
+  it("is lexical-only without an embedder, and says why", async () => {
+    const result = await search({ query: "migration files" }, {})
+    expect(result.arms.vector).toMatchObject({ ran: false, skipped: "no embedder configured" })
+    expect(
+      result.hits
+        .slice(0, 2)
+        .map((h) => h.text)
+        .sort(),
+    ).toEqual(["Count the migration files.", "There are 12 migration files."])
+    expect(result.hits.every((h) => h.scores.vectorRank === null)).toBe(true)
+  })
+
+  it("skips the vector arm for an embedder whose vectors do not exist yet", async () => {
+    const other = makeDeterministicEmbedder({ dim: 32, model: "other" })
+    const result = await search({ query: "migration files" }, { embedder: other })
+    expect(result.arms.vector.skipped).toContain("no vectors for deterministic:other:32")
+    expect(result.hits.length).toBeGreaterThan(0)
+  })
+
+  it("degrades to lexical when the embedder fails", async () => {
+    const broken: Embedder = {
+      ...embedder,
+      embedQuery: () =>
+        Effect.fail(
+          new EmbedderError({
+            provider: "deterministic",
+            failure: "unavailable",
+            retryable: true,
+            reason: "model not loaded",
+          }),
+        ),
+    }
+    const result = await search({ query: "frost dates postcode" }, { embedder: broken })
+    expect(result.degraded).toBe("lexical only: model not loaded")
+    expect(result.arms.vector.ran).toBe(false)
+    expect(result.hits[0]?.text).toContain("Frost dates come from a lookup table")
+  })
+
+  it("filters by source inside each arm", async () => {
+    const codex = await search({ query: "retry", source: "codex", k: 20 })
+    expect(codex.hits.length).toBeGreaterThan(0)
+    expect(codex.hits.every((h) => h.source === "codex")).toBe(true)
+    expect(codex.applied.source).toBe("codex")
+    const claude = await search({ query: "frost", source: "claude", k: 20 })
+    expect(claude.hits.every((h) => h.source === "claude")).toBe(true)
+  })
+
+  it("scopes to a repository: worktrees collapse in, a sibling with the same prefix stays out", async () => {
+    const garden = await search({
+      query: "frost watering calendar",
+      scopeCwd: "/work/garden/.claude/worktrees/feature-x/src",
+      k: 30,
+      perSession: 30,
+    })
+    expect(garden.applied.scopeRoot).toBe("/work/garden")
+    expect(new Set(garden.hits.map((h) => h.sessionId))).toEqual(
+      new Set([GARDEN, WORKTREE, MARATHON]),
+    )
+
+    const repo = await search({
+      query: "frost watering calendar",
+      scopeCwd: "/work/garden",
+      k: 30,
+      perSession: 30,
+    })
+    expect(repo.applied.scopeRoot).toBe("/work/garden")
+    expect(new Set(repo.hits.map((h) => h.sessionId))).toEqual(
+      new Set([GARDEN, WORKTREE, MARATHON]),
+    )
+
+    const payments = await search({ query: "retry", scopeCwd: "/work/payments/", k: 30 })
+    expect(payments.applied.scopeRoot).toBe("/work/payments")
+    expect(payments.hits.length).toBeGreaterThan(0)
+    expect(payments.hits.every((h) => h.sessionId === PAYMENTS)).toBe(true)
+    const backend = await search({ query: "retry", scopeCwd: "/work/payments-backend", k: 30 })
+    expect(new Set(backend.hits.map((h) => h.sessionId))).toEqual(new Set([BACKEND]))
+  })
+
+  it("applies filters to the vector arm before or after the KNN with the same result on a small index", async () => {
+    const input = {
+      query: "frost watering calendar",
+      scopeCwd: "/work/garden",
+      arms: ["vector"] as const,
+      k: 30,
+      perSession: 30,
+    }
+    const pre = await search({ ...input, vectorFilter: "pre" })
+    const post = await search({ ...input, vectorFilter: "post" })
+    const auto = await search(input)
+    expect(pre.arms.vector.filterMode).toBe("prefilter")
+    expect(post.arms.vector.filterMode).toBe("postfilter")
+    expect(auto.arms.vector.filterMode).toBe("prefilter")
+    expect(post.hits.map((h) => h.chunkId)).toEqual(pre.hits.map((h) => h.chunkId))
+    expect(pre.hits.every((h) => [GARDEN, WORKTREE, MARATHON].includes(h.sessionId))).toBe(true)
+    const unscoped = await search({ query: "frost", arms: ["vector"] })
+    expect(unscoped.arms.vector.filterMode).toBe("unfiltered")
+  })
+
+  it("reads dates as calendar days in the given time zone", async () => {
+    // The worktree session is at 2026-03-11 23:30 UTC: 03-12 in Kolkata, 03-11 in New York.
+    const kolkata = await search({
+      query: "watering schedule",
+      onDate: "2026-03-12",
+      timezone: "Asia/Kolkata",
+      k: 30,
+    })
+    expect(kolkata.hits.some((h) => h.sessionId === WORKTREE)).toBe(true)
+    expect(kolkata.applied).toMatchObject({
+      startDate: "2026-03-12",
+      endDate: "2026-03-12",
+      timezone: "Asia/Kolkata",
+    })
+    const newYork = await search({
+      query: "watering schedule",
+      onDate: "2026-03-12",
+      timezone: "America/New_York",
+      k: 30,
+    })
+    expect(newYork.hits.some((h) => h.sessionId === WORKTREE)).toBe(false)
+    const ny11 = await search({
+      query: "watering schedule",
+      onDate: "2026-03-11",
+      timezone: "America/New_York",
+    })
+    expect(ny11.hits[0]?.sessionId).toBe(WORKTREE)
+    expect(ny11.hits[0]?.whenHuman).toMatch(/^2026-03-11 19:30 America\/New_York/)
+    const range = await search({
+      query: "frost",
+      startDate: "2026-03-10",
+      endDate: "2026-03-11",
+      timezone: "UTC",
+      k: 30,
+      perSession: 30,
+    })
+    expect(range.hits.length).toBeGreaterThan(0)
+    expect(
+      range.hits.every((h) => h.timestamp! >= "2026-03-10" && h.timestamp! < "2026-03-12"),
+    ).toBe(true)
+    expect(range.hits.some((h) => h.sessionId === MARATHON)).toBe(false)
+  })
+
+  it("caps hits per session so a marathon session cannot crowd the list", async () => {
+    const capped = await search({ query: "frost seedling", k: 10 })
+    const perSession = new Map<string, number>()
+    for (const h of capped.hits) perSession.set(h.sessionId, (perSession.get(h.sessionId) ?? 0) + 1)
+    expect(perSession.get(MARATHON)).toBe(3)
+    expect(Math.max(...perSession.values())).toBeLessThanOrEqual(3)
+    const wide = await search({ query: "frost seedling", k: 10, perSession: 10 })
+    expect(wide.hits.filter((h) => h.sessionId === MARATHON)).toHaveLength(10)
+    expect(wide.hits.map((h) => h.rank)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1))
+  })
+
+  it("reranks the fused head when a reranker is given, and survives a failing one", async () => {
+    const preferShort: Reranker = {
+      provider: "test",
+      model: "shortest-first",
+      rerank: (_query, documents) =>
+        Effect.succeed(documents.map((d, index) => ({ index, score: 1 / d.length }))),
+    }
+    const reranked = await search(
+      { query: "frost", k: 5, perSession: 10, weights: { rerank: 1000 } },
+      { embedder, reranker: preferShort },
+    )
+    expect(reranked.arms.rerank).toEqual({ ran: true, model: "shortest-first" })
+    const lengths = reranked.hits.map((h) => h.text.length)
+    expect(lengths).toEqual([...lengths].sort((a, b) => a - b))
+    expect(reranked.hits.every((h) => h.scores.rerank !== null)).toBe(true)
+
+    const failing: Reranker = {
+      provider: "test",
+      model: "down",
+      rerank: () =>
+        Effect.fail(
+          new EmbedderError({
+            provider: "test",
+            failure: "server_error",
+            retryable: true,
+            reason: "HTTP 503",
+          }),
+        ),
+    }
+    const degraded = await search({ query: "frost", k: 5 }, { embedder, reranker: failing })
+    expect(degraded.degraded).toBe("not reranked: HTTP 503")
+    expect(degraded.arms.rerank.ran).toBe(false)
+    expect(degraded.hits).toHaveLength(5)
+  })
+
+  it("fuses the reranker's order as a third weighted list, and the lexical arm takes the expansion", async () => {
+    const byLength: Reranker = {
+      provider: "test",
+      model: "shortest-first",
+      rerank: (_query, documents) =>
+        Effect.succeed(documents.map((d, index) => ({ index, score: 1 / d.length }))),
+    }
+    const result = await search(
+      { query: "frost seedling", k: 5, perSession: 10 },
+      {
+        embedder,
+        reranker: byLength,
+        fusion: { lexical: 2, vector: 1, rerank: 3, rerankDepth: 30 },
+      },
+    )
+    for (const h of result.hits) {
+      const part = (weight: number, rank: number | null) =>
+        rank === null ? 0 : weight / (60 + rank)
+      expect(h.scores.fused).toBeCloseTo(
+        part(2, h.scores.lexicalRank) + part(1, h.scores.vectorRank) + part(3, h.scores.rerankRank),
+        12,
+      )
+      expect(h.scores.rerankRank).not.toBeNull()
+    }
+    const expanded = await search(
+      { query: "zzzz", arms: ["lexical"] },
+      { expandQuery: (q) => (q === "zzzz" ? "postcode" : q) },
+    )
+    expect(expanded.hits[0]?.text).toContain("keyed by postcode")
+  })
+
+  it("bounds text and snippets", async () => {
+    const result = await search({
+      query: "exponential backoff jitter",
+      textChars: 40,
+      snippetChars: 40,
+    })
+    const hit = result.hits.find((h) => h.text.startsWith("Use exponential"))!
+    expect(hit.textTruncated).toBe(true)
+    expect(hit.text.length).toBeLessThanOrEqual(41)
+    expect(hit.snippet.replace(/^…|…$/g, "").length).toBeLessThanOrEqual(40)
+  })
+
+  it("rejects bad input as tagged errors", async () => {
+    expect(await failure({ query: "   " })).toMatchObject({
+      _tag: "RecallQueryError",
+      field: "query",
+    })
+    expect(await failure({ query: "x", timezone: "Mars/Base" })).toMatchObject({
+      _tag: "RecallQueryError",
+      field: "timezone",
+    })
+    expect(await failure({ query: "x", onDate: "yesterday-ish" })).toMatchObject({ field: "date" })
+    expect(await failure({ query: "x", source: "cursor" as "codex" })).toMatchObject({
+      field: "source",
+    })
+  })
+
+  it("treats FTS syntax in the query as words", async () => {
+    const result = await search({ query: 'handlers" OR NEAR( * webhook:' })
+    expect(result.hits.some((h) => h.sessionId === PAYMENTS)).toBe(true)
+  })
+})
+
+describe("searchRecall on an empty index", () => {
+  it("reports indexEmpty instead of failing", async () => {
+    const empty = await indexedHistory([], embedder)
+    try {
+      const result = await empty.run(searchRecall({ query: "anything" }, { embedder }))
+      expect(result).toMatchObject({ hits: [], indexEmpty: true })
+    } finally {
+      empty.dispose()
+    }
+  })
+})
+
+describe("searchRecall de-duplication", () => {
+  it("keeps one hit per identical text (fork and resume copies)", async () => {
+    const copy = (id: string, at: string) => ({
+      source: "claude" as const,
+      id,
+      cwd: "/work/fork",
+      at,
+      exchanges: [
+        {
+          user: "Where do the invoices go?",
+          assistant: "Invoices are archived under ledger/2026 as PDF.",
+        },
+      ],
+    })
+    const forked = await indexedHistory(
+      [
+        copy("11111111-aaaa-4aaa-8aaa-000000000001", "2026-03-01T10:00:00.000Z"),
+        copy("22222222-bbbb-4bbb-8bbb-000000000002", "2026-03-02T10:00:00.000Z"),
+      ],
+      embedder,
+    )
+    try {
+      const result = await forked.run(
+        searchRecall({ query: "invoices archived ledger", k: 10 }, { embedder }),
+      )
+      const texts = result.hits.map((h) => h.text)
+      expect(texts.filter((t) => t.startsWith("Invoices are archived"))).toHaveLength(1)
+      expect(new Set(texts).size).toBe(texts.length)
+    } finally {
+      forked.dispose()
+    }
+  })
+})
