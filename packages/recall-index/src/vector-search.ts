@@ -115,12 +115,15 @@ const search = (
     if (allowedChunks.size === 0) return []
     const keys = sqlite
       .prepare(
-        `select distinct k.id as id from vector_keys k
-         join chunks c on c.content_hash = k.content_hash
-         where k.fingerprint = ? and c.id in (select value from json_each(?))`,
+        // Driven from the id list (CROSS JOIN fixes the loop order): each allowed chunk looks up
+        // its key through the (fingerprint, content_hash) index, instead of every stored vector
+        // being checked against the list.
+        `select distinct k.id as id from json_each(?) j
+         cross join chunks c on c.id = j.value
+         cross join vector_keys k on k.fingerprint = ? and k.content_hash = c.content_hash`,
       )
       .pluck()
-      .all(options.fingerprint, JSON.stringify([...allowedChunks])) as number[]
+      .all(JSON.stringify([...allowedChunks]), options.fingerprint) as number[]
     if (keys.length === 0) return []
     allowedKeys = JSON.stringify(keys)
   }
