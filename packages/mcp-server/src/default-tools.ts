@@ -10,6 +10,8 @@ import {
 } from "./compaction-tools.js"
 import { handoffValidateTool } from "./handoff-validate-tool.js"
 import { probeCompactionTool } from "./probe-compaction-tool.js"
+import { recallTools } from "./recall-tools.js"
+import { wakeTools } from "./wake-tools.js"
 
 /** Every tool of the `baton` MCP server. */
 export const batonTools: readonly BatonTool[] = [
@@ -18,4 +20,6 @@ export const batonTools: readonly BatonTool[] = [
   scheduleCompactionTool,
   compactionStatusTool,
   cancelCompactionTool,
+  ...recallTools,
+  ...wakeTools,
 ]

@@ -39,6 +39,8 @@ export type {
 } from "./mock-responses.js"
 export { decodeSseStream, encodeSseEvent } from "./sse.js"
 export type { SseEvent } from "./sse.js"
+export { usageAllowanceAnswer } from "./usage-allowance.js"
+export type { UsageAllowanceOptions, UsageWindowAnswer } from "./usage-allowance.js"
 export { codexConfigToml, createCodexHome, fakeIdToken, MOCK_API_KEY_ENV } from "./codex-home.js"
 export type { CodexHome, CodexHomeOptions, FakeChatgptAuth, MockEndpoints } from "./codex-home.js"
 export { resolveCodexBinary } from "./codex-binary.js"

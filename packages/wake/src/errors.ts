@@ -87,6 +87,69 @@ export class CheckpointNotReadyError extends Data.TaggedError("CheckpointNotRead
   }
 }
 
+/** A continuation could not be started (binary missing, spawn refused, run log unwritable). */
+export class LaunchError extends Data.TaggedError("Launch")<{
+  readonly command: string
+  readonly reason: string
+}> {
+  override get message(): string {
+    return `could not start the continuation (${this.command}): ${this.reason}`
+  }
+}
+
+/** Another watcher holds the per-user watcher lock and its lease is current. */
+export class WatcherLockHeldError extends Data.TaggedError("WatcherLockHeld")<{
+  readonly path: string
+  readonly holderPid: number
+  readonly host: string
+  readonly leaseExpiresAt: number
+}> {
+  override get message(): string {
+    return `another wake watcher (pid ${this.holderPid} on ${this.host}) holds ${this.path} until ${new Date(this.leaseExpiresAt).toISOString()}; only one runs per user`
+  }
+}
+
+/** The watcher's lock was taken over or removed while it ran; it stops without another write. */
+export class WatcherLockLostError extends Data.TaggedError("WatcherLockLost")<{
+  readonly path: string
+}> {
+  override get message(): string {
+    return `the wake watcher lost its lock ${this.path} (another watcher took over); stopping`
+  }
+}
+
+/** No job is bound to the thread (for commands that default to the current Codex thread). */
+export class NoJobForThreadError extends Data.TaggedError("NoJobForThread")<{
+  readonly threadId: string
+}> {
+  override get message(): string {
+    return `no open wake job belongs to thread ${this.threadId}: pass the job id, or create one with 'baton wake create'`
+  }
+}
+
+/** A job setting that cannot reach a command line (model, reasoning effort, delivery). */
+export class InvalidJobSettingError extends Data.TaggedError("InvalidJobSetting")<{
+  readonly field: string
+  readonly value: string
+  readonly rule: string
+}> {
+  override get message(): string {
+    return `${this.field} ${JSON.stringify(this.value.slice(0, 100))} is not valid: ${this.rule}`
+  }
+}
+
+/** The job's state refuses the command (e.g. pausing a completed job). */
+export class JobRefusedError extends Data.TaggedError("JobRefused")<{
+  readonly jobId: string
+  readonly state: string
+  readonly command: string
+  readonly reason: string
+}> {
+  override get message(): string {
+    return `wake job ${this.jobId} is ${this.state}: ${this.command} refused (${this.reason})`
+  }
+}
+
 /** Any job-store failure. */
 export type WakeStoreError =
   | InvalidJobIdError

@@ -263,7 +263,11 @@ const onUsage = (
     case "quota_waiting":
       if (allowed === true) return launch(job, at, launchSlotFree)
       if (allowed === null) return unknownUsage(job, at)
-      return moved(job, at, { quotaBlockedAt: at, resetsAt, unknownUsageCount: 0 })
+      // Still blocked: persist only news (a new reset hint, a broken run of unknowns), so a
+      // waiting job is not rewritten on every read.
+      return job.resetsAt === resetsAt && job.unknownUsageCount === 0
+        ? unchanged(job)
+        : moved(job, at, { resetsAt, unknownUsageCount: 0 })
     case "retry_waiting":
       if (allowed === false) return enterQuotaWaiting(job, at, resetsAt)
       if (allowed === null) return unknownUsage(job, at)

@@ -49,6 +49,14 @@ export const defaultJobBounds: JobBounds = {
   unknownUsageLimit: 10,
 }
 
+/** How a continuation reaches the model: a new `codex exec` thread (default), the job's own
+ * continuation thread (`codex exec resume`), or a turn on the original thread when it sits idle
+ * in the app-server daemon. */
+export const deliveryModes = ["new_thread", "job_thread", "original_thread"] as const
+
+/** One delivery mode. */
+export type DeliveryMode = (typeof deliveryModes)[number]
+
 /** The continuation currently launched for the job. */
 export const JobRunSchema = Schema.Struct({
   generation: Int,
@@ -56,6 +64,10 @@ export const JobRunSchema = Schema.Struct({
   startedAt: NullableInt,
   pid: NullableInt,
   threadId: NullableString,
+  /** Process start time (clock ticks since boot) that, with the pid, identifies the process. */
+  startTicks: Schema.optionalKey(NullableInt),
+  /** How this continuation was delivered. */
+  mode: Schema.optionalKey(Schema.Literals(deliveryModes)),
 })
 
 /** The continuation currently launched for the job. */
@@ -88,6 +100,33 @@ export const JobSealSchema = Schema.Struct({
 
 /** The latest immutable sealed capsule copy. */
 export type JobSeal = typeof JobSealSchema.Type
+
+/** The last request to the live agent to update its checkpoint (raised at `prepare` or above). */
+export const CheckpointRequestSchema = Schema.Struct({
+  band: PressureBandSchema,
+  requestedAt: Int,
+  /** True when a live channel carried it (an idle thread in the daemon); false: status only. */
+  delivered: Schema.Boolean,
+  detail: Schema.String,
+})
+
+/** The last request to the live agent to update its checkpoint. */
+export type CheckpointRequest = typeof CheckpointRequestSchema.Type
+
+/** How the last continuation ended (from its exit and structured events). */
+export const LastRunSchema = Schema.Struct({
+  generation: Int,
+  mode: Schema.Literals(deliveryModes),
+  threadId: NullableString,
+  endedAt: Int,
+  exitCode: Schema.NullOr(Schema.Number),
+  signal: NullableString,
+  failure: Schema.Literals(["none", "usage_limit", "connection", "stream", "overloaded", "other"]),
+  detail: NullableString,
+})
+
+/** How the last continuation ended. */
+export type LastRun = typeof LastRunSchema.Type
 
 /** The job record. */
 export const JobRecordSchema = Schema.Struct({
@@ -123,6 +162,12 @@ export const JobRecordSchema = Schema.Struct({
   bounds: JobBoundsSchema,
   memory: JobMemorySchema,
   seal: Schema.NullOr(JobSealSchema),
+  /** Delivery preference (absent: `new_thread`). */
+  delivery: Schema.optionalKey(Schema.Literals(deliveryModes)),
+  /** The thread of the latest continuation (what `job_thread` delivery resumes). */
+  continuationThreadId: Schema.optionalKey(NullableString),
+  checkpointRequest: Schema.optionalKey(Schema.NullOr(CheckpointRequestSchema)),
+  lastRun: Schema.optionalKey(Schema.NullOr(LastRunSchema)),
 })
 
 /** The job record. */

@@ -1,0 +1,144 @@
+// `baton wake …` through the built dist/bin.js, on a private wake directory: the job commands,
+// their refusals and usage errors, and one watcher pass with no jobs (no Codex needed).
+import { mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { runBaton } from "./run-baton.js"
+
+let root = ""
+let env: Record<string, string> = {}
+
+const CHECKPOINT = [
+  "# Wake checkpoint",
+  "",
+  "## Objective",
+  "Port the parser to the new grammar.",
+  "",
+  "## Next actions",
+  "1. Run the parser tests and fix the two failures.",
+  "",
+].join("\n")
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "baton-wake-cli-"))
+  await mkdir(join(root, "work"))
+  env = {
+    PATH: process.env["PATH"] ?? "",
+    HOME: root,
+    BATON_WAKE_DIR: join(root, "wake"),
+    CODEX_HOME: join(root, "codex"),
+    BATON_CODEX_BINARY: "/bin/true",
+  }
+})
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true })
+})
+
+const baton = (args: ReadonlyArray<string>, input?: string, extra: Record<string, string> = {}) =>
+  runBaton(["wake", ...args], {
+    env: { ...env, ...extra },
+    cwd: join(root, "work"),
+    ...(input === undefined ? {} : { input }),
+  })
+
+const json = (stdout: string) => JSON.parse(stdout) as Record<string, unknown>
+
+describe("baton wake (built dist/bin.js)", () => {
+  it("create → checkpoint → arm → status → pause → re-arm → complete; refusals name the state", async () => {
+    const thread = "019a0000-0000-7000-8000-0000000000aa"
+    const created = await baton([
+      "create",
+      "--objective",
+      "Port the parser",
+      "--thread",
+      thread,
+      "--json",
+    ])
+    expect(created.code).toBe(0)
+    const job = json(created.stdout)
+    expect(job).toMatchObject({ ok: true, state: "draft", alreadyExists: false })
+    const jobId = job["jobId"] as string
+    expect(jobId).toMatch(/^wake-\d{8}-\d{6}-[0-9a-f]{8}$/)
+    expect((await stat(join(root, "wake"))).mode & 0o777).toBe(0o700)
+
+    // Same thread again: the open job, not a second one.
+    const again = await baton(["create", "--objective", "x", "--json"], undefined, {
+      CODEX_THREAD_ID: thread,
+    })
+    expect(json(again.stdout)).toMatchObject({ jobId, alreadyExists: true })
+
+    const early = await baton(["arm", jobId, "--json"])
+    expect(early.code).toBe(1)
+    expect(json(early.stdout)).toMatchObject({ ok: false, error: { _tag: "CheckpointNotReady" } })
+
+    const written = await baton(["checkpoint", jobId, "--file", "-", "--json"], CHECKPOINT)
+    expect(json(written.stdout)).toMatchObject({ ok: true, ready: true, problems: [] })
+    expect(await readFile(join(root, "wake", "jobs", jobId, "checkpoint.md"), "utf8")).toBe(
+      CHECKPOINT,
+    )
+
+    const armed = await baton(["arm", jobId])
+    expect(armed.code).toBe(0)
+    expect(armed.stdout).toContain("monitoring")
+    expect(armed.stderr).toContain("baton wake watch --detach")
+
+    // The job of the current thread is found without an id.
+    const status = await baton(["status", "--json"], undefined, { CODEX_THREAD_ID: thread })
+    expect(json(status.stdout)).toMatchObject({
+      status: { jobId, state: "monitoring", deliveryLabel: "cli_continuation_only" },
+    })
+    const text = await baton(["status", jobId])
+    expect(text.stdout).toContain("cli_continuation_only")
+    expect(text.stdout).toContain("capsule        ready")
+
+    const capsule = await baton(["capsule", jobId])
+    expect(capsule.stdout.startsWith("# WAKE_MEMORY_CAPSULE_V1")).toBe(true)
+    expect(capsule.stdout).toContain("Run the parser tests")
+
+    const paused = await baton(["pause", jobId, "--reason", "need the API key", "--json"])
+    expect(json(paused.stdout)).toMatchObject({ state: "waiting_user" })
+    const rearmed = await baton(["arm", "--json"], undefined, { BATON_WAKE_JOB_ID: jobId })
+    expect(json(rearmed.stdout)).toMatchObject({ jobId, state: "monitoring" })
+
+    const completed = await baton(["complete", jobId, "--json"])
+    expect(json(completed.stdout)).toMatchObject({ state: "completed" })
+    const refused = await baton(["stop", jobId, "--json"])
+    expect(refused.code).toBe(1)
+    expect(json(refused.stdout)).toMatchObject({
+      ok: false,
+      error: { _tag: "JobRefused", state: "completed" },
+    })
+
+    const list = await baton(["list", "--json"])
+    expect((json(list.stdout)["jobs"] as Array<{ jobId: string }>).map((j) => j.jobId)).toContain(
+      jobId,
+    )
+  }, 120_000)
+
+  it("usage errors exit 2 and say what to pass", async () => {
+    const noJob = await baton(["complete"])
+    expect(noJob.code).toBe(2)
+    expect(noJob.stderr).toContain("no job given")
+    const badDelivery = await baton(["create", "--delivery", "telepathy"])
+    expect(badDelivery.code).toBe(2)
+    const badLimits = await baton(["watch", "--once", "--limits", '{"tailMs":"soon"}'])
+    expect(badLimits.code).toBe(2)
+    expect(badLimits.stderr).toContain("--limits")
+    const badId = await baton(["status", "../../etc"])
+    expect(badId.code).toBe(1)
+    expect(badId.stderr).toContain("InvalidJobId")
+  }, 60_000)
+
+  it("watch --once with no jobs: takes the lock, reads nothing, releases it", async () => {
+    const dir = join(root, "idle-wake")
+    const run = await baton(["watch", "--once", "--json"], undefined, { BATON_WAKE_DIR: dir })
+    expect(run.code).toBe(0)
+    const events = run.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { kind: string })
+    expect(events.map((e) => e.kind)).toEqual(["started", "stopped"])
+    await expect(stat(join(dir, "watcher.lock"))).rejects.toThrow()
+  })
+})

@@ -1,0 +1,137 @@
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { z } from "zod"
+import { createBatonServer } from "./baton-server.js"
+import { batonTools } from "./default-tools.js"
+import {
+  wakeCheckpointOutput,
+  wakeCompleteOutput,
+  wakeCreateOutput,
+  wakeStatusOutput,
+  wakeTools,
+} from "./wake-tools.js"
+
+const CHECKPOINT = [
+  "# Wake checkpoint",
+  "",
+  "## Objective",
+  "Port the parser to the new grammar.",
+  "",
+  "## Next actions",
+  "1. Run the parser tests.",
+  "",
+].join("\n")
+
+let client: Client
+let root = ""
+const previous = process.env["BATON_WAKE_DIR"]
+const closers: Array<() => Promise<void>> = []
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "baton-wake-mcp-"))
+  process.env["BATON_WAKE_DIR"] = join(root, "wake")
+  const server = createBatonServer({ tools: [...wakeTools] })
+  client = new Client({ name: "test", version: "0" })
+  const [a, b] = InMemoryTransport.createLinkedPair()
+  await Promise.all([server.connect(b), client.connect(a)])
+  closers.push(
+    () => client.close(),
+    () => server.close(),
+  )
+})
+afterAll(async () => {
+  for (const close of closers) await close()
+  if (previous === undefined) delete process.env["BATON_WAKE_DIR"]
+  else process.env["BATON_WAKE_DIR"] = previous
+  await rm(root, { recursive: true, force: true })
+})
+
+const call = (name: string, args: Record<string, unknown>) =>
+  client.callTool({ name, arguments: args })
+
+describe("wake tools", () => {
+  it("are registered in the server's default tools", () => {
+    const names = batonTools.map((tool) => tool.name)
+    for (const name of ["wake_create", "wake_checkpoint", "wake_status", "wake_complete"])
+      expect(names).toContain(name)
+  })
+
+  it("create → checkpoint → status → complete, with structured results", async () => {
+    const created = await call("wake_create", {
+      objective: "Port the parser",
+      threadId: "019a0000-0000-7000-8000-000000000009",
+      cwd: root,
+    })
+    expect(created.isError).toBeFalsy()
+    const job = z.object(wakeCreateOutput).parse(created.structuredContent)
+    expect(job).toMatchObject({ state: "draft", alreadyExists: false, ready: false })
+    expect(job.problems.join(" ")).toMatch(/REPLACE_ME|Next actions/)
+
+    const again = await call("wake_create", {
+      objective: "Port the parser",
+      threadId: "019a0000-0000-7000-8000-000000000009",
+      cwd: root,
+    })
+    expect(z.object(wakeCreateOutput).parse(again.structuredContent)).toMatchObject({
+      jobId: job.jobId,
+      alreadyExists: true,
+    })
+
+    const written = await call("wake_checkpoint", {
+      jobId: job.jobId,
+      checkpoint: CHECKPOINT,
+      arm: true,
+    })
+    const checkpoint = z.object(wakeCheckpointOutput).parse(written.structuredContent)
+    expect(checkpoint).toMatchObject({ state: "monitoring", ready: true, problems: [] })
+    expect(checkpoint.capsuleBytes).toBeGreaterThan(0)
+    expect(checkpoint.capsuleBytes).toBeLessThanOrEqual(8192)
+
+    const status = z
+      .object(wakeStatusOutput)
+      .parse((await call("wake_status", { jobId: job.jobId })).structuredContent)
+    expect(status.status).toMatchObject({
+      jobId: job.jobId,
+      state: "monitoring",
+      deliveryLabel: "cli_continuation_only",
+      capsule: { ready: true, checkpointNewerThanCapsule: false },
+    })
+    expect(status.jobs.map((j) => j.jobId)).toEqual([job.jobId])
+    expect(status.watcherRunning).toBe(false)
+    expect(JSON.stringify(status)).not.toContain("Run the parser tests")
+
+    const completed = await call("wake_complete", { jobId: job.jobId })
+    expect(z.object(wakeCompleteOutput).parse(completed.structuredContent)).toMatchObject({
+      state: "completed",
+    })
+  })
+
+  it("one call creates, fills and arms", async () => {
+    const created = await call("wake_create", {
+      objective: "Port the lexer",
+      cwd: root,
+      checkpoint: CHECKPOINT,
+      arm: true,
+    })
+    expect(z.object(wakeCreateOutput).parse(created.structuredContent)).toMatchObject({
+      state: "monitoring",
+      ready: true,
+    })
+  })
+
+  it("refusals and bad ids are tool errors naming what to fix", async () => {
+    const bad = await call("wake_status", { jobId: "../../etc" })
+    expect(bad.isError).toBe(true)
+    expect(JSON.stringify(bad.content)).toContain("InvalidJobId")
+    const missing = await call("wake_complete", { jobId: "wake-20250101-000000-00000000" })
+    expect(missing.isError).toBe(true)
+    expect(JSON.stringify(missing.content)).toContain("JobNotFound")
+    const relative = await call("wake_create", { objective: "x", cwd: "relative/dir" })
+    expect(relative.isError).toBe(true)
+    expect(JSON.stringify(relative.content)).toContain("InvalidJobSetting")
+  })
+})

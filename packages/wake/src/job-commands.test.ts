@@ -1,0 +1,185 @@
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import { expect, test } from "vitest"
+import { makeFakeContinuationProcesses } from "./continuation-processes.js"
+import {
+  armJob,
+  completeJob,
+  createJob,
+  jobStatus,
+  pauseJob,
+  stopJob,
+  writeJobCheckpoint,
+} from "./job-commands.js"
+import { resolveJobId } from "./job-lookup.js"
+import { makeJobStore } from "./job-store.js"
+import { makeMemoryWakeFileSystem } from "./wake-file-system.js"
+
+const THREAD = "019a0000-0000-7000-8000-000000000001"
+const READY = "## Objective\nPort the parser.\n\n## Next actions\n1. Run the tests.\n"
+
+const setup = () => {
+  const fs = makeMemoryWakeFileSystem()
+  const store = makeJobStore("/wake", fs, 1)
+  return { fs, store }
+}
+const request = {
+  objective: "Port the parser",
+  threadId: THREAD,
+  cwd: "/work",
+  model: null,
+  reasoningEffort: null,
+  delivery: "new_thread" as const,
+  bounds: {},
+  idSuffix: "0123abcd",
+}
+const run = <A, E>(program: Effect.Effect<A, E>) =>
+  Effect.runPromise(Effect.result(program).pipe(Effect.provide(TestClock.layer())))
+
+test("create is idempotent per thread; settings are validated; the cwd must exist", async () => {
+  const { fs, store } = setup()
+  await Effect.runPromise(fs.ensureDir("/work", 0o700))
+  const result = await run(
+    Effect.gen(function* () {
+      const first = yield* createJob(store, fs, request)
+      const second = yield* createJob(store, fs, { ...request, idSuffix: "ffffffff" })
+      const badModel = yield* Effect.flip(
+        createJob(store, fs, { ...request, threadId: null, model: "-x y" }),
+      )
+      const noCwd = yield* Effect.flip(
+        createJob(store, fs, { ...request, threadId: null, cwd: "/nope" }),
+      )
+      const other = yield* createJob(store, fs, {
+        ...request,
+        threadId: null,
+        delivery: "job_thread",
+        bounds: { maxGenerations: 2 },
+        idSuffix: "00000001",
+      })
+      return { first, second, badModel, noCwd, other }
+    }),
+  )
+  if (result._tag === "Failure") throw new Error(JSON.stringify(result.failure))
+  const { first, second, badModel, noCwd, other } = result.success
+  expect(first.alreadyExists).toBe(false)
+  expect(second).toMatchObject({
+    alreadyExists: true,
+    stored: { job: { jobId: first.stored.job.jobId } },
+  })
+  expect(badModel._tag).toBe("InvalidJobSetting")
+  expect(noCwd._tag).toBe("WakeIo")
+  expect(other.stored.job.delivery).toBe("job_thread")
+  expect(other.stored.job.bounds.maxGenerations).toBe(2)
+})
+
+test("arm needs a ready checkpoint; pause → arm re-arms; complete is final; the thread finds its job", async () => {
+  const { fs, store } = setup()
+  await Effect.runPromise(fs.ensureDir("/work", 0o700))
+  const result = await run(
+    Effect.gen(function* () {
+      const { stored } = yield* createJob(store, fs, request)
+      const id = stored.job.jobId
+      const notReady = yield* Effect.flip(armJob(store, id))
+      const written = yield* writeJobCheckpoint(store, id, READY)
+      const armed = yield* armJob(store, id)
+      const paused = yield* pauseJob(store, id, "need a key")
+      const rearmed = yield* armJob(store, id)
+      const found = yield* resolveJobId(store, undefined, { CODEX_THREAD_ID: THREAD })
+      const byEnv = yield* resolveJobId(store, undefined, { BATON_WAKE_JOB_ID: "wake-x-given" })
+      const none = yield* resolveJobId(store, undefined, {})
+      const status = yield* jobStatus(store, fs, id)
+      const done = yield* completeJob(store, id)
+      const refused = yield* Effect.flip(pauseJob(store, id, "again"))
+      const missing = yield* Effect.flip(completeJob(store, "wake-20250101-000000-00000000"))
+      const afterDone = yield* Effect.flip(
+        resolveJobId(store, undefined, { CODEX_THREAD_ID: THREAD }),
+      )
+      return {
+        id,
+        notReady,
+        written,
+        armed,
+        paused,
+        rearmed,
+        found,
+        byEnv,
+        none,
+        status,
+        done,
+        refused,
+        missing,
+        afterDone,
+      }
+    }),
+  )
+  if (result._tag === "Failure") throw new Error(JSON.stringify(result.failure))
+  const r = result.success
+  expect(r.notReady._tag).toBe("CheckpointNotReady")
+  expect(r.written.problems).toEqual([])
+  expect(r.armed.stored.job.state).toBe("monitoring")
+  expect(r.paused.stored.job).toMatchObject({ state: "waiting_user", pauseReason: "need a key" })
+  expect(r.rearmed.stored.job.state).toBe("monitoring")
+  expect(r.found).toBe(r.id)
+  expect(r.byEnv).toBe("wake-x-given")
+  expect(r.none).toBeNull()
+  expect(r.status).toMatchObject({
+    state: "monitoring",
+    deliveryLabel: "cli_continuation_only",
+    watcher: { running: false },
+  })
+  expect(r.done.stored.job.state).toBe("completed")
+  expect(r.refused).toMatchObject({ _tag: "JobRefused", state: "completed", command: "pause" })
+  expect(r.missing._tag).toBe("JobNotFound")
+  expect(r.afterDone._tag).toBe("NoJobForThread")
+})
+
+test("stop ends a running continuation's process group (pid and start time checked)", async () => {
+  const { fs, store } = setup()
+  await Effect.runPromise(fs.ensureDir("/work", 0o700))
+  const processes = makeFakeContinuationProcesses()
+  const result = await run(
+    Effect.gen(function* () {
+      const { stored } = yield* createJob(store, fs, request)
+      const id = stored.job.jobId
+      yield* writeJobCheckpoint(store, id, READY)
+      yield* armJob(store, id)
+      const spawned = yield* processes.spawn({
+        command: "codex",
+        args: [],
+        cwd: "/work",
+        env: {},
+        stdoutFile: "/o",
+        stderrFile: "/e",
+      })
+      yield* store.applyEvent(id, {
+        _tag: "UsageObserved",
+        at: 1,
+        allowed: false,
+        resetsAt: null,
+        launchSlotFree: true,
+      })
+      yield* store.applyEvent(id, {
+        _tag: "UsageObserved",
+        at: 2,
+        allowed: true,
+        resetsAt: null,
+        launchSlotFree: true,
+      })
+      yield* store.applyEvent(id, {
+        _tag: "RunStarted",
+        at: 3,
+        generation: 1,
+        pid: spawned.pid,
+        threadId: null,
+      })
+      yield* store.modify(id, (job) =>
+        job.run === null ? job : { ...job, run: { ...job.run, startTicks: spawned.startTicks } },
+      )
+      return yield* stopJob(store, processes, id, "user said stop", 50)
+    }),
+  )
+  if (result._tag === "Failure") throw new Error(JSON.stringify(result.failure))
+  expect(result.success.terminated).toBe(true)
+  expect(result.success.stored.job.state).toBe("stopped")
+  expect(processes.spawned[0]?.signals).toEqual(["SIGTERM"])
+})

@@ -1,0 +1,300 @@
+/**
+ * What a user or agent asks of a job (the CLI's `baton wake …` and the MCP tools share these):
+ * create, write the checkpoint, refresh, arm (or re-arm a parked job), pause, stop, complete, and
+ * read its status. Every change goes through the job store (lock + compare-and-set) and the
+ * transition table; a refusal is a JobRefusedError naming the state. `stop` also ends a running
+ * continuation's process group (pid and start time checked first). Settings that will reach a
+ * command line (model, effort) are validated here, before they are stored. Time from the Clock.
+ */
+import { Clock, Effect } from "effect"
+import { checkpointProblems, CHECKPOINT_MAX_BYTES } from "./checkpoint.js"
+import type { ContinuationProcessesShape } from "./continuation-processes.js"
+import { isValidModel, isValidReasoningEffort } from "./continuation-plan.js"
+import {
+  CheckpointNotReadyError,
+  InvalidJobSettingError,
+  JobRefusedError,
+  WakeIoError,
+} from "./errors.js"
+import type { WakeStoreError } from "./errors.js"
+import type { JobEvent, Transition } from "./job-machine.js"
+import { newJobId } from "./job-paths.js"
+import { defaultJobBounds } from "./job-record.js"
+import type { DeliveryMode, JobBounds, JobRecord } from "./job-record.js"
+import { jobStatusReport } from "./job-status.js"
+import type { JobStatusReport } from "./job-status.js"
+import { findJobForThread } from "./job-lookup.js"
+import type { JobStoreShape, StoredJob } from "./job-store.js"
+import { stopContinuation } from "./launcher.js"
+import { readWatcherLock } from "./watcher-lock.js"
+import type { WakeFileSystemShape } from "./wake-file-system.js"
+
+/** What `create` takes. */
+export interface CreateJobRequest {
+  readonly objective: string | null
+  /** The conversation that owns the task (`$CODEX_THREAD_ID`); provenance only. */
+  readonly threadId: string | null
+  readonly cwd: string
+  readonly model: string | null
+  readonly reasoningEffort: string | null
+  readonly delivery: DeliveryMode
+  readonly bounds: Partial<JobBounds>
+  /** 8 hex digits for the id (random in production). */
+  readonly idSuffix: string
+}
+
+/** `create`'s answer: the job, and whether it already existed for that thread. */
+export interface CreatedJob {
+  readonly stored: StoredJob
+  readonly alreadyExists: boolean
+}
+
+/** Creates a draft job (or returns the thread's open job). */
+export const createJob = (
+  store: JobStoreShape,
+  fs: WakeFileSystemShape,
+  request: CreateJobRequest,
+): Effect.Effect<CreatedJob, WakeStoreError | InvalidJobSettingError> =>
+  Effect.gen(function* () {
+    if (request.model !== null && !isValidModel(request.model))
+      return yield* new InvalidJobSettingError({
+        field: "model",
+        value: request.model,
+        rule: "a letter or digit, then letters, digits, '.', '_', ':' or '-' (at most 128)",
+      })
+    if (request.reasoningEffort !== null && !isValidReasoningEffort(request.reasoningEffort))
+      return yield* new InvalidJobSettingError({
+        field: "reasoning effort",
+        value: request.reasoningEffort,
+        rule: "one lower-case word such as low, medium or high",
+      })
+    if ((yield* fs.mode(request.cwd)) === null)
+      return yield* new WakeIoError({
+        path: request.cwd,
+        operation: "create (cwd)",
+        code: "ENOENT",
+        detail: "the working directory does not exist",
+      })
+    if (request.threadId !== null) {
+      const existing = yield* findJobForThread(store, request.threadId)
+      if (existing !== null)
+        return { stored: yield* store.read(existing.jobId), alreadyExists: true }
+    }
+    const now = yield* Clock.currentTimeMillis
+    const stored = yield* store.create({
+      jobId: newJobId(now, request.idSuffix),
+      originalThreadId: request.threadId,
+      cwd: request.cwd,
+      model: request.model,
+      reasoningEffort: request.reasoningEffort,
+      limitId: null,
+      bounds: { ...defaultJobBounds, ...request.bounds },
+      objective: request.objective,
+    })
+    const withDelivery =
+      request.delivery === "new_thread"
+        ? stored
+        : yield* store.modify(stored.job.jobId, (job) => ({ ...job, delivery: request.delivery }))
+    return { stored: withDelivery, alreadyExists: false }
+  })
+
+/** Writes the checkpoint (≤ 64 KiB) and re-projects the capsule; returns the problems left. */
+export const writeJobCheckpoint = (
+  store: JobStoreShape,
+  jobId: string,
+  markdown: string,
+): Effect.Effect<
+  { readonly stored: StoredJob; readonly problems: ReadonlyArray<string> },
+  WakeStoreError
+> =>
+  Effect.gen(function* () {
+    yield* store.read(jobId)
+    const bytes = Buffer.byteLength(markdown, "utf8")
+    if (bytes > CHECKPOINT_MAX_BYTES)
+      return yield* new CheckpointNotReadyError({
+        path: store.paths(jobId).checkpoint,
+        problems: [`checkpoint is ${bytes} bytes; the limit is ${CHECKPOINT_MAX_BYTES}`],
+      })
+    yield* retryWhileBusy(store.writeCheckpoint(jobId, markdown))
+    const projection = yield* retryWhileBusy(store.refreshCapsule(jobId))
+    return { stored: projection.stored, problems: checkpointProblems(markdown) }
+  })
+
+/**
+ * Retries an operation while another writer holds the job (lock or revision): a watcher tick
+ * holds it for milliseconds, so a user command waits up to about two seconds instead of failing.
+ */
+export const retryWhileBusy = <A, E extends { readonly _tag: string }, R>(
+  operation: Effect.Effect<A, E, R>,
+  attempts = 20,
+): Effect.Effect<A, E, R> =>
+  Effect.catchIf(
+    operation,
+    (error) => attempts > 1 && (error._tag === "JobLockHeld" || error._tag === "JobConflict"),
+    () => Effect.andThen(Effect.sleep(100), retryWhileBusy(operation, attempts - 1)),
+  )
+
+const refuseOrReturn = (
+  jobId: string,
+  command: string,
+  result: { readonly stored: StoredJob; readonly transition: Transition },
+): Effect.Effect<
+  { readonly stored: StoredJob; readonly transition: Transition },
+  JobRefusedError
+> =>
+  result.transition.refusal === null
+    ? Effect.succeed(result)
+    : Effect.fail(
+        new JobRefusedError({
+          jobId,
+          state: result.stored.job.state,
+          command,
+          reason: result.transition.refusal,
+        }),
+      )
+
+const userEvent = (
+  store: JobStoreShape,
+  jobId: string,
+  command: string,
+  event: (at: number) => JobEvent,
+) =>
+  Effect.gen(function* () {
+    // A missing job is JobNotFound, not a failed lock in a directory that does not exist.
+    yield* store.read(jobId)
+    const applied = yield* retryWhileBusy(
+      Effect.flatMap(Clock.currentTimeMillis, (at) => store.applyEvent(jobId, event(at))),
+    )
+    return yield* refuseOrReturn(jobId, command, applied)
+  })
+
+/** Arms a draft job (checkpoint must be ready), or re-arms a parked one (→ monitoring). */
+export const armJob = (
+  store: JobStoreShape,
+  jobId: string,
+): Effect.Effect<
+  { readonly stored: StoredJob; readonly transition: Transition },
+  WakeStoreError | JobRefusedError
+> =>
+  Effect.gen(function* () {
+    yield* store.read(jobId)
+    const projection = yield* retryWhileBusy(store.refreshCapsule(jobId))
+    const job = projection.stored.job
+    if (job.state === "draft" || job.armedAt === null) {
+      const checkpoint = (yield* store.readCheckpoint(jobId)) ?? ""
+      const problems = checkpointProblems(checkpoint)
+      if (problems.length > 0)
+        return yield* new CheckpointNotReadyError({
+          path: store.paths(jobId).checkpoint,
+          problems,
+        })
+    }
+    if (job.state === "draft")
+      return yield* userEvent(store, jobId, "arm", (at) => ({
+        _tag: "Armed",
+        at,
+        capsuleReady: job.memory.ready,
+      }))
+    return yield* userEvent(store, jobId, "arm", (at) => ({ _tag: "ResumeRequested", at }))
+  })
+
+/** The agent needs the user: → waiting_user with the reason. */
+export const pauseJob = (store: JobStoreShape, jobId: string, reason: string) =>
+  Effect.andThen(Effect.ignore(retryWhileBusy(store.refreshCapsule(jobId))), () =>
+    userEvent(store, jobId, "pause", (at) => ({ _tag: "PauseRequested", at, reason })),
+  )
+
+/** The objective is done: → completed (final). */
+export const completeJob = (store: JobStoreShape, jobId: string) =>
+  Effect.andThen(Effect.ignore(retryWhileBusy(store.refreshCapsule(jobId))), () =>
+    userEvent(store, jobId, "complete", (at) => ({ _tag: "CompleteSignalled", at })),
+  )
+
+/** Disables automation (→ stopped) and ends a running continuation's process group. */
+export const stopJob = (
+  store: JobStoreShape,
+  processes: ContinuationProcessesShape,
+  jobId: string,
+  reason: string,
+  graceMs = 3_000,
+): Effect.Effect<
+  {
+    readonly stored: StoredJob
+    readonly transition: Transition
+    readonly terminated: boolean
+  },
+  WakeStoreError | JobRefusedError
+> =>
+  Effect.gen(function* () {
+    const before = yield* store.read(jobId)
+    const result = yield* userEvent(store, jobId, "stop", (at) => ({
+      _tag: "StopRequested",
+      at,
+      reason,
+    }))
+    let terminated = false
+    for (const effect of result.transition.effects)
+      if (effect._tag === "TerminateRun") {
+        const run = before.job.run
+        if (run !== null && run.generation === effect.generation && run.pid !== null)
+          terminated = yield* stopContinuation(processes, run.pid, run.startTicks ?? null, graceMs)
+      }
+    return { ...result, terminated }
+  })
+
+/** The status report of one job. */
+export const jobStatus = (
+  store: JobStoreShape,
+  fs: WakeFileSystemShape,
+  jobId: string,
+): Effect.Effect<JobStatusReport, WakeStoreError> =>
+  Effect.gen(function* () {
+    const memory = yield* store.memoryStatus(jobId)
+    const watcher = yield* readWatcherLock(fs, store.wakeDir)
+    const now = yield* Clock.currentTimeMillis
+    return jobStatusReport(memory, store.paths(jobId), watcher, now)
+  })
+
+/** Every job's short line: id, state, pressure, generation, objective head. */
+export interface JobListEntry {
+  readonly jobId: string
+  readonly state: JobRecord["state"]
+  readonly pressure: JobRecord["pressure"]
+  readonly generation: number
+  readonly updatedAt: number
+  readonly originalThreadId: string | null
+  readonly cwd: string
+}
+
+/** Lists every readable job (corrupt ones are reported, not hidden). */
+export const listJobs = (
+  store: JobStoreShape,
+): Effect.Effect<
+  {
+    readonly jobs: ReadonlyArray<JobListEntry>
+    readonly unreadable: ReadonlyArray<{ readonly jobId: string; readonly problem: string }>
+  },
+  WakeStoreError
+> =>
+  Effect.gen(function* () {
+    const jobs: Array<JobListEntry> = []
+    const unreadable: Array<{ jobId: string; problem: string }> = []
+    for (const id of yield* store.list()) {
+      const stored = yield* Effect.result(store.read(id))
+      if (stored._tag === "Failure") {
+        unreadable.push({ jobId: id, problem: stored.failure.message })
+        continue
+      }
+      const job = stored.success.job
+      jobs.push({
+        jobId: job.jobId,
+        state: job.state,
+        pressure: job.pressure,
+        generation: job.generation,
+        updatedAt: job.updatedAt,
+        originalThreadId: job.originalThreadId,
+        cwd: job.cwd,
+      })
+    }
+    return { jobs, unreadable }
+  })
