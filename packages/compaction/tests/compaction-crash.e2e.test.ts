@@ -6,45 +6,29 @@
 import { createHash } from "node:crypto"
 import { readdir, readFile } from "node:fs/promises"
 import * as path from "node:path"
-import type {
-  CodexDaemon,
-  CodexDaemonConnection,
-  CodexHome,
-  MockResponsesServer,
-} from "@baton/testkit"
-import { createCodexHome, handlerReply, startCodexDaemon, startMockResponses } from "@baton/testkit"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import type { BatonSide } from "./compaction-harness.js"
+import type { CodexDaemonConnection, CodexHome, MockResponsesServer } from "@baton/testkit"
+import type { BatonSide, DaemonRig } from "./compaction-harness.js"
 import {
-  batonSide,
   compactionRequests,
   continuationRequests,
   handoff,
-  scriptedReply,
+  startDaemonRig,
   waitForExit,
 } from "./compaction-harness.js"
 
+let rig: DaemonRig
 let mock: MockResponsesServer
 let home: CodexHome
-let daemon: CodexDaemon
 let owner: CodexDaemonConnection
 let baton: BatonSide
 
 beforeAll(async () => {
-  mock = await startMockResponses({ defaultReply: handlerReply(scriptedReply) })
-  home = await createCodexHome({ mock })
-  daemon = await startCodexDaemon(home)
-  owner = await daemon.connect()
-  baton = await batonSide(home)
+  rig = await startDaemonRig()
+  ;({ mock, home, owner, baton } = rig)
 }, 120_000)
 
-afterAll(async () => {
-  await owner?.close().catch(() => undefined)
-  await daemon?.dispose().catch(() => undefined)
-  await home?.dispose().catch(() => undefined)
-  await mock?.close().catch(() => undefined)
-  await baton?.dispose().catch(() => undefined)
-}, 60_000)
+afterAll(() => rig?.dispose(), 60_000)
 
 /** What recovery must conclude for a worker killed right after persisting each state. */
 const matrix: ReadonlyArray<{

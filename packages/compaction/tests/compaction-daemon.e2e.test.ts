@@ -4,53 +4,32 @@
 import { readFile } from "node:fs/promises"
 import * as path from "node:path"
 import { handoffDigest } from "@baton/handoff"
-import type {
-  CodexDaemon,
-  CodexDaemonConnection,
-  CodexHome,
-  MockResponsesServer,
-} from "@baton/testkit"
-import {
-  createCodexHome,
-  handlerReply,
-  startCodexDaemon,
-  startMockResponses,
-  userTexts,
-} from "@baton/testkit"
+import { userTexts } from "@baton/testkit"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import type { BatonSide } from "./compaction-harness.js"
+import type { CodexDaemonConnection, CodexHome, MockResponsesServer } from "@baton/testkit"
+import type { BatonSide, DaemonRig } from "./compaction-harness.js"
 import {
-  batonSide,
   compactionRequests,
   CONTEXT_TOKENS,
   continuationRequests,
   handoff,
   requestsOf,
-  scriptedReply,
+  startDaemonRig,
   waitForExit,
 } from "./compaction-harness.js"
 
+let rig: DaemonRig
 let mock: MockResponsesServer
 let home: CodexHome
-let daemon: CodexDaemon
 let owner: CodexDaemonConnection
 let baton: BatonSide
 
 beforeAll(async () => {
-  mock = await startMockResponses({ defaultReply: handlerReply(scriptedReply) })
-  home = await createCodexHome({ mock })
-  daemon = await startCodexDaemon(home)
-  owner = await daemon.connect()
-  baton = await batonSide(home)
+  rig = await startDaemonRig()
+  ;({ mock, home, owner, baton } = rig)
 }, 120_000)
 
-afterAll(async () => {
-  await owner?.close().catch(() => undefined)
-  await daemon?.dispose().catch(() => undefined)
-  await home?.dispose().catch(() => undefined)
-  await mock?.close().catch(() => undefined)
-  await baton?.dispose().catch(() => undefined)
-}, 60_000)
+afterAll(() => rig?.dispose(), 60_000)
 
 /** A thread with `turns` finished turns, loaded in the daemon by its owner. */
 const threadWithTurns = async (turns: number, marker = "work"): Promise<string> => {

@@ -14,8 +14,23 @@ import {
   nodeJournalFileSystemLayer,
   scheduleCompaction,
 } from "@baton/compaction"
-import type { CodexHome, RecordedRequest } from "@baton/testkit"
-import { isCompactionRequest, resolveCodexBinary, textReply, userTexts } from "@baton/testkit"
+import type {
+  CodexDaemon,
+  CodexDaemonConnection,
+  CodexHome,
+  MockResponsesServer,
+  RecordedRequest,
+} from "@baton/testkit"
+import {
+  createCodexHome,
+  handlerReply,
+  isCompactionRequest,
+  resolveCodexBinary,
+  startCodexDaemon,
+  startMockResponses,
+  textReply,
+  userTexts,
+} from "@baton/testkit"
 import { Effect, Layer } from "effect"
 
 /** Tokens the mock reports for an ordinary turn: 150 k of a 258.4 k window (58 %). */
@@ -175,5 +190,38 @@ export const waitForExit = async (pid: number, timeoutMs = 30_000): Promise<void
   while (!processGone(pid)) {
     if (Date.now() > deadline) throw new Error(`process ${pid} still running after ${timeoutMs} ms`)
     await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** The mock model, a Codex home with its daemon, the user's daemon client, and Baton's side. */
+export interface DaemonRig {
+  readonly mock: MockResponsesServer
+  readonly home: CodexHome
+  readonly daemon: CodexDaemon
+  readonly owner: CodexDaemonConnection
+  readonly baton: BatonSide
+  readonly dispose: () => Promise<void>
+}
+
+/** Starts a daemon rig on the scripted mock; `dispose` stops everything it started. */
+export const startDaemonRig = async (): Promise<DaemonRig> => {
+  const mock = await startMockResponses({ defaultReply: handlerReply(scriptedReply) })
+  const home = await createCodexHome({ mock })
+  const daemon = await startCodexDaemon(home)
+  const owner = await daemon.connect()
+  const baton = await batonSide(home)
+  return {
+    mock,
+    home,
+    daemon,
+    owner,
+    baton,
+    dispose: async () => {
+      await owner.close().catch(() => undefined)
+      await daemon.dispose().catch(() => undefined)
+      await home.dispose().catch(() => undefined)
+      await mock.close().catch(() => undefined)
+      await baton.dispose().catch(() => undefined)
+    },
   }
 }
