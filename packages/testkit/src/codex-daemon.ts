@@ -108,9 +108,16 @@ export const startCodexDaemon = async (
   let stopped: Promise<CodexDaemonStopReport> | undefined
 
   // The updater loop and the server inherit our environment, so CODEX_HOME identifies them.
+  /** SIGKILLs every process still carrying this CODEX_HOME and waits (≤ 5 s) until they are gone. */
   const killLeftovers = async (): Promise<Array<number>> => {
     const pids = [...(await findProcessesByEnv(`CODEX_HOME=${home.codexHome}`))]
     for (const pid of pids) killPid(pid)
+    const deadline = Date.now() + 5000
+    while (Date.now() < deadline) {
+      const alive = await findProcessesByEnv(`CODEX_HOME=${home.codexHome}`)
+      if (!pids.some((pid) => alive.includes(pid))) break
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
     return pids
   }
 
