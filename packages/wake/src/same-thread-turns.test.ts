@@ -1,7 +1,7 @@
 import { fakeTransport, makeFakeAppServer } from "@baton/ipc-codex/testing"
 import { Effect } from "effect"
 import { expect, test } from "vitest"
-import { makeDaemonSameThreadTurns } from "./same-thread-turns.js"
+import { acceptsTurn, makeDaemonSameThreadTurns } from "./same-thread-turns.js"
 
 const THREAD = "019a0000-0000-7000-8000-000000000001"
 
@@ -25,4 +25,21 @@ test("a busy thread is never steered: the caller falls back", async () => {
   })
   expect(await Effect.runPromise(turns.isActive(THREAD))).toBe(true)
   expect(server.turnInputs).toHaveLength(0)
+})
+
+test("a thread whose last turn failed (systemError, e.g. a usage limit) gets the turn", async () => {
+  const server = makeFakeAppServer({ threads: [{ id: THREAD, status: { type: "systemError" } }] })
+  const turns = makeDaemonSameThreadTurns(fakeTransport(server).connect)
+  expect(await Effect.runPromise(turns.isActive(THREAD))).toBe(false)
+  expect(await Effect.runPromise(turns.start(THREAD, "Continue Baton wake job x"))).toMatchObject({
+    _tag: "Started",
+  })
+  expect(server.turnInputs).toEqual([expect.objectContaining({ threadId: THREAD })])
+})
+
+test("only idle and systemError accept a turn", () => {
+  expect(["idle", "systemError", "active", "notLoaded", "unknown"].filter(acceptsTurn)).toEqual([
+    "idle",
+    "systemError",
+  ])
 })

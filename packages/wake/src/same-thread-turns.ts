@@ -1,6 +1,9 @@
 /**
  * The `original_thread` delivery port: one turn on the job's original thread, only when that
- * thread is loaded and idle in the app-server daemon (the single writer that holds it). It never
+ * thread is loaded and idle in the app-server daemon (the single writer that holds it). "Idle"
+ * includes `systemError`: the real 0.169.0 daemon reports that status, with no turn running, for a
+ * thread whose last turn failed — exactly the thread a usage limit left behind — and accepts a new
+ * turn on it (pinned by tests/wake-daemon.e2e.test.ts). It never
  * resumes a thread another process holds, never steers or interrupts a busy turn it did not
  * start, and says why it did not deliver (the launcher then falls back to a new thread). The run
  * ends when the thread is no longer active; the outcome comes from the thread's rollout, like any
@@ -44,6 +47,10 @@ export const unavailableSameThreadTurnsLayer: Layer.Layer<SameThreadTurns> = Lay
   unavailableSameThreadTurns,
 )
 
+/** Thread statuses that accept a new turn: loaded, no turn running (`systemError`: the last failed). */
+export const acceptsTurn = (status: string): boolean =>
+  status === "idle" || status === "systemError"
+
 const describe = (error: { readonly _tag: string; readonly message?: string }) =>
   `${error._tag}${error.message === undefined ? "" : `: ${error.message}`}`
 
@@ -57,7 +64,7 @@ export const makeDaemonSameThreadTurns = (
         const connection = yield* connect
         const thread = yield* connection.readThread(threadId)
         const status = thread.status?.type ?? "unknown"
-        if (status !== "idle")
+        if (!acceptsTurn(status))
           return {
             _tag: "Unavailable",
             detail: `the original thread is ${status} in the daemon (a turn needs it idle and loaded)`,

@@ -14,10 +14,12 @@ import {
   functionCallReply,
   resolveCodexBinary,
   spawnProcess,
+  startCodexDaemon,
   startMockResponses,
   usageAllowanceAnswer,
 } from "@baton/testkit"
 import type {
+  CodexDaemon,
   CodexHome,
   MockBackendAnswer,
   MockRateLimits,
@@ -114,8 +116,16 @@ export interface WakeRig {
   readonly modifyJob: (jobId: string, change: (job: JobRecord) => JobRecord) => Promise<void>
   readonly startWatcher: (limits?: Record<string, number>) => WatcherProcess
   readonly baton: (args: ReadonlyArray<string>, input?: string) => Promise<BatonResult>
-  /** Creates, fills and arms a job owned by `threadId` in the workdir; returns its id. */
-  readonly armedJob: (threadId: string) => Promise<string>
+  /**
+   * Creates, fills and arms a job owned by `threadId` in the workdir; returns its id. `createArgs`
+   * go to `baton wake create` (e.g. `["--delivery", "original_thread"]`).
+   */
+  readonly armedJob: (threadId: string, createArgs?: ReadonlyArray<string>) => Promise<string>
+  /**
+   * Starts the real `codex app-server daemon` in the rig's home with the rig's environment (so
+   * turns it runs see the `baton` shim on PATH); stopped and cleaned up on dispose.
+   */
+  readonly startDaemon: () => Promise<CodexDaemon>
   dispose(): Promise<void>
 }
 
@@ -197,6 +207,7 @@ export const wakeRig = async (
   }
   const store = makeJobStore(wakeDir, nodeWakeFileSystem, process.pid)
   const watchers: Array<TestProcess> = []
+  const daemons: Array<CodexDaemon> = []
 
   const baton = (args: ReadonlyArray<string>, input = "") =>
     new Promise<BatonResult>((resolve, reject) => {
@@ -249,7 +260,7 @@ export const wakeRig = async (
   const readJob = async (jobId: string) => (await Effect.runPromise(store.read(jobId))).job
   const jobIds = () => Effect.runPromise(store.list())
 
-  const armedJob = async (threadId: string) => {
+  const armedJob = async (threadId: string, createArgs: ReadonlyArray<string> = []) => {
     const created = await baton([
       "wake",
       "create",
@@ -257,8 +268,10 @@ export const wakeRig = async (
       threadId,
       "--objective",
       "Write hello.txt",
+      ...createArgs,
       "--json",
     ])
+    if (created.code !== 0) throw new Error(`create failed: ${created.stdout}${created.stderr}`)
     const jobId = (JSON.parse(created.stdout) as { jobId: string }).jobId
     const written = await baton(
       ["wake", "checkpoint", jobId, "--file", "-", "--json"],
@@ -283,8 +296,14 @@ export const wakeRig = async (
     startWatcher,
     baton,
     armedJob,
+    startDaemon: async () => {
+      const daemon = await startCodexDaemon({ ...home, env })
+      daemons.push(daemon)
+      return daemon
+    },
     dispose: async () => {
       for (const watcher of watchers) await watcher.stop(500).catch(() => undefined)
+      for (const daemon of daemons) await daemon.dispose().catch(() => undefined)
       await home.dispose()
       await mock.close()
     },
