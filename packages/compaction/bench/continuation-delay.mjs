@@ -257,6 +257,9 @@ const measureRow = async ({ config, connection, threads, jobsDir, settings }) =>
     other: [],
     saveJob: [],
     appendEvent: [],
+    tokensBefore: [],
+    tokensAfter: [],
+    reclaimedPct: [],
   }
   const writeCounts = new Set()
   const outcomes = new Map()
@@ -277,6 +280,9 @@ const measureRow = async ({ config, connection, threads, jobsDir, settings }) =>
       samples.fromItem.push(m.continuationDelayMs)
       samples.compaction.push(m.compactionDurationMs)
       samples.total.push(job.endedAt - job.workerStartedAt)
+      samples.tokensBefore.push(m.tokensBefore)
+      samples.tokensAfter.push(m.tokensAfter)
+      samples.reclaimedPct.push(m.reclaimedFraction === null ? null : m.reclaimedFraction * 100)
       const parts = decompose(calls)
       if (parts === null) continue
       samples.window.push(parts.total)
@@ -463,4 +469,18 @@ if (skipped !== null) {
       `| ${label(config)} | ${runs} | ${[...outcomes].map(([o, n]) => `${o}: ${n}`).join(", ")} | ${[...writeCounts].join(", ") || "—"} |`,
     )
   console.log("\nThe ↳ rows split the high-resolution delay window into parts that add up to it.")
+  console.log("\n| configuration | metric (real token usage) | n | p50 | min | max |")
+  console.log("|---|---|---:|---:|---:|---:|")
+  for (const { config, samples } of rows)
+    for (const [key, name] of [
+      ["tokensBefore", "tokens before (last turn's context)"],
+      ["tokensAfter", "tokens after (Codex's estimate of the compacted context)"],
+      ["reclaimedPct", "reclaimed (%)"],
+    ]) {
+      const values = samples[key].filter((v) => v !== null).sort((a, b) => a - b)
+      const p50 = values[Math.floor(values.length / 2)]
+      console.log(
+        `| ${label(config)} | ${name} | ${values.length} | ${fmt(p50)} | ${fmt(values[0])} | ${fmt(values.at(-1))} |`,
+      )
+    }
 }
