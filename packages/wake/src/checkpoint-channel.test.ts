@@ -20,7 +20,7 @@ test("an idle original thread in the daemon gets one checkpoint turn naming the 
   const server = makeFakeAppServer({ threads: [{ id: THREAD }] })
   const channel = makeDaemonCheckpointChannel(fakeTransport(server).connect)
   const outcome = await Effect.runPromise(channel.request(job, "prepare", "'/n' '/b.js'"))
-  expect(outcome.delivered).toBe(true)
+  expect(outcome).toMatchObject({ delivered: true, retryable: false })
   expect(server.turnInputs).toHaveLength(1)
   expect(server.turnInputs[0]?.threadId).toBe(THREAD)
   expect(server.turnInputs[0]?.text).toContain(`'/n' '/b.js' wake refresh ${job.jobId}`)
@@ -31,12 +31,31 @@ test("a busy thread is never interrupted; no daemon means status only", async ()
   const busy = await Effect.runPromise(
     makeDaemonCheckpointChannel(fakeTransport(server).connect).request(job, "prepare", "baton"),
   )
-  expect(busy).toMatchObject({ delivered: false })
+  // Busy may pass: the watcher offers the request again later in the rise.
+  expect(busy).toMatchObject({ delivered: false, retryable: true })
   expect(busy.detail).toContain("active")
   expect(server.turnInputs).toHaveLength(0)
   expect(
     await Effect.runPromise(statusOnlyCheckpointChannel.request(job, "high", "baton")),
   ).toMatchObject({
     delivered: false,
+    retryable: false,
   })
+})
+
+test("the same channel delivers once the busy thread is idle; no original thread is never retryable", async () => {
+  const server = makeFakeAppServer({ threads: [{ id: THREAD, status: { type: "active" } }] })
+  const channel = makeDaemonCheckpointChannel(fakeTransport(server).connect)
+  const first = await Effect.runPromise(channel.request(job, "prepare", "baton"))
+  expect(first).toMatchObject({ delivered: false, retryable: true })
+  expect(server.turnInputs).toHaveLength(0)
+  server.setStatus(THREAD, { type: "idle" })
+  const second = await Effect.runPromise(channel.request(job, "high", "baton"))
+  expect(second).toMatchObject({ delivered: true, retryable: false })
+  expect(server.turnInputs).toHaveLength(1)
+  expect(server.turnInputs[0]?.text).toContain("is high.")
+  const orphan = await Effect.runPromise(
+    channel.request({ ...job, originalThreadId: null }, "prepare", "baton"),
+  )
+  expect(orphan).toMatchObject({ delivered: false, retryable: false })
 })

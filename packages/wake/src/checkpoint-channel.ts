@@ -2,8 +2,10 @@
  * The channel to the live agent for "update your checkpoint now", raised when quota pressure
  * first reaches `prepare`. A channel exists only when the job's original thread sits idle in the
  * app-server daemon: then one short turn asks the agent to checkpoint and refresh. Otherwise the
- * request is only recorded, and `status` shows it. The daemon adapter never interrupts or steers a
- * busy thread, and says why it did not deliver. Adapters hold no job rules.
+ * request is recorded, and `status` shows it; when the failure may pass (a busy thread, no daemon
+ * yet) the outcome says `retryable` and the watcher offers the request again later in the same
+ * rise (`checkpointRetryDue`). The daemon adapter never interrupts or steers a busy thread, and
+ * says why it did not deliver. Adapters hold no job rules.
  */
 import type { CodexConnection, CodexConnectError } from "@baton/ipc-codex"
 import { Context, Effect, Layer } from "effect"
@@ -15,6 +17,8 @@ import type { PressureBand } from "./pressure.js"
 export interface CheckpointRequestOutcome {
   readonly delivered: boolean
   readonly detail: string
+  /** Not delivered, but a later attempt may be (the thread was busy, the daemon unreachable). */
+  readonly retryable: boolean
 }
 
 /** The channel. */
@@ -45,6 +49,7 @@ export const statusOnlyCheckpointChannel: CheckpointChannelShape = {
     Effect.succeed({
       delivered: false,
       detail: "no live channel to the agent; status shows the request",
+      retryable: false,
     }),
 }
 
@@ -62,7 +67,12 @@ export const makeDaemonCheckpointChannel = (
     Effect.scoped(
       Effect.gen(function* () {
         const thread = job.originalThreadId
-        if (thread === null) return { delivered: false, detail: "the job names no original thread" }
+        if (thread === null)
+          return {
+            delivered: false,
+            detail: "the job names no original thread",
+            retryable: false,
+          }
         const connection = yield* connect
         const summary = yield* connection.readThread(thread)
         const status = summary.status?.type ?? "unknown"
@@ -70,6 +80,7 @@ export const makeDaemonCheckpointChannel = (
           return {
             delivered: false,
             detail: `the original thread is ${status} in the daemon; status shows the request`,
+            retryable: true,
           }
         yield* connection.resumeThread(thread)
         const started = yield* connection.startTurn(
@@ -77,13 +88,18 @@ export const makeDaemonCheckpointChannel = (
           checkpointRequestText(job, band, batonCommand),
         )
         yield* Effect.ignore(connection.unsubscribeThread(thread))
-        return { delivered: true, detail: `turn ${started.turnId} on the idle original thread` }
+        return {
+          delivered: true,
+          detail: `turn ${started.turnId} on the idle original thread`,
+          retryable: false,
+        }
       }),
     ).pipe(
       Effect.catch((error) =>
         Effect.succeed({
           delivered: false,
           detail: `no daemon channel (${error._tag}); status shows the request`,
+          retryable: true,
         }),
       ),
     ),

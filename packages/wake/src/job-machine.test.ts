@@ -1,6 +1,12 @@
 import { describe, expect, test } from "vitest"
 import type { JobEvent, JobEventTag } from "./job-machine.js"
-import { jobEventTags, parkedStates, retryDelayMs, transition } from "./job-machine.js"
+import {
+  checkpointRetryDue,
+  jobEventTags,
+  parkedStates,
+  retryDelayMs,
+  transition,
+} from "./job-machine.js"
 import type { JobRecord, JobState } from "./job-record.js"
 import { defaultJobBounds, jobStates, newJobRecord } from "./job-record.js"
 
@@ -320,6 +326,63 @@ describe("job transition table", () => {
     })
     expect(late.job.lastError).toMatch(/max_wall_clock/)
   })
+})
+
+test("an undelivered checkpoint request is due again only within its rise, with a live agent, until delivered", () => {
+  const pending = {
+    band: "prepare" as const,
+    requestedAt: at,
+    delivered: false,
+    detail: "the original thread is active in the daemon; status shows the request",
+    retryPending: true,
+  }
+  const waiting: JobRecord = {
+    ...inState("monitoring"),
+    pressure: "prepare",
+    usedPercent: 85,
+    checkpointRequest: pending,
+  }
+  expect(checkpointRetryDue(waiting)).toBe(true)
+  // Still due higher up and while a continuation runs; not once delivered, nor without a channel.
+  expect(checkpointRetryDue({ ...waiting, pressure: "final" })).toBe(true)
+  expect(
+    checkpointRetryDue({ ...inState("running"), checkpointRequest: pending, pressure: "high" }),
+  ).toBe(true)
+  expect(
+    checkpointRetryDue({ ...waiting, checkpointRequest: { ...pending, delivered: true } }),
+  ).toBe(false)
+  expect(
+    checkpointRetryDue({ ...waiting, checkpointRequest: { ...pending, retryPending: false } }),
+  ).toBe(false)
+  const { retryPending: _omitted, ...legacy } = pending
+  expect(checkpointRetryDue({ ...waiting, checkpointRequest: legacy })).toBe(false)
+  expect(checkpointRetryDue({ ...waiting, state: "quota_waiting" })).toBe(false)
+  expect(checkpointRetryDue({ ...waiting, pressure: "normal" })).toBe(false)
+  // Readings within the rise keep it pending; falling below prepare ends the rise for good.
+  const higher = transition(waiting, {
+    _tag: "PressureObserved",
+    at,
+    band: "high",
+    usedPercent: 92,
+  })
+  expect(higher.job.checkpointRequest).toEqual(pending)
+  expect(checkpointRetryDue(higher.job)).toBe(true)
+  const fell = transition(higher.job, {
+    _tag: "PressureObserved",
+    at,
+    band: "normal",
+    usedPercent: 40,
+  })
+  expect(fell.job.checkpointRequest).toEqual({ ...pending, retryPending: false })
+  const again = transition(fell.job, {
+    _tag: "PressureObserved",
+    at,
+    band: "prepare",
+    usedPercent: 85,
+  })
+  expect(checkpointRetryDue(again.job)).toBe(false)
+  // The next rise asks afresh (the watcher records a new request).
+  expect(again.effects).toContainEqual({ _tag: "RequestCheckpoint", band: "prepare" })
 })
 
 test("the README's state diagram lists exactly the table's edges", async () => {

@@ -317,9 +317,37 @@ const onPressure = (
         effects.push({ _tag: "SealCapsule", checkpointSha256: sha })
       if (band === job.pressure && usedPercent === job.usedPercent && effects.length === 0)
         return unchanged(job)
-      return moved(job, at, { pressure: band, usedPercent }, effects)
+      // Falling below prepare ends the rise: an undelivered request is no longer offered again.
+      const request = job.checkpointRequest ?? null
+      const riseEnded = rank[band] < rank.prepare && request?.retryPending === true
+      return moved(
+        job,
+        at,
+        {
+          pressure: band,
+          usedPercent,
+          ...(riseEnded ? { checkpointRequest: { ...request, retryPending: false } } : {}),
+        },
+        effects,
+      )
     }
   }
+}
+
+/**
+ * Whether the watcher should offer the checkpoint request of the current rise again: it was not
+ * delivered, a channel may still carry it (`retryPending`), the job still has a live agent and is
+ * still at `prepare` or above. At most one request is delivered per rise: delivery clears it.
+ */
+export const checkpointRetryDue = (job: JobRecord): boolean => {
+  const request = job.checkpointRequest ?? null
+  return (
+    request !== null &&
+    request.retryPending === true &&
+    !request.delivered &&
+    (job.state === "monitoring" || job.state === "running") &&
+    rank[job.pressure] >= rank.prepare
+  )
 }
 
 const onRunExited = (

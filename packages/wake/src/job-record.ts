@@ -108,6 +108,12 @@ export const CheckpointRequestSchema = Schema.Struct({
   /** True when a live channel carried it (an idle thread in the daemon); false: status only. */
   delivered: Schema.Boolean,
   detail: Schema.String,
+  /**
+   * True while the request is undelivered and a channel may still carry it in this rise (e.g. the
+   * thread was busy): the watcher offers it again once the thread is idle. The rise ends, and this
+   * turns false, when the pressure falls below `prepare`. Absent (older records): no retry.
+   */
+  retryPending: Schema.optionalKey(Schema.Boolean),
 })
 
 /** The last request to the live agent to update its checkpoint. */

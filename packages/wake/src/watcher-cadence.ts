@@ -34,6 +34,8 @@ export interface WatcherLimits {
   readonly stopGraceMs: number
   /** A `running` job whose process was never recorded is given up after this long. */
   readonly spawnGraceMs: number
+  /** An undelivered checkpoint request is offered again at most this often (per job). */
+  readonly checkpointRetryMs: number
 }
 
 /** Production defaults: 60 s while monitoring, 5 s–5 min reset-aligned while blocked. */
@@ -51,6 +53,7 @@ export const defaultWatcherLimits: WatcherLimits = {
   pollCapMs: Number.POSITIVE_INFINITY,
   stopGraceMs: 3_000,
   spawnGraceMs: 30_000,
+  checkpointRetryMs: 15_000,
 }
 
 /** A job as the cadence sees it; `resetsAt` in epoch ms. */

@@ -5,6 +5,7 @@ import { Clock, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, test } from "vitest"
 import { CheckpointChannel, statusOnlyCheckpointChannel } from "./checkpoint-channel.js"
+import type { CheckpointChannelShape } from "./checkpoint-channel.js"
 import { ContinuationProcesses, makeFakeContinuationProcesses } from "./continuation-processes.js"
 import { defaultJobBounds } from "./job-record.js"
 import type { JobBounds, JobRecord } from "./job-record.js"
@@ -54,6 +55,7 @@ const makeRig = (
   initial: QuotaReading,
   failSpawn?: string,
   sameThread: SameThreadTurnsShape = unavailableSameThreadTurns,
+  channel: CheckpointChannelShape = statusOnlyCheckpointChannel,
 ): Rig => {
   const fs = makeMemoryWakeFileSystem()
   const store = makeJobStore(WAKE, fs, 1)
@@ -73,7 +75,7 @@ const makeRig = (
       Layer.succeed(QuotaReader, quota),
       Layer.succeed(ThreadSignals, signals),
       Layer.succeed(ContinuationProcesses, processes),
-      Layer.succeed(CheckpointChannel, statusOnlyCheckpointChannel),
+      Layer.succeed(CheckpointChannel, channel),
       Layer.succeed(SameThreadTurns, sameThread),
     ),
   }
@@ -296,6 +298,92 @@ describe("watcher", () => {
         yield* until(Effect.map(stateOf(rig), (j) => j.state === "quota_waiting"))
         expect((yield* stateOf(rig)).resetsAt).toBe(3_600_000)
         expect(rig.processes.spawned).toHaveLength(0)
+        yield* Fiber.interrupt(fiber)
+      }),
+    ))
+
+  test("a checkpoint request a busy thread could not take is offered again and delivered once it is idle; one per rise; a fall below prepare ends the retries", () =>
+    runTest(
+      Effect.gen(function* () {
+        let busy = true
+        const offered: Array<{ readonly band: string; readonly at: number }> = []
+        const channel: CheckpointChannelShape = {
+          request: (_job, band) =>
+            Effect.gen(function* () {
+              offered.push({ band, at: yield* Clock.currentTimeMillis })
+              return busy
+                ? {
+                    delivered: false,
+                    detail: "the original thread is active in the daemon; status shows the request",
+                    retryable: true,
+                  }
+                : {
+                    delivered: true,
+                    detail: `turn t-${offered.length} on the idle original thread`,
+                    retryable: false,
+                  }
+            }),
+        }
+        const rig = makeRig(readingOf(true), undefined, unavailableSameThreadTurns, channel)
+        yield* armedJob(rig)
+        const { fiber } = yield* startWatcher(rig, {
+          limits: { ...testLimits, checkpointRetryMs: 5_000 },
+        })
+        yield* until(Effect.sync(() => rig.quota.reads() > 0))
+        rig.signals.push(THREAD, rateLimits(85, 3_600))
+        yield* until(Effect.map(stateOf(rig), (j) => (j.checkpointRequest ?? null) !== null))
+        const first = (yield* stateOf(rig)).checkpointRequest!
+        expect(first).toMatchObject({ band: "prepare", delivered: false, retryPending: true })
+        // Busy: offered again on later polls, never more often than every 5 s; nothing delivered.
+        yield* until(Effect.sync(() => offered.length >= 4))
+        const gaps = offered.slice(1).map((o, i) => o.at - offered[i]!.at)
+        for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(5_000)
+        expect((yield* stateOf(rig)).checkpointRequest).toEqual(first)
+        // Still in the rise (now high), the thread goes idle: the next offer is delivered.
+        rig.signals.push(THREAD, rateLimits(92, 3_600))
+        yield* until(Effect.map(stateOf(rig), (j) => j.pressure === "high"))
+        busy = false
+        yield* until(Effect.map(stateOf(rig), (j) => j.checkpointRequest?.delivered === true))
+        const delivered = (yield* stateOf(rig)).checkpointRequest!
+        expect(delivered).toMatchObject({
+          band: "high",
+          requestedAt: first.requestedAt,
+          delivered: true,
+          retryPending: false,
+        })
+        expect(delivered.detail).toMatch(/^turn t-\d+ on the idle original thread \(on retry\)$/)
+        expect(offered.at(-1)?.band).toBe("high")
+        // At most one delivered request per rise: more polls and readings ask nothing more.
+        const afterDelivery = offered.length
+        rig.signals.push(THREAD, rateLimits(96, 3_600))
+        yield* until(Effect.map(stateOf(rig), (j) => j.pressure === "final"))
+        yield* TestClock.adjust(MIN)
+        yield* settle
+        expect(offered).toHaveLength(afterDelivery)
+        expect(
+          rig.events.filter((e) => e.kind === "checkpoint-requested" && e["delivered"] === true),
+        ).toHaveLength(1)
+        // A new rise while busy: a new request, pending; falling below prepare ends its retries.
+        busy = true
+        rig.signals.push(THREAD, rateLimits(40, 3_600))
+        yield* until(Effect.map(stateOf(rig), (j) => j.pressure === "normal"))
+        rig.signals.push(THREAD, rateLimits(86, 3_600))
+        yield* until(Effect.sync(() => offered.length === afterDelivery + 1))
+        expect((yield* stateOf(rig)).checkpointRequest).toMatchObject({
+          band: "prepare",
+          delivered: false,
+          retryPending: true,
+        })
+        rig.signals.push(THREAD, rateLimits(50, 3_600))
+        yield* until(Effect.map(stateOf(rig), (j) => j.pressure === "normal"))
+        expect((yield* stateOf(rig)).checkpointRequest).toMatchObject({
+          delivered: false,
+          retryPending: false,
+        })
+        busy = false
+        yield* TestClock.adjust(MIN)
+        yield* settle
+        expect(offered).toHaveLength(afterDelivery + 1)
         yield* Fiber.interrupt(fiber)
       }),
     ))

@@ -16,6 +16,8 @@
  *   by pid and start time (a zombie or a recycled pid counts as ended), never launched again;
  * - a watchdog bounds each continuation's runtime and silence; stop and the watchdog end the
  *   whole process group;
+ * - a checkpoint request the channel could not deliver (a busy thread) is offered again, at most
+ *   every `checkpointRetryMs`, while `checkpointRetryDue` holds; one delivery per rise;
  * - time is the Effect Clock, so tests drive it with TestClock.
  * It must never decide what the transition table decides.
  */
@@ -31,6 +33,7 @@ import type {
   WatcherLockLostError,
   WakeIoError,
 } from "./errors.js"
+import { checkpointRetryDue } from "./job-machine.js"
 import type { JobEvent } from "./job-machine.js"
 import type { DeliveryMode, JobRecord } from "./job-record.js"
 import { JobStore } from "./job-store.js"
@@ -175,6 +178,8 @@ export const runWatcher = (
     }
     const wake = yield* Queue.unbounded<string>()
     const tracked = new Map<string, TrackedRun>()
+    /** When each job's checkpoint request was last offered to the channel (this process). */
+    const checkpointAttemptAt = new Map<string, number>()
     let rateLimits: RateLimitsState | null = null
     let lastReadAt: number | null = null
     let lastTailAt: number | null = null
@@ -227,10 +232,12 @@ export const runWatcher = (
                     requestedAt: at,
                     delivered: outcome.delivered,
                     detail: outcome.detail,
+                    retryPending: !outcome.delivered && outcome.retryable,
                   },
                 })),
               )
               if (changed._tag === "Success") job = changed.success.job
+              checkpointAttemptAt.set(jobId, at)
               yield* log("checkpoint-requested", { jobId, band: effect.band, ...outcome })
               break
             }
@@ -638,6 +645,45 @@ export const runWatcher = (
         }
       })
 
+    /** Offers an undelivered checkpoint request of the current rise again (throttled per job). */
+    const retryCheckpointRequests = (jobs: Map<string, JobRecord>) =>
+      Effect.gen(function* () {
+        for (const job of [...jobs.values()]) {
+          if (!checkpointRetryDue(job)) continue
+          const at = yield* now
+          const last = checkpointAttemptAt.get(job.jobId) ?? job.checkpointRequest?.requestedAt
+          if (last !== undefined && at - last < limits.checkpointRetryMs) continue
+          checkpointAttemptAt.set(job.jobId, at)
+          const outcome = yield* channel.request(job, job.pressure, options.batonCommand)
+          if (!outcome.delivered && outcome.retryable) continue
+          // Delivered, or no channel can carry it any more: the rise's request is settled.
+          const changed = yield* Effect.result(
+            store.modify(job.jobId, (j) => {
+              const request = j.checkpointRequest ?? null
+              if (request?.retryPending !== true || request.delivered) return j
+              return {
+                ...j,
+                checkpointRequest: {
+                  ...request,
+                  band: outcome.delivered ? job.pressure : request.band,
+                  delivered: outcome.delivered,
+                  detail: outcome.delivered ? `${outcome.detail} (on retry)` : outcome.detail,
+                  retryPending: false,
+                },
+              }
+            }),
+          )
+          if (changed._tag === "Success") jobs.set(job.jobId, changed.success.job)
+          else yield* logStoreError(job.jobId, changed.failure)
+          yield* log("checkpoint-requested", {
+            jobId: job.jobId,
+            band: job.pressure,
+            retry: true,
+            ...outcome,
+          })
+        }
+      })
+
     const readQuota = (jobs: Map<string, JobRecord>) =>
       Effect.gen(function* () {
         const reading: QuotaReading = yield* quota.read
@@ -725,6 +771,7 @@ export const runWatcher = (
       ) {
         yield* tail(jobs)
         yield* observePressure(jobs)
+        yield* retryCheckpointRequests(jobs)
       }
       const cadence = () =>
         [...jobs.values()].map((j) => ({

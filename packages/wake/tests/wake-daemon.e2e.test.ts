@@ -3,12 +3,28 @@
 // `baton wake watch` reaches it through Baton's daemon transport. Proves `original_thread`
 // delivery (the continuation is a turn on that very thread, carrying the recovery prompt; a busy
 // thread falls back to a new `codex exec` thread and says why) and the checkpoint channel (one
-// checkpoint turn on the idle thread when pressure first reaches `prepare`).
-import { handlerReply, textReply, usageLimitReply, userTexts } from "@baton/testkit"
+// checkpoint turn on the idle thread when pressure first reaches `prepare`; a thread busy at that
+// moment gets it once its turn has ended).
+import {
+  handlerReply,
+  textReply,
+  usageAllowanceAnswer,
+  usageLimitReply,
+  userTexts,
+} from "@baton/testkit"
 import type { CodexDaemonConnection, MockRateLimits, RecordedRequest } from "@baton/testkit"
 import { CAPSULE_BEGIN, CAPSULE_MARKER } from "@baton/wake"
 import { afterEach, describe, expect, it } from "vitest"
-import { runMetas, shell, usageAnswer, waitFor, wakeRig } from "./wake-rig.js"
+import {
+  ACCOUNT_ID,
+  FAST_LIMITS,
+  USER_ID,
+  runMetas,
+  shell,
+  usageAnswer,
+  waitFor,
+  wakeRig,
+} from "./wake-rig.js"
 import type { WakeRig } from "./wake-rig.js"
 
 let rig: WakeRig | undefined
@@ -274,5 +290,108 @@ describe("wake with the real Codex app-server daemon", () => {
     expect(bands.filter((b, i) => b !== bands[i - 1])).toEqual(["normal", "prepare", "high"])
     expect((await rig.readJob(jobId)).state).toBe("monitoring")
     expect(rig.mock.outboundAttempts()).toEqual([])
+  })
+
+  it("checkpoint channel: a thread busy with a turn when pressure reaches prepare is not interrupted; it gets the one checkpoint turn after its turn ends", async () => {
+    rig = await wakeRig({ initialUsage: true })
+    const daemon = await rig.startDaemon()
+    const owner = await daemon.connect()
+    const { threadId } = await owner.startThread({
+      cwd: rig.home.workdir,
+      sandbox: "danger-full-access",
+      approvalPolicy: "never",
+    })
+    rig.mock.enqueue(textReply("Started.", { rateLimits: limits(40) }))
+    await owner.runTurn(threadId, "Start the release notes.")
+    const jobId = await rig.armedJob(threadId)
+    const watcher = rig.startWatcher({ ...FAST_LIMITS, checkpointRetryMs: 500 })
+    await waitFor("normal", async () =>
+      (await rig!.readJob(jobId)).pressure === "normal" ? true : undefined,
+    )
+    // The owner's next turn is held by the mock, so the thread stays active; meanwhile the
+    // account's usage (the watcher's quota read) reaches 85 %.
+    let release: () => void = () => undefined
+    const released = new Promise<void>((resolve) => (release = resolve))
+    try {
+      rig.mock.enqueue(
+        handlerReply(async () => {
+          await released
+          return textReply("Step done.")
+        }),
+        textReply("Checkpoint updated."),
+      )
+      const held = rig.mock.requests().length
+      const busy = await owner.startTurn(threadId, "Keep going.")
+      await rig.mock.waitForRequests(held + 1, 20_000)
+      expect(await threadStatus(owner, threadId)).toBe("active")
+      rig.mock.setWhamUsage(
+        usageAllowanceAnswer(true, {
+          accountId: ACCOUNT_ID,
+          userId: USER_ID,
+          primary: {
+            usedPercent: 85,
+            windowSeconds: 18_000,
+            resetAt: Math.floor(Date.now() / 1000) + 3_600,
+          },
+        }),
+      )
+      const first = await watcher.waitForEvent((e) => e.kind === "checkpoint-requested", 30_000)
+      expect(first).toMatchObject({ jobId, band: "prepare", delivered: false, retryable: true })
+      expect(first["detail"]).toMatch(/^the original thread is active in the daemon/)
+      expect((await rig.readJob(jobId)).checkpointRequest).toMatchObject({
+        band: "prepare",
+        delivered: false,
+        retryPending: true,
+      })
+      // Retried polls while the turn runs deliver nothing and never touch the busy turn.
+      await sleep(2_000)
+      const asked = () =>
+        rig!.mock.requests().filter((r) => lastUserText(r).startsWith("Baton wake: quota pressure"))
+      expect(asked()).toHaveLength(0)
+      expect(await threadStatus(owner, threadId)).toBe("active")
+      expect((await rig.readJob(jobId)).checkpointRequest).toMatchObject({ delivered: false })
+      const since = owner.notifications().length
+      release()
+      await owner.waitForTurnCompleted(busy.turnId, { timeoutMs: 30_000 })
+      const delivered = await watcher.waitForEvent(
+        (e) => e.kind === "checkpoint-requested" && e["delivered"] === true,
+        30_000,
+      )
+      expect(delivered).toMatchObject({ jobId, band: "prepare", retry: true })
+      const checkpointTurn = await waitFor("the checkpoint turn's request", () => asked()[0])
+      expect(checkpointTurn.headers["thread-id"]).toBe(threadId)
+      expect(lastUserText(checkpointTurn)).toContain(
+        `Baton wake: quota pressure for job ${jobId} is prepare.`,
+      )
+      // The checkpoint turn followed the busy turn, whose answer is in its history.
+      const history = JSON.stringify(checkpointTurn.body)
+      expect(userTexts(checkpointTurn.body)).toContain("Keep going.")
+      expect(history).toContain("Step done.")
+      await owner.waitForNotification(
+        (n) => n.method === "turn/completed" && !JSON.stringify(n.params).includes(busy.turnId),
+        { since, timeoutMs: 20_000 },
+      )
+      const job = await rig.readJob(jobId)
+      expect(job.checkpointRequest).toMatchObject({
+        band: "prepare",
+        delivered: true,
+        retryPending: false,
+      })
+      expect(job.checkpointRequest!.detail).toMatch(
+        /^turn \S+ on the idle original thread \(on retry\)$/,
+      )
+      // One delivered request per rise: later polls in prepare ask no more.
+      await sleep(1_500)
+      expect(asked()).toHaveLength(1)
+      expect(
+        watcher
+          .events()
+          .filter((e) => e.kind === "checkpoint-requested" && e["delivered"] === true),
+      ).toHaveLength(1)
+      expect((await rig.readJob(jobId)).state).toBe("monitoring")
+      expect(rig.mock.outboundAttempts()).toEqual([])
+    } finally {
+      release()
+    }
   })
 })
