@@ -1,15 +1,17 @@
 // Recall query benchmark: indexing with embedding (the embedded default, and USE-lite on a
-// sample), then query latency p50 / p95 for lexical (bm25), vector (KNN) and hybrid (both +
-// weighted RRF) over N synthetic chunks, and KNN alone over 1 M vectors (exact float vs the
-// 1-bit first pass + float rescoring). Synthetic text: Zipf-distributed words of the static
-// table's vocabulary. Prints markdown.
-// Env: BENCH_CHUNKS (default 100000), BENCH_FILES (default 300), BENCH_MILLION (default 1; 0 skips
-// the 1 M KNN rows), BENCH_QUERIES (default 60).
+// sample), then, for each corpus size, query latency p50 / p95 for lexical (bm25), vector (exact
+// float KNN, and the sign-bit first pass + int8 rescoring) and hybrid (both + weighted RRF, and
+// the default plan with expansion and rerank), plus the first pass's recall@10 against exact.
+// Every chunk is really embedded with the default. Synthetic text: Zipf-distributed words of the
+// static table's vocabulary. Prints markdown.
+// Env: BENCH_CHUNKS (comma-separated sizes, default 100000; 1000000 takes ~10 minutes),
+// BENCH_FILES (default 300), BENCH_QUERIES (default 60).
 import { Effect, Layer } from "effect"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import {
+  DEFAULT_POOL,
   DEFAULT_STATIC_TABLE_PATH,
   embedBacklog,
   embedderFromEnvironment,
@@ -26,9 +28,8 @@ import {
 } from "@baton/recall-index"
 import { generateBulkCorpus, seededRandom } from "@baton/recall-index/testing"
 
-const chunkCount = Number(process.env.BENCH_CHUNKS ?? 100_000)
+const sizes = (process.env.BENCH_CHUNKS ?? "100000").split(",").map(Number)
 const files = Number(process.env.BENCH_FILES ?? 300)
-const million = process.env.BENCH_MILLION !== "0"
 const queryCount = Number(process.env.BENCH_QUERIES ?? 60)
 const root = mkdtempSync(join(tmpdir(), "baton-query-bench-"))
 const rows = []
@@ -113,10 +114,10 @@ try {
     ])
   }
 
-  log(`query latency over ${chunkCount} chunks`)
   // 2. Query latency over N chunks inserted directly (one synthetic session).
-  {
-    const layers = layersFor(join(root, "query"))
+  for (const chunkCount of sizes) {
+    log(`query latency over ${chunkCount} chunks`)
+    const layers = layersFor(join(root, `query-${chunkCount}`))
     const insertMs = await Effect.runPromise(
       RecallDatabase.use((db) =>
         Effect.sync(() => {
@@ -134,16 +135,18 @@ try {
           const chunk = s.prepare(
             "insert into chunks (turn_row, surface_index, chunk_index, role, char_start, char_end, text, content_hash, needs_embedding) values (?, 0, 0, 'assistant', 0, ?, ?, ?, 1)",
           )
-          s.transaction(() => {
-            for (let i = 1; i <= chunkCount; i++) {
-              const text = Array.from(
-                { length: random.int(2, 6) },
-                () => `${sentence(random.int(6, 18))}.`,
-              ).join(" ")
-              turn.run(i, `t${i}`, i)
-              chunk.run(i, text.length, text, `h${i}`)
-            }
-          })()
+          for (let at = 1; at <= chunkCount; at += 50_000) {
+            s.transaction(() => {
+              for (let i = at; i < at + 50_000 && i <= chunkCount; i++) {
+                const text = Array.from(
+                  { length: random.int(2, 6) },
+                  () => `${sentence(random.int(6, 18))}.`,
+                ).join(" ")
+                turn.run(i, `t${i}`, i)
+                chunk.run(i, text.length, text, `h${i}`)
+              }
+            })()
+          }
           return performance.now() - t
         }),
       ).pipe(Effect.provide(layers)),
@@ -188,12 +191,13 @@ try {
     const lexical = (q) => time(matchChunks(lexicalQuery(q), { limit: 100, mode: "any" }))
     await measure("lexical (bm25, 100 hits)", lexical)
     await measure("vector, exact float KNN (k = 100)", (q) => vector(q, "exact"))
-    await measure("vector, bit first pass + float rescoring (k = 100)", (q) =>
-      vector(q, "quantized"),
+    await measure(
+      `vector, sign-bit pass (pool ${DEFAULT_POOL}) + int8 rescoring (k = 100, default)`,
+      (q) => vector(q, "auto"),
     )
-    await measure("hybrid (lexical + exact vector + RRF 2:1)", async (q) => {
+    await measure("hybrid (lexical + vector + RRF 2:1)", async (q) => {
       const t = performance.now()
-      const [l, v] = [await lexical(q), await vector(q, "exact")]
+      const [l, v] = [await lexical(q), await vector(q, "auto")]
       fuseRanks([
         { name: "lexical", weight: 2, ids: l.out.map((m) => m.chunkId) },
         { name: "vector", weight: 1, ids: v.out.map((h) => h.chunkId) },
@@ -217,7 +221,7 @@ try {
       async (q) => {
         const t = performance.now()
         const l = await time(matchChunks(expandQuery(q), { limit: 100, mode: "any" }))
-        const v = await vector(q, "exact")
+        const v = await vector(q, "auto")
         const lists = [
           { name: "lexical", weight: fusion.lexical, ids: l.out.map((m) => m.chunkId) },
           { name: "vector", weight: fusion.vector, ids: v.out.map((h) => h.chunkId) },
@@ -233,87 +237,28 @@ try {
         return { ms: performance.now() - t }
       },
     )
-    // Recall of the quantized pass against exact (top 10).
-    let overlap = 0
-    for (const q of queries) {
-      const e = (await vector(q, "exact")).out.slice(0, 10).map((h) => h.chunkId)
-      const b = new Set((await vector(q, "quantized")).out.slice(0, 10).map((h) => h.chunkId))
-      overlap += e.filter((id) => b.has(id)).length / Math.max(1, e.length)
+    // Recall@10 of the first pass + rescoring against exact float KNN, per pool size.
+    for (const pool of [250, 500, DEFAULT_POOL, 2000]) {
+      let overlap = 0
+      const ms = []
+      for (const q of queries) {
+        const v = await Effect.runPromise(embedder.embedQuery(q))
+        const e = (
+          await time(searchVectors({ vector: v, k: 10, fingerprint, mode: "exact" }))
+        ).out.map((h) => h.chunkId)
+        const b = await time(searchVectors({ vector: v, k: 10, fingerprint, pool }))
+        ms.push(b.ms)
+        const got = new Set(b.out.map((h) => h.chunkId))
+        overlap += e.filter((id) => got.has(id)).length / Math.max(1, e.length)
+      }
+      rows.push([
+        `first pass recall@10 vs exact, pool ${pool}, ${chunkCount} chunks`,
+        `${((100 * overlap) / queries.length).toFixed(1)} %`,
+        `p50 ${percentile(ms, 50).toFixed(1)} ms`,
+      ])
     }
-    rows.push([
-      `bit first pass recall@10 vs exact, ${chunkCount} chunks`,
-      `${((100 * overlap) / queries.length).toFixed(1)} %`,
-      "400 candidates",
-    ])
   }
 
-  // 3. KNN alone over 1 M random unit vectors (512-d): exact vs bit + rescoring.
-  if (million) {
-    log("1 M vectors")
-    const { default: Database } = await import("better-sqlite3")
-    const vec = await import("sqlite-vec")
-    const db = new Database(join(root, "million.db"))
-    vec.load(db)
-    db.pragma("journal_mode = WAL")
-    db.exec(
-      "create virtual table v using vec0(embedding float[512]); create virtual table b using vec0(embedding bit[512])",
-    )
-    const n = 1_000_000
-    const insertF = db.prepare("insert into v (rowid, embedding) values (?, ?)")
-    const insertB = db.prepare(
-      "insert into b (rowid, embedding) values (?, vec_quantize_binary(?))",
-    )
-    const unit = () => {
-      const x = new Float32Array(512)
-      let s = 0
-      for (let i = 0; i < 512; i++) {
-        x[i] = random.next() - 0.5
-        s += x[i] * x[i]
-      }
-      s = Math.sqrt(s)
-      for (let i = 0; i < 512; i++) x[i] /= s
-      return Buffer.from(x.buffer)
-    }
-    const t0 = performance.now()
-    for (let at = 0; at < n; at += 10_000) {
-      db.transaction(() => {
-        for (let i = at + 1; i <= at + 10_000; i++) {
-          const blob = unit()
-          insertF.run(BigInt(i), blob)
-          insertB.run(BigInt(i), blob)
-        }
-      })()
-    }
-    rows.push(["insert 1 M float[512] + bit[512] vectors", seconds(performance.now() - t0), ""])
-    const exact = []
-    const twoPass = []
-    for (let i = 0; i < 10; i++) {
-      const q = unit()
-      let t = performance.now()
-      db.prepare("select rowid, distance from v where embedding match ? and k = 100").all(q)
-      exact.push(performance.now() - t)
-      t = performance.now()
-      const ids = db
-        .prepare("select rowid from b where embedding match vec_quantize_binary(?) and k = 400")
-        .pluck()
-        .all(q)
-      db.prepare(
-        "select rowid, embedding from v where rowid in (select value from json_each(?))",
-      ).all(JSON.stringify(ids))
-      twoPass.push(performance.now() - t)
-    }
-    rows.push([
-      "KNN k = 100 over 1 M, exact float",
-      `p50 ${percentile(exact, 50).toFixed(0)} ms`,
-      `p95 ${percentile(exact, 95).toFixed(0)} ms`,
-    ])
-    rows.push([
-      "KNN k = 100 over 1 M, bit pass (400) + float fetch",
-      `p50 ${percentile(twoPass, 50).toFixed(0)} ms`,
-      `p95 ${percentile(twoPass, 95).toFixed(0)} ms`,
-    ])
-    db.close()
-  }
   rows.push(["peak RSS", `${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`, ""])
 } finally {
   rmSync(root, { recursive: true, force: true })

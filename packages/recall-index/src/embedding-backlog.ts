@@ -4,7 +4,7 @@
  * against its vectors, so switching embedders re-embeds cleanly and never mixes spaces); each
  * distinct text (content hash) is embedded at most once per fingerprint, and a text that already
  * has a vector is only marked done; every batch is one `BEGIN IMMEDIATE` transaction that writes
- * the vectors, their `vector_keys`, the 1-bit companion rows and the chunks' flags together, so a
+ * the vectors, their `vector_keys`, the search codes (`vector-code-store.ts`) and the chunks' flags together, so a
  * run killed midway leaves whole batches and the next run resumes where it stopped; the indexer
  * lock is held for the run (renewed between batches), so the indexer and the backlog never write
  * at the same time. Vectors of the wrong length or with non-finite values are refused
@@ -18,7 +18,9 @@ import type { IndexBusyError } from "./errors.js"
 import { RecallStorageError } from "./errors.js"
 import { acquireIndexLock, IndexerProcess } from "./index-lock.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
-import { bitTableOf, vectorBlob } from "./vector-search.js"
+import type { CodeWriter } from "./vector-code-store.js"
+import { makeCodeWriter, syncCodes } from "./vector-code-store.js"
+import { vectorBlob } from "./vector-search.js"
 import { activateEmbedder } from "./vector-tables.js"
 
 /** Progress after each committed batch: `done` of `total` backlog chunks are resolved. */
@@ -177,6 +179,13 @@ const drain = (
         }
       }
     }
+    if (embedded > 0 && info.dim % 8 === 0) {
+      // A large run re-centres the sign bits once it has doubled the collection.
+      yield* Effect.try({
+        try: () => syncCodes(sqlite, info.fingerprint, active.vecTable, info.dim),
+        catch: storageFailure("write", path),
+      })
+    }
     const remaining = yield* Effect.try({
       try: () =>
         (
@@ -243,8 +252,8 @@ const prepareStore = (
   vecTable: string,
   dim: number,
 ): BacklogStore => {
-  const bits = dim % 8 === 0 ? bitTableOf(vecTable) : undefined
-  if (bits !== undefined) syncBitTable(sqlite, fingerprint, vecTable, bits, dim)
+  // Search codes (sign bits + int8) need whole bytes of bits; other dimensions search exactly.
+  const codes = dim % 8 === 0 ? syncCodesOf(sqlite, fingerprint, vecTable, dim) : undefined
   const page = sqlite.prepare(
     "select id, content_hash, text from chunks where needs_embedding = 1 and id > ? order by id limit ?",
   )
@@ -257,10 +266,6 @@ const prepareStore = (
     )
     .pluck()
   const insertVector = sqlite.prepare(`insert into ${vecTable} (rowid, embedding) values (?, ?)`)
-  const deleteBits = bits && sqlite.prepare(`delete from ${bits} where rowid = ?`)
-  const insertBits =
-    bits &&
-    sqlite.prepare(`insert into ${bits} (rowid, embedding) values (?, vec_quantize_binary(?))`)
   // `+needs_embedding`: look the hash up by its index; the partial backlog index would make
   // every flip scan the whole backlog (quadratic on a large first run).
   const flip = sqlite.prepare(
@@ -280,14 +285,11 @@ const prepareStore = (
         if (id !== undefined && vector !== undefined) {
           const blob = vectorBlob(vector)
           insertVector.run(BigInt(id), blob)
-          if (deleteBits && insertBits) {
-            // A reused rowid may still carry a stale bit row left by a forget.
-            deleteBits.run(BigInt(id))
-            insertBits.run(BigInt(id), blob)
-          }
+          codes?.add(id, vector)
         }
         changed += flip.run(item.hash).changes
       })
+      codes?.flush()
       return changed
     },
   )
@@ -321,33 +323,17 @@ const prepareStore = (
   }
 }
 
-/** Brings the 1-bit companion table in step with the float table (created once, backfilled). */
-const syncBitTable = (
+/**
+ * Repairs the search codes of `vecTable` (see `vector-code-store.ts`), drops the 1-bit vec0
+ * companion table earlier versions kept, and returns a writer for new codes.
+ */
+const syncCodesOf = (
   sqlite: Database,
   fingerprint: string,
   vecTable: string,
-  bits: string,
   dim: number,
-): void => {
-  sqlite.exec(`create virtual table if not exists ${bits} using vec0(embedding bit[${dim}])`)
-  const count = (sql: string, ...params: unknown[]): number =>
-    (sqlite.prepare(sql).get(...params) as { n: number }).n
-  const keys = count("select count(*) as n from vector_keys where fingerprint = ?", fingerprint)
-  const quantized = count(`select count(*) as n from ${bits}`)
-  if (keys === quantized) return
-  sqlite
-    .transaction(() => {
-      sqlite
-        .prepare(
-          `delete from ${bits} where rowid not in
-             (select id from vector_keys where fingerprint = ?)`,
-        )
-        .run(fingerprint)
-      sqlite.exec(
-        `insert into ${bits} (rowid, embedding)
-         select rowid, vec_quantize_binary(embedding) from ${vecTable}
-         where rowid not in (select rowid from ${bits})`,
-      )
-    })
-    .immediate()
+): CodeWriter => {
+  sqlite.exec(`drop table if exists ${vecTable}_bits`)
+  syncCodes(sqlite, fingerprint, vecTable, dim)
+  return makeCodeWriter(sqlite, vecTable, dim)
 }

@@ -12,6 +12,7 @@ import type { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { decodeRows } from "./stored-rows.js"
 import type { IndexRunReport } from "./indexer.js"
+import { forgetCodes } from "./vector-code-store.js"
 
 /** Deletes vectors whose text no chunk holds any more (forgotten text must not linger). */
 const dropUnreferencedVectors = (sqlite: Database): void => {
@@ -22,6 +23,7 @@ const dropUnreferencedVectors = (sqlite: Database): void => {
   const orphan =
     "select id from vector_keys where fingerprint = ? and content_hash not in (select content_hash from chunks)"
   for (const e of embedders) {
+    forgetCodes(sqlite, e.vec_table, orphan, e.fingerprint)
     sqlite.prepare(`delete from ${e.vec_table} where rowid in (${orphan})`).run(e.fingerprint)
   }
   sqlite

@@ -70,7 +70,7 @@ export {
   embedderFromEnvironment,
 } from "./embedder-config.js"
 export { embedBacklog } from "./embedding-backlog.js"
-export { MAX_KNN_K, searchVectors } from "./vector-search.js"
+export { DEFAULT_POOL, MAX_KNN_K, searchVectors } from "./vector-search.js"
 export { DEFAULT_RRF_K, fuseRanks } from "./rank-fusion.js"
 export { lexicalQuery } from "./lexical-query.js"
 export {

@@ -1,20 +1,26 @@
 /**
- * Nearest-neighbour search over one embedder's vectors (its vec0 table), mapped back to chunks
- * through `vector_keys` (vectors are shared by content hash, so one vector may stand for several
+ * Nearest-neighbour search over one embedder's vectors, mapped back to chunks through
+ * `vector_keys` (vectors are shared by content hash, so one vector may stand for several
  * chunks: each is returned, with the vector's distance). Guarantees: results ordered by distance
  * ascending, then chunk id; `similarity` is the cosine similarity of the unit vectors
  * (1 − d²/2 for the L2 distance d); vectors of another fingerprint are never consulted; an
  * embedder with no table yet gives `[]`; a vector of the wrong length is a
- * {@link RecallStorageError}. `mode: "quantized"` searches in two passes: Hamming KNN over the
- * 1-bit companion table (`<vec table>_bits`, kept by the backlog), over-fetched (100..400
- * candidates), then exact float rescoring. `auto` stays exact up to `exactLimit` (default: no
- * limit) because with sqlite-vec 0.1.9 the two passes measured slower than exact float KNN at
- * 100 k and 1 M vectors (README "Benchmarks").
+ * {@link RecallStorageError}. Two ways to search:
+ * - `exact`: sqlite-vec's brute-force float KNN over the vec0 table;
+ * - `quantized`: a first pass over the sign-bit codes of every vector (asymmetric scores, see
+ *   `vector-codes.ts`) keeps a pool of candidates, which are rescored with their int8 codes
+ *   (similarities within about 1e-3 of the float ones). Used only while the codes cover every
+ *   vector (`usableCodes`); otherwise the search is exact.
+ * `auto` (default) is quantized when the codes are usable and exact otherwise; with a small
+ * pre-filter (at most the pool size) every allowed vector is rescored directly.
  */
 import type { Database } from "better-sqlite3"
 import { Effect } from "effect"
 import { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
+import { codeTablesOf, readSegments, usableCodes } from "./vector-code-store.js"
+import type { CodeState } from "./vector-code-store.js"
+import { bitBytes, dotInt8, scoreSignBits, signLookupTable, TopScores } from "./vector-codes.js"
 
 /** What to search. */
 export interface VectorSearchOptions {
@@ -27,17 +33,12 @@ export interface VectorSearchOptions {
   /** Pre-filter: only these chunks are candidates (e.g. a repo, source or date scope). */
   readonly withinChunkIds?: ReadonlyArray<number>
   /**
-   * `exact` brute-forces the float vectors; `quantized` runs the bit first pass + float
-   * rescoring; `auto` (default) is exact up to `exactLimit` vectors, quantized above.
+   * `exact` brute-forces the float vectors; `quantized` runs the sign-bit first pass + int8
+   * rescoring (exact when the codes are not usable); `auto` (default) is quantized when usable.
    */
   readonly mode?: "auto" | "exact" | "quantized"
-  /** Largest table searched exactly in `auto` mode; default unlimited (see the module header). */
-  readonly exactLimit?: number
-  /**
-   * Candidates per wanted vector in the bit first pass; default 4. The pool is kept within
-   * 100..400: sqlite-vec's KNN cost grows with its `k`, so a larger pool is slower than exact.
-   */
-  readonly oversample?: number
+  /** Candidates the first pass keeps for rescoring; default {@link DEFAULT_POOL} (at least k). */
+  readonly pool?: number
 }
 
 /** One chunk near the query. */
@@ -52,18 +53,12 @@ export interface VectorHit {
 /** sqlite-vec 0.1.9 refuses larger `k`. */
 export const MAX_KNN_K = 4096
 
-/** Name of the 1-bit companion table of a vec0 table. */
-export const bitTableOf = (vecTable: string): string => `${vecTable}_bits`
+/** Candidates rescored after the sign-bit pass by default (measured in `bench/query-bench.mjs`). */
+export const DEFAULT_POOL = 1000
 
 /** Bytes of a float vector, as sqlite-vec reads them. */
 export const vectorBlob = (v: Float32Array): Buffer =>
   Buffer.from(v.buffer, v.byteOffset, v.byteLength)
-
-const floatsOf = (blob: Buffer): Float32Array => {
-  const out = new Float32Array(blob.byteLength / 4)
-  for (let i = 0; i < out.length; i++) out[i] = blob.readFloatLE(i * 4)
-  return out
-}
 
 const clampSimilarity = (s: number): number => Math.max(-1, Math.min(1, s))
 
@@ -108,7 +103,7 @@ const search = (
 ): ReadonlyArray<VectorHit> => {
   const vecTable = embedder.vec_table
   // Candidate vectors of a pre-filter: the keys of the allowed chunks' content hashes.
-  let allowedKeys: string | undefined
+  let allowedKeys: ReadonlyArray<number> | undefined
   let allowedChunks: Set<number> | undefined
   if (options.withinChunkIds !== undefined) {
     allowedChunks = new Set(options.withinChunkIds)
@@ -125,28 +120,30 @@ const search = (
       .pluck()
       .all(JSON.stringify([...allowedChunks]), options.fingerprint) as number[]
     if (keys.length === 0) return []
-    allowedKeys = JSON.stringify(keys)
+    allowedKeys = keys
   }
   const mode = options.mode ?? "auto"
-  const quantized =
-    mode === "quantized" ||
-    (mode === "auto" &&
-      allowedKeys === undefined &&
-      options.exactLimit !== undefined &&
-      hasBitTable(sqlite, vecTable) &&
-      vectorCount(sqlite, options.fingerprint) > options.exactLimit)
-  const nearest = quantized
-    ? quantizedKnn(sqlite, vecTable, query, k, options.oversample ?? 4, allowedKeys)
-    : exactKnn(sqlite, vecTable, query, k, allowedKeys)
+  const pool = Math.max(k, Math.floor(options.pool ?? DEFAULT_POOL))
+  const codes =
+    mode !== "exact" && embedder.dim % 8 === 0
+      ? usableCodes(sqlite, vecTable, options.fingerprint)
+      : undefined
+  const nearest =
+    codes !== undefined
+      ? codesKnn(sqlite, vecTable, codes, embedder.dim, query, k, pool, allowedKeys)
+      : exactKnn(sqlite, vecTable, query, k, allowedKeys)
   if (nearest.length === 0) return []
   const chunkRows = sqlite
     .prepare(
-      `select k.id as key, c.id as chunk_id from vector_keys k
-       join chunks c on c.content_hash = k.content_hash
-       where k.fingerprint = ? and k.id in (select value from json_each(?))
+      // Driven from the key list (CROSS JOIN fixes the loop order), not from every key of the
+      // fingerprint.
+      `select k.id as key, c.id as chunk_id from json_each(?) j
+       cross join vector_keys k on k.id = j.value
+       cross join chunks c on c.content_hash = k.content_hash
+       where k.fingerprint = ?
        order by c.id`,
     )
-    .all(options.fingerprint, JSON.stringify(nearest.map((n) => n.key))) as Array<{
+    .all(JSON.stringify(nearest.map((n) => n.key)), options.fingerprint) as Array<{
     key: number
     chunk_id: number
   }>
@@ -177,11 +174,11 @@ const exactKnn = (
   vecTable: string,
   query: Float32Array,
   k: number,
-  allowedKeys: string | undefined,
+  allowedKeys: ReadonlyArray<number> | undefined,
 ): Nearest[] => {
   const filter = allowedKeys === undefined ? "" : "and rowid in (select value from json_each(?))"
   const params: unknown[] = [vectorBlob(query), k]
-  if (allowedKeys !== undefined) params.push(allowedKeys)
+  if (allowedKeys !== undefined) params.push(JSON.stringify(allowedKeys))
   const rows = sqlite
     .prepare(
       `select rowid as key, distance from ${vecTable}
@@ -197,52 +194,47 @@ const exactKnn = (
     .sort((a, b) => a.distance - b.distance || a.key - b.key)
 }
 
-const quantizedKnn = (
+/** First pass over the sign bits (or the allowed keys directly), then int8 rescoring. */
+const codesKnn = (
   sqlite: Sqlite,
   vecTable: string,
+  codes: CodeState,
+  dim: number,
   query: Float32Array,
   k: number,
-  oversample: number,
-  allowedKeys: string | undefined,
+  pool: number,
+  allowedKeys: ReadonlyArray<number> | undefined,
 ): Nearest[] => {
-  const bits = bitTableOf(vecTable)
-  const filter = allowedKeys === undefined ? "" : "and rowid in (select value from json_each(?))"
-  const pool = Math.max(k, Math.min(400, Math.max(100, k * Math.max(1, oversample))))
-  const params: unknown[] = [vectorBlob(query), Math.min(MAX_KNN_K, pool)]
-  if (allowedKeys !== undefined) params.push(allowedKeys)
-  const candidates = sqlite
-    .prepare(
-      `select rowid from ${bits}
-       where embedding match vec_quantize_binary(?) and k = ? ${filter}`,
-    )
-    .pluck()
-    .all(...params) as number[]
+  const tables = codeTablesOf(vecTable)
+  let candidates: ReadonlyArray<number>
+  if (allowedKeys !== undefined && allowedKeys.length <= pool) candidates = allowedKeys
+  else {
+    const table = signLookupTable(query, codes.center)
+    const bytes = bitBytes(dim)
+    const allowed = allowedKeys === undefined ? undefined : new Set(allowedKeys)
+    const top = new TopScores(pool)
+    let scores = new Float32Array(0)
+    for (const segment of readSegments(sqlite, vecTable, codes.generation)) {
+      if (scores.length < segment.count) scores = new Float32Array(segment.count)
+      scoreSignBits(segment.bits, segment.count, bytes, table, scores)
+      const keys = segment.keys
+      for (let i = 0; i < segment.count; i++) {
+        const score = scores[i]!
+        if (score <= top.floor) continue
+        const key = keys[i]!
+        if (allowed === undefined || allowed.has(key)) top.offer(key, score)
+      }
+    }
+    candidates = top.sorted().map((c) => c.id)
+  }
   if (candidates.length === 0) return []
   const rows = sqlite
-    .prepare(
-      `select rowid as key, embedding from ${vecTable}
-       where rowid in (select value from json_each(?))`,
-    )
-    .all(JSON.stringify(candidates)) as Array<{ key: number; embedding: Buffer }>
-  const scored = rows.map((r) => {
-    const v = floatsOf(r.embedding)
-    let dot = 0
-    for (let i = 0; i < v.length; i++) dot += (v[i] ?? 0) * (query[i] ?? 0)
-    const similarity = clampSimilarity(dot)
-    return { key: r.key, similarity, distance: Math.sqrt(Math.max(0, 2 - 2 * similarity)) }
+    .prepare(`select key, code from ${tables.codes} where key in (select value from json_each(?))`)
+    .all(JSON.stringify(candidates)) as Array<{ key: number; code: Buffer }>
+  const best = new TopScores(k)
+  for (const row of rows) best.offer(row.key, dotInt8(query, row.code))
+  return best.sorted().map(({ id, score }) => {
+    const similarity = clampSimilarity(score)
+    return { key: id, similarity, distance: Math.sqrt(Math.max(0, 2 - 2 * similarity)) }
   })
-  scored.sort((a, b) => a.distance - b.distance || a.key - b.key)
-  return scored.slice(0, k)
 }
-
-const hasBitTable = (sqlite: Sqlite, vecTable: string): boolean =>
-  sqlite
-    .prepare("select 1 from sqlite_master where type = 'table' and name = ?")
-    .get(bitTableOf(vecTable)) !== undefined
-
-const vectorCount = (sqlite: Sqlite, fingerprint: string): number =>
-  (
-    sqlite
-      .prepare("select count(*) as n from vector_keys where fingerprint = ?")
-      .get(fingerprint) as { n: number }
-  ).n

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   embedBacklog,
   EmbedderError,
+  forgetSessions,
   IndexerProcess,
   RecallDatabase,
   searchVectors,
@@ -55,7 +56,11 @@ const facts = (dataDir: string, fingerprint: string) =>
           backlog: one("select count(*) as n from chunks where needs_embedding = 1"),
           keys: one("select count(*) as n from vector_keys where fingerprint = ?", fingerprint),
           vectors: table === undefined ? 0 : one(`select count(*) as n from ${table}`),
-          bits: table === undefined ? 0 : one(`select count(*) as n from ${table}_bits`),
+          codes: table === undefined ? 0 : one(`select count(*) as n from ${table}_codes`),
+          segmented:
+            table === undefined
+              ? 0
+              : one(`select coalesce(sum(count), 0) as n from ${table}_segments`),
           // Consistency: a chunk is done exactly when its text has a vector.
           inconsistent: one(
             `select count(*) as n from chunks c where c.needs_embedding = (
@@ -115,7 +120,8 @@ describe("embedBacklog", () => {
       backlog: 0,
       keys: after.distinct,
       vectors: after.distinct,
-      bits: after.distinct,
+      codes: after.distinct,
+      segmented: after.distinct,
       inconsistent: 0,
     })
     expect(progress.at(-1)).toEqual([after.chunks, after.chunks])
@@ -134,7 +140,7 @@ describe("embedBacklog", () => {
     )
     expect(error).toMatchObject({ _tag: "EmbedderError", reason: "crash" })
     const mid = await facts(dataDir, embedder.info.fingerprint)
-    expect(mid).toMatchObject({ keys: 8, vectors: 8, bits: 8, inconsistent: 0 })
+    expect(mid).toMatchObject({ keys: 8, vectors: 8, codes: 8, segmented: 8, inconsistent: 0 })
     expect(mid.backlog).toBeGreaterThan(0)
     const resumed = await withIndex(dataDir, embedBacklog(embedder, { batchSize: 4 }))
     const after = await facts(dataDir, embedder.info.fingerprint)
@@ -292,7 +298,7 @@ describe("searchVectors", () => {
     expect(error).toMatchObject({ _tag: "RecallStorageError", operation: "read" })
   })
 
-  it("the quantized first pass + float rescoring agrees with exact search on the nearest", async () => {
+  it("the sign-bit first pass + int8 rescoring agrees with exact search on the nearest", async () => {
     const s = await sample()
     for (const text of [s.single.text, s.shared.text]) {
       const vector = await Effect.runPromise(embedder.embedQuery(text))
@@ -300,12 +306,119 @@ describe("searchVectors", () => {
         dataDir,
         searchVectors({ vector, k: 3, fingerprint: embedder.info.fingerprint, mode: "exact" }),
       )
-      const quantized = await withIndex(
-        dataDir,
-        searchVectors({ vector, k: 3, fingerprint: embedder.info.fingerprint, mode: "quantized" }),
-      )
-      expect(quantized[0]!.chunkId).toBe(exact[0]!.chunkId)
-      expect(quantized[0]!.similarity).toBeCloseTo(exact[0]!.similarity, 4)
+      // A pool of 2 makes the first pass decide: the stored copy of the query must survive it.
+      for (const pool of [2, 1000]) {
+        const quantized = await withIndex(
+          dataDir,
+          searchVectors({ vector, k: 3, fingerprint: embedder.info.fingerprint, pool }),
+        )
+        expect(quantized[0]!.chunkId).toBe(exact[0]!.chunkId)
+        expect(quantized[0]!.similarity).toBeCloseTo(exact[0]!.similarity, 2)
+      }
     }
+  })
+})
+
+describe("search codes stay in step with the vectors", () => {
+  const embedder = makeDeterministicEmbedder({ dim: 64 })
+  const codeFacts = (dataDir: string) =>
+    withIndex(
+      dataDir,
+      RecallDatabase.use((db) =>
+        Effect.sync(() => {
+          const one = (sql: string, ...p: unknown[]) =>
+            (db.sqlite.prepare(sql).get(...p) as { n: number }).n
+          const table = db.sqlite
+            .prepare("select vec_table from embedders where fingerprint = ?")
+            .pluck()
+            .get(embedder.info.fingerprint) as string
+          return {
+            table,
+            keys: one(
+              "select count(*) as n from vector_keys where fingerprint = ?",
+              embedder.info.fingerprint,
+            ),
+            codes: one(`select count(*) as n from ${table}_codes`),
+            segmented: one(`select coalesce(sum(count), 0) as n from ${table}_segments`),
+          }
+        }),
+      ),
+    )
+  const nearest = (dataDir: string, text: string, mode?: "exact") =>
+    Effect.runPromise(embedder.embedQuery(text)).then((vector) =>
+      withIndex(
+        dataDir,
+        searchVectors({ vector, k: 5, fingerprint: embedder.info.fingerprint, mode }),
+      ),
+    )
+
+  it("a forget drops the forgotten codes, search stays exact until the next run rebuilds the segments", async () => {
+    const dataDir = await freshIndex("codes-forget")
+    await withIndex(dataDir, embedBacklog(embedder))
+    const victim = await withIndex(
+      dataDir,
+      RecallDatabase.use((db) =>
+        Effect.sync(
+          () =>
+            db.sqlite
+              .prepare(
+                `select s.session_id as sessionId, c.text from chunks c
+                 join turns t on t.id = c.turn_row join sessions s on s.id = t.session_row
+                 where length(c.text) > 40 order by c.id limit 1`,
+              )
+              .get() as { sessionId: string; text: string },
+        ),
+      ),
+    )
+    const before = await nearest(dataDir, victim.text)
+    await withIndex(dataDir, forgetSessions({ _tag: "Session", sessionId: victim.sessionId }))
+    const forgotten = await codeFacts(dataDir)
+    expect(forgotten.codes).toBe(forgotten.keys) // orphan codes went with their vectors
+    expect(forgotten.segmented).toBe(0) // segments emptied: search is exact meanwhile
+    const after = await nearest(dataDir, victim.text)
+    expect(after).toEqual(await nearest(dataDir, victim.text, "exact"))
+    expect(after.map((h) => h.chunkId)).not.toContain(before[0]!.chunkId)
+    await withIndex(dataDir, embedBacklog(embedder))
+    const rebuilt = await codeFacts(dataDir)
+    expect(rebuilt.segmented).toBe(rebuilt.keys)
+  })
+
+  it("a vector stored without codes (an older version) makes search exact until a run adds them", async () => {
+    const dataDir = await freshIndex("codes-missing")
+    await withIndex(dataDir, embedBacklog(embedder))
+    const { table } = await codeFacts(dataDir)
+    // Drop the newest vector's code, as if an older version had written that vector.
+    await withIndex(
+      dataDir,
+      RecallDatabase.use((db) =>
+        Effect.sync(() =>
+          db.sqlite
+            .prepare(`delete from ${table}_codes where key = (select max(key) from ${table}_codes)`)
+            .run(),
+        ),
+      ),
+    )
+    const text = await withIndex(
+      dataDir,
+      RecallDatabase.use((db) =>
+        Effect.sync(
+          () =>
+            db.sqlite
+              .prepare(
+                `select c.text from chunks c join vector_keys k on k.content_hash = c.content_hash
+                 where k.fingerprint = ? order by k.id desc limit 1`,
+              )
+              .pluck()
+              .get(embedder.info.fingerprint) as string,
+        ),
+      ),
+    )
+    // The newest vector is still found (exact fallback), with its exact similarity.
+    const found = await nearest(dataDir, text)
+    expect(found).toEqual(await nearest(dataDir, text, "exact"))
+    await withIndex(dataDir, embedBacklog(embedder))
+    const repaired = await codeFacts(dataDir)
+    expect(repaired.codes).toBe(repaired.keys)
+    expect(repaired.segmented).toBe(repaired.keys)
   })
 })

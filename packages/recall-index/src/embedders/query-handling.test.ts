@@ -4,6 +4,11 @@ import { makeDeterministicEmbedder } from "../testing/deterministic-embedder.js"
 import { lexicalQuery } from "../lexical-query.js"
 import { makeSentenceReranker, sentencesOf } from "./sentence-reranker.js"
 import { makeStaticQueryExpander } from "./static-query-expansion.js"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { DEFAULT_STATIC_TABLE_PATH } from "./embedded-static.js"
+import { decodeNeighbourTable, encodeNeighbourTable } from "./static-word-table.js"
 
 describe("lexicalQuery", () => {
   it("drops function and question words, keeps content words in order", () => {
@@ -33,6 +38,55 @@ describe("static query expansion", () => {
     expect(added).toContain("warnings")
     expect(new Set(added).size).toBe(added.length)
     expect(expand("why was the warning shown")).toBe(out)
+  })
+
+  it("reads the shipped neighbour file and expands exactly as scanning the table would", async () => {
+    const stored = await Effect.runPromise(makeStaticQueryExpander())
+    const scanned = await Effect.runPromise(
+      makeStaticQueryExpander({ neighboursPath: "/nonexistent/neighbours.bin" }),
+    )
+    for (const q of [
+      "what did we decide about the retry policy last week",
+      "why was the payment declined",
+      "kubernetes deployment rollback canary",
+      "which database did we choose for caching sessions",
+    ]) {
+      expect(stored(q)).toBe(scanned(q))
+    }
+    // Options the file does not cover (more neighbours than it holds) scan the table.
+    const wide = await Effect.runPromise(makeStaticQueryExpander({ perWord: 12 }))
+    expect(wide("payment declined").split(" ").length).toBeGreaterThan(
+      stored("payment declined").split(" ").length,
+    )
+  })
+
+  it("ignores a neighbour file built for another table (digest) and a damaged one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-neighbours-"))
+    const shipped = decodeNeighbourTable(
+      readFileSync(DEFAULT_STATIC_TABLE_PATH.replace(/\.bin$/, ".neighbours.bin")),
+      15_000,
+    )
+    if (typeof shipped === "string") throw new Error(shipped)
+    // Same shape, wrong digest, every neighbour pointing at word 0: must not be used.
+    const foreign = join(dir, "foreign.bin")
+    writeFileSync(
+      foreign,
+      encodeNeighbourTable({
+        ...shipped,
+        tableDigest: "000000000000",
+        indices: new Uint16Array(shipped.indices.length),
+      }),
+    )
+    const damaged = join(dir, "damaged.bin")
+    writeFileSync(damaged, Buffer.from("not a neighbour file at all, just text"))
+    const scanned = await Effect.runPromise(
+      makeStaticQueryExpander({ neighboursPath: "/nonexistent/neighbours.bin" }),
+    )
+    for (const path of [foreign, damaged]) {
+      const expand = await Effect.runPromise(makeStaticQueryExpander({ neighboursPath: path }))
+      expect(expand("why was the payment declined")).toBe(scanned("why was the payment declined"))
+    }
+    expect(decodeNeighbourTable(readFileSync(damaged), 15_000)).toBe("not a neighbour file")
   })
 
   it("adds nothing when no neighbour is similar enough", async () => {

@@ -9,13 +9,20 @@
 import { Effect } from "effect"
 import type { EmbedderError } from "../embedder.js"
 import { lexicalQuery } from "../lexical-query.js"
+import { readFileSync } from "node:fs"
 import { DEFAULT_STATIC_TABLE_PATH, loadStaticTable } from "./embedded-static.js"
-import { lookupWord, staticTokens } from "./static-word-table.js"
-import type { StaticWordTable } from "./static-word-table.js"
+import { decodeNeighbourTable, lookupWord, staticTokens } from "./static-word-table.js"
+import type { NeighbourTable, StaticWordTable } from "./static-word-table.js"
 
 /** Options of {@link makeStaticQueryExpander}. */
 export interface QueryExpansionOptions {
   readonly tablePath?: string
+  /**
+   * Precomputed neighbours (`scripts/build-static-neighbours.mjs`); default the table path with
+   * `.bin` → `.neighbours.bin`. Used when it belongs to the table and covers `perWord` and
+   * `minSimilarity`; otherwise each query word scans the table (tens of ms per word).
+   */
+  readonly neighboursPath?: string
   /** Most neighbours added per query word; default 4. */
   readonly perWord?: number
   /** Least cosine similarity of an added word; default 0.65. */
@@ -47,6 +54,37 @@ const neighbours = (
   return best.slice(0, count).map(([, r]) => words[r] ?? "")
 }
 
+/** The precomputed neighbours of `table` at `path`, if the file exists and matches. */
+const loadNeighbours = (path: string, table: StaticWordTable): NeighbourTable | undefined => {
+  let bytes: Uint8Array
+  try {
+    bytes = readFileSync(path)
+  } catch {
+    return undefined
+  }
+  const decoded = decodeNeighbourTable(bytes, table.header.words.length)
+  return typeof decoded === "string" || decoded.tableDigest !== table.digest ? undefined : decoded
+}
+
+/** Row `row`'s neighbours from the precomputed file, filtered like {@link neighbours}. */
+const storedNeighbours = (
+  table: StaticWordTable,
+  stored: NeighbourTable,
+  row: number,
+  count: number,
+  minSimilarity: number,
+): string[] => {
+  const out: string[] = []
+  for (let j = 0; j < stored.perWord && out.length < count; j++) {
+    const at = row * stored.perWord + j
+    const r = stored.indices[at]!
+    if (r === 0xffff) break
+    if (stored.similarities[at]! < minSimilarity) break
+    out.push(table.header.words[r] ?? "")
+  }
+  return out
+}
+
 /** A query expander: `lexicalQuery(text)` followed by the neighbours of its words. */
 export const makeStaticQueryExpander = (
   options: QueryExpansionOptions = {},
@@ -56,6 +94,15 @@ export const makeStaticQueryExpander = (
       const perWord = Math.max(0, Math.floor(options.perWord ?? 4))
       const minSimilarity = options.minSimilarity ?? 0.65
       const cache = new Map<string, ReadonlyArray<string>>()
+      const path = options.tablePath ?? DEFAULT_STATIC_TABLE_PATH
+      const file = loadNeighbours(
+        options.neighboursPath ?? path.replace(/\.bin$/, ".neighbours.bin"),
+        table,
+      )
+      const stored =
+        file !== undefined && perWord <= file.perWord && minSimilarity >= file.minSimilarity
+          ? file
+          : undefined
       return (query: string): string => {
         const base = lexicalQuery(query)
         const seen = new Set(staticTokens(base))
@@ -64,7 +111,12 @@ export const makeStaticQueryExpander = (
           let near = cache.get(word)
           if (near === undefined) {
             const row = lookupWord(table.index, word)
-            near = row === undefined ? [] : neighbours(table, row, perWord, minSimilarity)
+            near =
+              row === undefined
+                ? []
+                : stored !== undefined
+                  ? storedNeighbours(table, stored, row, perWord, minSimilarity)
+                  : neighbours(table, row, perWord, minSimilarity)
             if (cache.size < 10_000) cache.set(word, near)
           }
           for (const w of near) {

@@ -131,3 +131,69 @@ export const decodeStaticTable = (bytes: Uint8Array): StaticWordTable | string =
   const digest = createHash("sha256").update(bytes).digest("hex").slice(0, 12)
   return { header, digest, index, scales, vectors }
 }
+
+/** Neighbour file magic ("BSWN": Baton static word neighbours). */
+export const NEIGHBOUR_TABLE_MAGIC = 0x4e575342
+
+/**
+ * The nearest words of every table word, precomputed (`scripts/build-static-neighbours.mjs`) so
+ * query expansion does not scan the whole table per query word. Row r holds up to `perWord`
+ * (word index, similarity) pairs, best first; index 0xffff ends a short row.
+ */
+export interface NeighbourTable {
+  /** Digest of the word table these neighbours belong to. */
+  readonly tableDigest: string
+  readonly perWord: number
+  /** Least similarity kept when the file was built. */
+  readonly minSimilarity: number
+  readonly indices: Uint16Array
+  /** Cosine similarity of each pair (float32). */
+  readonly similarities: Float32Array
+}
+
+/** Encodes a neighbour table: magic, version, digest (12 ASCII bytes), perWord, minSimilarity, count, rows. */
+export const encodeNeighbourTable = (table: NeighbourTable): Uint8Array => {
+  const count = table.indices.length / table.perWord
+  const headerBytes = 4 + 4 + 12 + 4 + 4 + 4
+  const out = new Uint8Array(headerBytes + table.indices.length * 6)
+  const view = new DataView(out.buffer)
+  view.setUint32(0, NEIGHBOUR_TABLE_MAGIC, true)
+  view.setUint32(4, 1, true)
+  out.set(new TextEncoder().encode(table.tableDigest.padEnd(12, " ").slice(0, 12)), 8)
+  view.setUint32(20, table.perWord, true)
+  view.setFloat32(24, table.minSimilarity, true)
+  view.setUint32(28, count, true)
+  for (let i = 0; i < table.indices.length; i++) {
+    view.setUint16(headerBytes + i * 2, table.indices[i] ?? 0xffff, true)
+  }
+  const at = headerBytes + table.indices.length * 2
+  for (let i = 0; i < table.similarities.length; i++) {
+    view.setFloat32(at + i * 4, table.similarities[i] ?? 0, true)
+  }
+  return out
+}
+
+/** Decodes a neighbour table for a word table of `words` rows, or returns why it cannot. */
+export const decodeNeighbourTable = (bytes: Uint8Array, words: number): NeighbourTable | string => {
+  const headerBytes = 32
+  if (bytes.byteLength < headerBytes) return "the neighbour file is too short"
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (view.getUint32(0, true) !== NEIGHBOUR_TABLE_MAGIC) return "not a neighbour file"
+  if (view.getUint32(4, true) !== 1) return "unsupported neighbour file version"
+  const tableDigest = new TextDecoder().decode(bytes.subarray(8, 20)).trim()
+  const perWord = view.getUint32(20, true)
+  const minSimilarity = view.getFloat32(24, true)
+  const count = view.getUint32(28, true)
+  if (count !== words) return `the neighbour file has ${count} rows, the table ${words} words`
+  if (bytes.byteLength !== headerBytes + count * perWord * 6) {
+    return "the neighbour file size does not match its header"
+  }
+  const indices = new Uint16Array(count * perWord)
+  for (let i = 0; i < indices.length; i++) indices[i] = view.getUint16(headerBytes + i * 2, true)
+  const similarities = new Float32Array(count * perWord)
+  const at = headerBytes + indices.length * 2
+  for (let i = 0; i < similarities.length; i++) {
+    similarities[i] = view.getFloat32(at + i * 4, true)
+  }
+  return { tableDigest, perWord, minSimilarity, indices, similarities }
+}

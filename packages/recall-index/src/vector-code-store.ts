@@ -1,0 +1,384 @@
+/**
+ * Storage of the search codes of one embedder's vectors (see `vector-codes.ts`), in three plain
+ * tables beside its vec0 table `<vec>`:
+ * - `<vec>_codes (key, code)`: the int8 code of each vector, keyed like the vec0 rowid
+ *   (`vector_keys.id`); point lookups for rescoring;
+ * - `<vec>_segments (id, count, keys, bits)`: sign bits packed {@link SEGMENT_SIZE} vectors per
+ *   row, so a full first pass reads a few dozen blobs instead of one row per vector;
+ * - `<vec>_center`: the centre the sign bits are taken against, how many vectors it was computed
+ *   from, and a generation bumped by every change to the segments (readers cache segments by it).
+ * Guarantees: codes are written in the same transaction as their float vector; the segments are
+ * usable only while their total count equals the embedder's vector count and a centre exists
+ * ({@link usableCodes}), otherwise search falls back to exact float KNN, never to stale codes;
+ * {@link syncCodes} repairs every divergence (missing or orphan codes, stale segments) and
+ * recomputes the centre each time the collection has doubled since the last centre (amortised
+ * linear cost), rebuilding the segments against it.
+ */
+import type { Database } from "better-sqlite3"
+import { bitBytes, decodeInt8, int8Code, writeSignBits } from "./vector-codes.js"
+
+/** Vectors per segment row. */
+export const SEGMENT_SIZE = 4096
+
+/** Table names of the codes of vec0 table `vecTable`. */
+export const codeTablesOf = (vecTable: string) => ({
+  codes: `${vecTable}_codes`,
+  segments: `${vecTable}_segments`,
+  center: `${vecTable}_center`,
+})
+
+/** Creates the code tables of `vecTable` when missing. */
+export const ensureCodeTables = (sqlite: Database, vecTable: string): void => {
+  const t = codeTablesOf(vecTable)
+  sqlite.exec(
+    `create table if not exists ${t.codes} (key integer primary key, code blob not null) strict;
+     create table if not exists ${t.segments} (
+       id integer primary key, count integer not null, keys blob not null, bits blob not null
+     ) strict;
+     create table if not exists ${t.center} (
+       id integer primary key check (id = 1), basis integer not null, center blob not null,
+       generation integer not null
+     ) strict;`,
+  )
+}
+
+const tableExists = (sqlite: Database, name: string): boolean =>
+  sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = ?").get(name) !==
+  undefined
+
+const floatsOf = (blob: Buffer): Float32Array => {
+  const out = new Float32Array(blob.byteLength / 4)
+  for (let i = 0; i < out.length; i++) out[i] = blob.readFloatLE(i * 4)
+  return out
+}
+
+const blobOf = (bytes: Uint8Array | Float32Array | Int32Array): Buffer =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+
+/** Sets the centre and basis, bumping the generation. */
+const centerUpsert = (table: string): string =>
+  `insert into ${table} (id, basis, center, generation) values (1, ?, ?, 1)
+   on conflict (id) do update set basis = excluded.basis, center = excluded.center,
+     generation = generation + 1`
+
+/** The stored centre of `vecTable`, or undefined. */
+export const readCenter = (
+  sqlite: Database,
+  vecTable: string,
+): { readonly basis: number; readonly center: Float32Array } | undefined => {
+  const t = codeTablesOf(vecTable)
+  if (!tableExists(sqlite, t.center)) return undefined
+  const row = sqlite.prepare(`select basis, center from ${t.center} where id = 1`).get() as
+    { basis: number; center: Buffer } | undefined
+  return row === undefined ? undefined : { basis: row.basis, center: floatsOf(row.center) }
+}
+
+/** What a reader needs of usable codes. */
+export interface CodeState {
+  readonly center: Float32Array
+  /** Changes whenever the segments change. */
+  readonly generation: number
+}
+
+/**
+ * The codes' state when they can stand in for the float vectors, else undefined: a centre
+ * exists, the segments are not emptied (a forget empties them), and the newest code is the
+ * newest vector of `fingerprint` (vectors are only added by the backlog, which writes their codes
+ * in the same transaction; a vector written without codes, e.g. by an older version, makes this
+ * undefined until {@link syncCodes}). Constant time: no count over the vectors.
+ */
+export const usableCodes = (
+  sqlite: Database,
+  vecTable: string,
+  fingerprint: string,
+): CodeState | undefined => {
+  const t = codeTablesOf(vecTable)
+  if (!tableExists(sqlite, t.segments) || !tableExists(sqlite, t.center)) return undefined
+  const row = sqlite.prepare(`select center, generation from ${t.center} where id = 1`).get() as
+    { center: Buffer; generation: number } | undefined
+  if (row === undefined) return undefined
+  if (sqlite.prepare(`select 1 from ${t.segments} limit 1`).get() === undefined) return undefined
+  const newestCode = sqlite.prepare(`select max(key) from ${t.codes}`).pluck().get() as
+    number | null
+  // `+fingerprint`: walk the rowids backwards instead of the (fingerprint, hash) index.
+  const newestVector = sqlite
+    .prepare("select id from vector_keys where +fingerprint = ? order by id desc limit 1")
+    .pluck()
+    .get(fingerprint) as number | undefined
+  if (newestVector === undefined || newestCode !== newestVector) return undefined
+  return { center: floatsOf(row.center), generation: row.generation }
+}
+
+/** One segment as read: `count` keys and their sign bits. */
+export interface Segment {
+  readonly count: number
+  readonly keys: Int32Array
+  /** 4-byte aligned (copied when the blob was not). */
+  readonly bits: Uint8Array
+}
+
+const aligned = (blob: Buffer): Uint8Array =>
+  blob.byteOffset % 4 === 0 ? blob : new Uint8Array(blob)
+
+const segmentCache = new WeakMap<
+  Database,
+  Map<string, { readonly generation: number; readonly segments: ReadonlyArray<Segment> }>
+>()
+
+/** Segments cached per connection; larger collections are read every time. */
+export const SEGMENT_CACHE_BYTES = 256 * 1024 * 1024
+
+/**
+ * The segments of `vecTable` at `generation`: from this connection's cache when the generation
+ * still matches (a long-lived process such as the MCP server reads them once per change),
+ * otherwise read and cached (up to {@link SEGMENT_CACHE_BYTES}).
+ */
+export const readSegments = (
+  sqlite: Database,
+  vecTable: string,
+  generation: number,
+): ReadonlyArray<Segment> => {
+  let perTable = segmentCache.get(sqlite)
+  const cached = perTable?.get(vecTable)
+  if (cached !== undefined && cached.generation === generation) return cached.segments
+  const segments: Segment[] = []
+  let bytes = 0
+  for (const row of sqlite
+    .prepare(`select count, keys, bits from ${codeTablesOf(vecTable).segments} order by id`)
+    .iterate() as IterableIterator<{ count: number; keys: Buffer; bits: Buffer }>) {
+    const keys = aligned(row.keys)
+    segments.push({
+      count: row.count,
+      keys: new Int32Array(keys.buffer, keys.byteOffset, keys.byteLength >> 2),
+      bits: aligned(row.bits),
+    })
+    bytes += row.keys.byteLength + row.bits.byteLength
+  }
+  if (perTable === undefined) {
+    perTable = new Map()
+    segmentCache.set(sqlite, perTable)
+  }
+  if (bytes <= SEGMENT_CACHE_BYTES) perTable.set(vecTable, { generation, segments })
+  else perTable.delete(vecTable)
+  return segments
+}
+
+/** Writes codes of new vectors inside the caller's transaction; `flush` appends their bits. */
+export interface CodeWriter {
+  readonly add: (key: number, vector: Float32Array) => void
+  /** Appends the pending sign bits to the segments; call before the transaction commits. */
+  readonly flush: () => void
+}
+
+/** A writer for `vecTable` (its code tables must exist). */
+export const makeCodeWriter = (sqlite: Database, vecTable: string, dim: number): CodeWriter => {
+  const t = codeTablesOf(vecTable)
+  const bytes = bitBytes(dim)
+  const putCode = sqlite.prepare(`insert or replace into ${t.codes} (key, code) values (?, ?)`)
+  const lastSegment = sqlite.prepare(
+    `select id, count, keys, bits from ${t.segments} order by id desc limit 1`,
+  )
+  const putSegment = sqlite.prepare(
+    `insert or replace into ${t.segments} (id, count, keys, bits) values (?, ?, ?, ?)`,
+  )
+  const putCenter = sqlite.prepare(centerUpsert(t.center))
+  const bump = sqlite.prepare(`update ${t.center} set generation = generation + 1 where id = 1`)
+  let pending: Array<{ key: number; vector: Float32Array }> = []
+  return {
+    add: (key, vector) => {
+      putCode.run(key, blobOf(int8Code(vector)))
+      pending.push({ key, vector })
+    },
+    flush: () => {
+      if (pending.length === 0) return
+      let center = readCenter(sqlite, vecTable)?.center
+      if (center === undefined) {
+        // The first vectors seed the centre; syncCodes replaces it as the collection grows.
+        center = meanOf(
+          pending.map((p) => p.vector),
+          dim,
+        )
+        putCenter.run(pending.length, blobOf(center))
+      }
+      const last = lastSegment.get() as
+        { id: number; count: number; keys: Buffer; bits: Buffer } | undefined
+      let id = last?.id ?? 0
+      let keys: number[] = []
+      let bits = new Uint8Array(0)
+      if (last !== undefined && last.count < SEGMENT_SIZE) {
+        keys = Array.from(new Int32Array(new Uint8Array(last.keys).buffer))
+        bits = new Uint8Array(last.bits)
+      } else id += 1
+      let at = 0
+      while (at < pending.length) {
+        const room = SEGMENT_SIZE - keys.length
+        const take = pending.slice(at, at + room)
+        const grown = new Uint8Array(bits.byteLength + take.length * bytes)
+        grown.set(bits)
+        take.forEach((p, i) => writeSignBits(p.vector, center, grown, bits.byteLength + i * bytes))
+        keys.push(...take.map((p) => p.key))
+        bits = grown
+        putSegment.run(id, keys.length, blobOf(Int32Array.from(keys)), blobOf(bits))
+        at += take.length
+        if (keys.length >= SEGMENT_SIZE) {
+          id += 1
+          keys = []
+          bits = new Uint8Array(0)
+        }
+      }
+      bump.run()
+      pending = []
+    },
+  }
+}
+
+const meanOf = (vectors: ReadonlyArray<Float32Array>, dim: number): Float32Array => {
+  const out = new Float32Array(dim)
+  for (const v of vectors) for (let i = 0; i < dim; i++) out[i]! += v[i] ?? 0
+  if (vectors.length > 0) for (let i = 0; i < dim; i++) out[i]! /= vectors.length
+  return out
+}
+
+/** What {@link syncCodes} repaired. */
+export interface CodeSync {
+  readonly codesAdded: number
+  readonly codesRemoved: number
+  readonly rebuilt: boolean
+}
+
+/**
+ * Brings the codes of `vecTable` in step with `vector_keys` of `fingerprint` (one transaction):
+ * adds codes of vectors that lack one, removes orphan codes, recomputes the centre when missing
+ * or when the collection has doubled since it was computed, and rebuilds the segments whenever
+ * anything changed or they do not cover every vector.
+ */
+export const syncCodes = (
+  sqlite: Database,
+  fingerprint: string,
+  vecTable: string,
+  dim: number,
+): CodeSync =>
+  sqlite
+    .transaction((): CodeSync => {
+      ensureCodeTables(sqlite, vecTable)
+      const t = codeTablesOf(vecTable)
+      const count = (sql: string, ...params: unknown[]): number =>
+        (sqlite.prepare(sql).get(...params) as { n: number }).n
+      const keys = count("select count(*) as n from vector_keys where fingerprint = ?", fingerprint)
+      let codesRemoved = 0
+      let codesAdded = 0
+      if (count(`select count(*) as n from ${t.codes}`) !== keys) {
+        codesRemoved = sqlite
+          .prepare(
+            `delete from ${t.codes} where key not in
+               (select id from vector_keys where fingerprint = ?)`,
+          )
+          .run(fingerprint).changes
+        const put = sqlite.prepare(`insert into ${t.codes} (key, code) values (?, ?)`)
+        const missing = sqlite
+          .prepare(
+            `select rowid as key, embedding from ${vecTable}
+             where rowid not in (select key from ${t.codes})`,
+          )
+          .all() as Array<{ key: number; embedding: Buffer }>
+        for (const row of missing) put.run(row.key, blobOf(int8Code(floatsOf(row.embedding))))
+        codesAdded = missing.length
+      }
+      const center = readCenter(sqlite, vecTable)
+      const recenter = keys > 0 && (center === undefined || keys >= 2 * center.basis)
+      const segmented = count(`select coalesce(sum(count), 0) as n from ${t.segments}`)
+      const rebuilt = recenter || codesAdded > 0 || codesRemoved > 0 || segmented !== keys
+      if (rebuilt) rebuildSegments(sqlite, vecTable, dim, recenter ? undefined : center?.center)
+      return { codesAdded, codesRemoved, rebuilt }
+    })
+    .immediate()
+
+/** Rewrites all segments from the codes, against `center` (recomputed from the codes if absent). */
+const rebuildSegments = (
+  sqlite: Database,
+  vecTable: string,
+  dim: number,
+  center: Float32Array | undefined,
+): void => {
+  const t = codeTablesOf(vecTable)
+  const bytes = bitBytes(dim)
+  const rows = () =>
+    sqlite.prepare(`select key, code from ${t.codes} order by key`).iterate() as IterableIterator<{
+      key: number
+      code: Buffer
+    }>
+  let c = center
+  if (c === undefined) {
+    const sum = new Float64Array(dim)
+    let n = 0
+    for (const row of rows()) {
+      const v = decodeInt8(row.code, dim)
+      for (let i = 0; i < dim; i++) sum[i]! += v[i]!
+      n += 1
+    }
+    c = new Float32Array(dim)
+    for (let i = 0; i < dim; i++) c[i] = n === 0 ? 0 : sum[i]! / n
+    sqlite.prepare(centerUpsert(t.center)).run(Math.max(1, n), blobOf(c))
+  }
+  sqlite.exec(`delete from ${t.segments}`)
+  sqlite.exec(`update ${t.center} set generation = generation + 1 where id = 1`)
+  const put = sqlite.prepare(
+    `insert into ${t.segments} (id, count, keys, bits) values (?, ?, ?, ?)`,
+  )
+  let id = 0
+  let keys = new Int32Array(SEGMENT_SIZE)
+  let bits = new Uint8Array(SEGMENT_SIZE * bytes)
+  let n = 0
+  const emit = () => {
+    if (n === 0) return
+    put.run(++id, n, blobOf(keys.subarray(0, n)), blobOf(bits.subarray(0, n * bytes)))
+    keys = new Int32Array(SEGMENT_SIZE)
+    bits = new Uint8Array(SEGMENT_SIZE * bytes)
+    n = 0
+  }
+  // Paged by key: better-sqlite3 cannot write while a statement is iterating, and a full read
+  // would hold every code in memory at once.
+  const page = sqlite.prepare(`select key, code from ${t.codes} where key > ? order by key limit ?`)
+  let after = -Infinity
+  for (;;) {
+    const batch = page.all(after, SEGMENT_SIZE) as Array<{ key: number; code: Buffer }>
+    if (batch.length === 0) break
+    for (const row of batch) {
+      keys[n] = row.key
+      writeSignBits(decodeInt8(row.code, dim), c, bits, n * bytes)
+      n += 1
+      if (n === SEGMENT_SIZE) emit()
+    }
+    after = batch[batch.length - 1]!.key
+  }
+  emit()
+}
+
+/** Drops the code tables of `vecTable` (when its embedder goes). */
+export const dropCodeTables = (sqlite: Database, vecTable: string): void => {
+  const t = codeTablesOf(vecTable)
+  sqlite.exec(
+    `drop table if exists ${t.codes}; drop table if exists ${t.segments}; drop table if exists ${t.center};`,
+  )
+}
+
+/**
+ * Removes the codes of keys about to be deleted (orphans of `fingerprint`) and empties the
+ * segments, which makes search exact until the next {@link syncCodes} rebuilds them.
+ */
+export const forgetCodes = (
+  sqlite: Database,
+  vecTable: string,
+  orphanKeysSql: string,
+  ...params: unknown[]
+): void => {
+  const t = codeTablesOf(vecTable)
+  if (!tableExists(sqlite, t.codes)) return
+  const removed = sqlite
+    .prepare(`delete from ${t.codes} where key in (${orphanKeysSql})`)
+    .run(...params).changes
+  if (removed > 0) {
+    sqlite.exec(`delete from ${t.segments}`)
+    sqlite.exec(`update ${t.center} set generation = generation + 1 where id = 1`)
+  }
+}
