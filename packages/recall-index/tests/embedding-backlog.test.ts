@@ -344,7 +344,7 @@ describe("search codes stay in step with the vectors", () => {
         }),
       ),
     )
-  const nearest = (dataDir: string, text: string, mode?: "exact") =>
+  const nearest = (dataDir: string, text: string, mode: "exact" | "auto" = "auto") =>
     Effect.runPromise(embedder.embedQuery(text)).then((vector) =>
       withIndex(
         dataDir,
