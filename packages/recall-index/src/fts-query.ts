@@ -6,24 +6,84 @@
  */
 import { Effect, Schema } from "effect"
 import type { RecallStorageError } from "./errors.js"
+import type { Database } from "better-sqlite3"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
+import { FTS_TOKENIZER } from "./recall-schema.js"
 import { decodeRows } from "./stored-rows.js"
 import type { SqlClause } from "./recall-filters.js"
 
 /** `all`: every term must occur (FTS5 implicit AND); `any`: at least one (OR). */
 export type FtsTermMode = "all" | "any"
 
+/** The searchable terms of `text`: whitespace-split, control characters dropped, deduplicated. */
+const termsOf = (text: string): string[] => [
+  ...new Set(
+    text
+      .normalize("NFC")
+      .split(/\s+/u)
+      // Control characters are never part of a token; drop them so the quoted string stays valid.
+      .map((term) => term.replace(/\p{Cc}/gu, ""))
+      .filter((term) => /[\p{L}\p{N}]/u.test(term)),
+  ),
+]
+
+const quoted = (terms: ReadonlyArray<string>, mode: FtsTermMode): string | undefined =>
+  terms.length === 0
+    ? undefined
+    : terms.map((term) => `"${term.replace(/"/g, '""')}"`).join(mode === "all" ? " " : " OR ")
+
 /** An FTS5 MATCH expression for `text`, or `undefined` when it has no searchable term. */
-export const ftsMatchExpression = (text: string, mode: FtsTermMode = "all"): string | undefined => {
-  const terms = text
-    .normalize("NFC")
-    .split(/\s+/u)
-    // Control characters are never part of a token; drop them so the quoted string stays valid.
-    .map((term) => term.replace(/\p{Cc}/gu, ""))
-    .filter((term) => /[\p{L}\p{N}]/u.test(term))
-    .map((term) => `"${term.replace(/"/g, '""')}"`)
-  if (terms.length === 0) return undefined
-  return terms.join(mode === "all" ? " " : " OR ")
+export const ftsMatchExpression = (text: string, mode: FtsTermMode = "all"): string | undefined =>
+  quoted(termsOf(text), mode)
+
+/**
+ * Share of chunks above which an OR-ed term is dropped by default ({@link MatchOptions}
+ * `maxDocShare`). FTS5's bm25 gives a term in half the rows or more an IDF of ~0 (clamped to
+ * 1e-6), so dropping it leaves every score of a row that matches another term unchanged, and
+ * saves scoring the rows that match it alone (measured: 60–98 % of a 100 k-chunk index for one
+ * common word).
+ */
+export const DEFAULT_MAX_DOC_SHARE = 0.5
+
+/**
+ * The terms of an OR query worth scoring: those whose rarest token is in at most
+ * `maxDocShare` of the indexed chunks; the single rarest term when none is. Tokens are taken
+ * with the index's own tokenizer (a temp FTS5 table) and counted with `fts5vocab`, so stems
+ * match what bm25 sees. Costs a few index lookups per term.
+ */
+const selectiveTerms = (
+  sqlite: Database,
+  terms: ReadonlyArray<string>,
+  maxDocShare: number,
+): ReadonlyArray<string> => {
+  if (terms.length < 2) return terms
+  sqlite.exec(
+    `create virtual table if not exists temp.baton_query_terms using fts5(t, tokenize='${FTS_TOKENIZER}');
+     create virtual table if not exists temp.baton_query_tokens using fts5vocab(temp, baton_query_terms, 'instance');
+     create virtual table if not exists temp.baton_chunk_terms using fts5vocab(main, chunks_fts, 'row');
+     delete from temp.baton_query_terms;`,
+  )
+  const put = sqlite.prepare("insert into temp.baton_query_terms (rowid, t) values (?, ?)")
+  terms.forEach((term, i) => put.run(i + 1, term))
+  const rows = sqlite
+    .prepare(
+      `select q.doc as at, coalesce(c.doc, 0) as df from temp.baton_query_tokens q
+       left join temp.baton_chunk_terms c on c.term = q.term`,
+    )
+    .all() as Array<{ at: number; df: number }>
+  sqlite.exec("delete from temp.baton_query_terms")
+  // A term's selectivity is its rarest token's (a multi-token term is a phrase).
+  const rarest = new Map<number, number>()
+  for (const row of rows) rarest.set(row.at, Math.min(rarest.get(row.at) ?? Infinity, row.df))
+  const total = (sqlite.prepare("select max(id) from chunks").pluck().get() as number | null) ?? 0
+  const limit = maxDocShare * total
+  const kept = terms.filter((_, i) => (rarest.get(i + 1) ?? 0) <= limit)
+  if (kept.length > 0) return kept
+  let best = 0
+  terms.forEach((_, i) => {
+    if ((rarest.get(i + 1) ?? 0) < (rarest.get(best + 1) ?? 0)) best = i
+  })
+  return [terms[best]!]
 }
 
 /** One chunk that matched, best first. */
@@ -56,6 +116,11 @@ export interface MatchOptions {
   readonly mode?: FtsTermMode
   /** Extra WHERE clause over `s` (sessions) and `t` (turns), e.g. from `compileFilters`. */
   readonly filter?: SqlClause
+  /**
+   * `any` mode only: drop terms found in more than this share of chunks (see
+   * {@link DEFAULT_MAX_DOC_SHARE}, the default); 1 keeps every term.
+   */
+  readonly maxDocShare?: number
 }
 
 /** Chunks whose text matches `query` (escaped), in bm25 order, optionally filtered in the query. */
@@ -65,7 +130,17 @@ export const matchChunks = (
 ): Effect.Effect<ReadonlyArray<ChunkMatch>, RecallStorageError, RecallDatabase> =>
   Effect.gen(function* () {
     const db = yield* RecallDatabase
-    const expression = ftsMatchExpression(query, options.mode)
+    const mode = options.mode ?? "all"
+    const share = options.maxDocShare ?? DEFAULT_MAX_DOC_SHARE
+    const allTerms = termsOf(query)
+    const terms =
+      mode === "any" && share < 1
+        ? yield* Effect.try({
+            try: () => selectiveTerms(db.sqlite, allTerms, share),
+            catch: storageFailure("read", db.path),
+          })
+        : allTerms
+    const expression = quoted(terms, mode)
     if (expression === undefined) return []
     const filter = options.filter ?? { sql: "1 = 1", args: [] }
     const unfiltered = filter.sql === "1 = 1" && filter.args.length === 0

@@ -1,0 +1,96 @@
+// The lexical arm drops OR-ed terms found in most chunks (FTS5 bm25 gives them an IDF of ~0):
+// scores of rows matching another term are unchanged, rows matching only a common term go, stems
+// are counted as bm25 sees them, and a query of only common terms keeps its rarest term.
+import { Effect } from "effect"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { matchChunks, RecallDatabase } from "@baton/recall-index"
+import { tempDir, withIndex } from "./index-harness.js"
+
+const data = tempDir("lexical-pruning")
+afterAll(() => data.dispose())
+const dataDir = join(data.path, "index")
+
+// 40 chunks: "retrying" in every one, "ledger" in 30, "kestrel" in 3, "osprey" in 12.
+const textOf = (i: number): string =>
+  [
+    "we were retrying the upload",
+    i < 30 ? "the ledger balanced" : "",
+    i % 13 === 0 ? "a kestrel watched" : "",
+    i % 10 < 3 ? "an osprey dived" : "",
+    `note ${i}`,
+  ]
+    .filter((s) => s !== "")
+    .join(", ")
+
+beforeAll(() =>
+  withIndex(
+    dataDir,
+    RecallDatabase.use((db) =>
+      Effect.sync(() => {
+        const s = db.sqlite
+        s.prepare(
+          "insert into files (id, path, source, role, compression, size, mtime_ms, inode, head_hash, status) values (1, '/t.jsonl', 'claude', 'session', 'none', 0, 0, 0, '', 'indexed')",
+        ).run()
+        s.prepare(
+          "insert into sessions (id, source, session_id, file_id) values (1, 'claude', 's', 1)",
+        ).run()
+        const turn = s.prepare(
+          "insert into turns (id, session_row, file_id, turn_id, ordinal, role, start_offset, end_offset) values (?, 1, 1, ?, ?, 'assistant', 0, 0)",
+        )
+        const chunk = s.prepare(
+          "insert into chunks (turn_row, surface_index, chunk_index, role, char_start, char_end, text, content_hash, needs_embedding) values (?, 0, 0, 'assistant', 0, ?, ?, ?, 1)",
+        )
+        for (let i = 0; i < 40; i++) {
+          turn.run(i + 1, `t${i}`, i)
+          chunk.run(i + 1, textOf(i).length, textOf(i), `h${i}`)
+        }
+      }),
+    ),
+  ),
+)
+
+const search = (query: string, maxDocShare?: number) =>
+  withIndex(
+    dataDir,
+    matchChunks(query, {
+      limit: 100,
+      mode: "any",
+      ...(maxDocShare === undefined ? {} : { maxDocShare }),
+    }),
+  )
+
+describe("matchChunks any-mode term pruning", () => {
+  it("drops a term in most chunks (by stem) and keeps every other row's score", async () => {
+    // "retried" never occurs literally; its stem is that of "retrying", in all 40 chunks.
+    const pruned = await search("retried kestrel")
+    const all = await search("retried kestrel", 1)
+    expect(all).toHaveLength(40)
+    expect(pruned.map((m) => m.chunkId).sort((a, b) => a - b)).toEqual([1, 14, 27, 40])
+    const scoreIn = new Map(all.map((m) => [m.chunkId, m.rank]))
+    // Equal up to the common term's clamped IDF (1e-6 per occurrence).
+    for (const m of pruned) expect(m.rank).toBeCloseTo(scoreIn.get(m.chunkId)!, 4)
+    // Same order as the unpruned list's head.
+    expect(pruned.map((m) => m.chunkId)).toEqual(all.slice(0, 4).map((m) => m.chunkId))
+  })
+
+  it("keeps terms at or under the share and compares per term (30 of 40 = 75 % goes at 0.5)", async () => {
+    const hits = await search("ledger osprey")
+    expect(hits).toHaveLength(12) // osprey (30 %) kept, ledger (75 %) dropped
+    expect((await search("ledger osprey", 0.8)).length).toBe(33) // both kept: 30 + 3 more
+  })
+
+  it("keeps the rarest term when every term is common", async () => {
+    const hits = await search("retrying ledger")
+    expect(hits).toHaveLength(30) // ledger (30) is rarer than retrying (40)
+  })
+
+  it("treats a multi-token term by its rarest token and leaves all-mode alone", async () => {
+    // "kestrel-watched" is one phrase term, selective through "kestrel" (4 chunks).
+    const hits = await search("retrying kestrel-watched")
+    expect(hits.map((m) => m.chunkId).sort((a, b) => a - b)).toEqual([1, 14, 27, 40])
+    expect(await withIndex(dataDir, matchChunks("retrying kestrel", { limit: 100 }))).toHaveLength(
+      4,
+    )
+  })
+})
