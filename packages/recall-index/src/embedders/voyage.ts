@@ -7,7 +7,8 @@
  * the key never appears in an error. Always remote and paid.
  */
 import { Effect } from "effect"
-import { VoyageAIClient, VoyageAIError, VoyageAITimeoutError } from "voyageai"
+import type * as Voyage from "voyageai"
+import type { VoyageAIClient } from "voyageai"
 import type { Embedder, Reranker, RerankResult } from "../embedder.js"
 import { EmbedderError, normalizeVector } from "../embedder.js"
 import {
@@ -51,14 +52,27 @@ export interface VoyageOptions {
 
 const PROVIDER = "voyage"
 
-const clientOf = (options: VoyageOptions): VoyageAIClient =>
-  new VoyageAIClient({
-    apiKey: options.apiKey,
-    maxRetries: 0,
-    // Our timeout (Effect's clock) governs; the client's only backstops a stuck socket.
-    timeoutInSeconds: Math.ceil((options.timeoutMs ?? 60_000) / 1000) + 30,
-    ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl.replace(/\/+$/, "") }),
-  })
+type VoyageModule = typeof Voyage
+
+/** The `voyageai` module, imported on first use: a search that never calls Voyage never loads it. */
+let voyageModule: VoyageModule | undefined
+const loadVoyage = async (): Promise<VoyageModule> => (voyageModule ??= await import("voyageai"))
+
+/** A client made on the first call (after the module is loaded), then reused. */
+const clientOf = (options: VoyageOptions): (() => Promise<VoyageAIClient>) => {
+  let client: VoyageAIClient | undefined
+  return async () => {
+    const { VoyageAIClient } = await loadVoyage()
+    client ??= new VoyageAIClient({
+      apiKey: options.apiKey,
+      maxRetries: 0,
+      // Our timeout (Effect's clock) governs; the client's only backstops a stuck socket.
+      timeoutInSeconds: Math.ceil((options.timeoutMs ?? 60_000) / 1000) + 30,
+      ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl.replace(/\/+$/, "") }),
+    })
+    return client
+  }
+}
 
 const bodyDetail = (body: unknown): string => {
   if (body === undefined || body === null) return ""
@@ -68,7 +82,7 @@ const bodyDetail = (body: unknown): string => {
 
 /** Turns whatever the client threw into a classified, retry-aware failure. */
 const classify = (cause: unknown, now: number): CallFailure => {
-  if (cause instanceof VoyageAITimeoutError) {
+  if (voyageModule !== undefined && cause instanceof voyageModule.VoyageAITimeoutError) {
     return {
       error: new EmbedderError({
         provider: PROVIDER,
@@ -78,7 +92,11 @@ const classify = (cause: unknown, now: number): CallFailure => {
       }),
     }
   }
-  if (cause instanceof VoyageAIError && cause.statusCode !== undefined) {
+  if (
+    voyageModule !== undefined &&
+    cause instanceof voyageModule.VoyageAIError &&
+    cause.statusCode !== undefined
+  ) {
     const headers = cause.rawResponse?.headers
     return {
       error: statusFailure(PROVIDER, cause.statusCode, bodyDetail(cause.body)),
@@ -137,9 +155,11 @@ export const makeVoyageEmbedder = (options: VoyageOptions): Embedder => {
           policy,
           attempt(
             (signal) =>
-              client.embed(
-                { input: [...batch], model, inputType, outputDimension: dim },
-                { abortSignal: signal },
+              client().then((c) =>
+                c.embed(
+                  { input: [...batch], model, inputType, outputDimension: dim },
+                  { abortSignal: signal },
+                ),
               ),
             timeoutMs,
           ),
@@ -202,14 +222,16 @@ export const makeVoyageReranker = (options: VoyageOptions): Reranker => {
                 policy,
                 attempt(
                   (signal) =>
-                    client.rerank(
-                      {
-                        query,
-                        documents: [...documents],
-                        model,
-                        topK: Math.max(1, Math.min(documents.length, topK)),
-                      },
-                      { abortSignal: signal },
+                    client().then((c) =>
+                      c.rerank(
+                        {
+                          query,
+                          documents: [...documents],
+                          model,
+                          topK: Math.max(1, Math.min(documents.length, topK)),
+                        },
+                        { abortSignal: signal },
+                      ),
                     ),
                   timeoutMs,
                 ),
