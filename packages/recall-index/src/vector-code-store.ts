@@ -30,6 +30,9 @@ export const codeTablesOf = (vecTable: string) => ({
 /** Creates the code tables of `vecTable` when missing. */
 export const ensureCodeTables = (sqlite: Database, vecTable: string): void => {
   const t = codeTablesOf(vecTable)
+  // Tables of an earlier layout (a centre row without an epoch) are rebuilt from the vectors.
+  const columns = sqlite.prepare(`select name from pragma_table_info(?)`).pluck().all(t.center)
+  if (columns.length > 0 && !columns.includes("epoch")) dropCodeTables(sqlite, vecTable)
   sqlite.exec(
     `create table if not exists ${t.codes} (key integer primary key, code blob not null) strict;
      create table if not exists ${t.segments} (
@@ -37,7 +40,7 @@ export const ensureCodeTables = (sqlite: Database, vecTable: string): void => {
      ) strict;
      create table if not exists ${t.center} (
        id integer primary key check (id = 1), basis integer not null, center blob not null,
-       generation integer not null
+       generation integer not null, epoch text not null
      ) strict;`,
   )
 }
@@ -57,7 +60,8 @@ const blobOf = (bytes: Uint8Array | Float32Array | Int32Array): Buffer =>
 
 /** Sets the centre and basis, bumping the generation. */
 const centerUpsert = (table: string): string =>
-  `insert into ${table} (id, basis, center, generation) values (1, ?, ?, 1)
+  `insert into ${table} (id, basis, center, generation, epoch)
+   values (1, ?, ?, 1, lower(hex(randomblob(8))))
    on conflict (id) do update set basis = excluded.basis, center = excluded.center,
      generation = generation + 1`
 
@@ -78,6 +82,8 @@ export interface CodeState {
   readonly center: Float32Array
   /** Changes whenever the segments change. */
   readonly generation: number
+  /** Random, set when the centre row is created: tells one database's codes from another's. */
+  readonly epoch: string
 }
 
 /**
@@ -92,10 +98,24 @@ export const usableCodes = (
   vecTable: string,
   fingerprint: string,
 ): CodeState | undefined => {
+  try {
+    return readCodeState(sqlite, vecTable, fingerprint)
+  } catch {
+    // Tables of another layout: exact search until the next run rebuilds them.
+    return undefined
+  }
+}
+
+const readCodeState = (
+  sqlite: Database,
+  vecTable: string,
+  fingerprint: string,
+): CodeState | undefined => {
   const t = codeTablesOf(vecTable)
   if (!tableExists(sqlite, t.segments) || !tableExists(sqlite, t.center)) return undefined
-  const row = sqlite.prepare(`select center, generation from ${t.center} where id = 1`).get() as
-    { center: Buffer; generation: number } | undefined
+  const row = sqlite
+    .prepare(`select center, generation, epoch from ${t.center} where id = 1`)
+    .get() as { center: Buffer; generation: number; epoch: string } | undefined
   if (row === undefined) return undefined
   if (sqlite.prepare(`select 1 from ${t.segments} limit 1`).get() === undefined) return undefined
   const newestCode = sqlite.prepare(`select max(key) from ${t.codes}`).pluck().get() as
@@ -106,7 +126,7 @@ export const usableCodes = (
     .pluck()
     .get(fingerprint) as number | undefined
   if (newestVector === undefined || newestCode !== newestVector) return undefined
-  return { center: floatsOf(row.center), generation: row.generation }
+  return { center: floatsOf(row.center), generation: row.generation, epoch: row.epoch }
 }
 
 /** One segment as read: `count` keys and their sign bits. */
@@ -120,27 +140,41 @@ export interface Segment {
 const aligned = (blob: Buffer): Uint8Array =>
   blob.byteOffset % 4 === 0 ? blob : new Uint8Array(blob)
 
-const segmentCache = new WeakMap<
-  Database,
-  Map<string, { readonly generation: number; readonly segments: ReadonlyArray<Segment> }>
->()
+interface CachedSegments {
+  readonly epoch: string
+  readonly generation: number
+  readonly segments: ReadonlyArray<Segment>
+}
 
-/** Segments cached per connection; larger collections are read every time. */
+/** Per (database file, table); the last {@link SEGMENT_CACHE_TABLES} read are kept. */
+const segmentCache = new Map<string, CachedSegments>()
+
+/** Tables whose segments stay cached in a process. */
+export const SEGMENT_CACHE_TABLES = 2
+
+/** Largest segment set cached (bytes of keys + bits); larger ones are read every time. */
 export const SEGMENT_CACHE_BYTES = 256 * 1024 * 1024
 
 /**
- * The segments of `vecTable` at `generation`: from this connection's cache when the generation
- * still matches (a long-lived process such as the MCP server reads them once per change),
- * otherwise read and cached (up to {@link SEGMENT_CACHE_BYTES}).
+ * The segments of `vecTable` in the state `codes`: from the process cache when the database
+ * file, epoch and generation all match (connections are opened per call, so the cache is keyed
+ * by file, not by connection: the MCP server and a benchmark loop read the segments once per
+ * change), otherwise read and cached (up to {@link SEGMENT_CACHE_BYTES}).
  */
 export const readSegments = (
   sqlite: Database,
   vecTable: string,
-  generation: number,
+  codes: CodeState,
 ): ReadonlyArray<Segment> => {
-  let perTable = segmentCache.get(sqlite)
-  const cached = perTable?.get(vecTable)
-  if (cached !== undefined && cached.generation === generation) return cached.segments
+  const key = `${sqlite.name}\u0000${vecTable}`
+  const cached = segmentCache.get(key)
+  if (
+    cached !== undefined &&
+    cached.epoch === codes.epoch &&
+    cached.generation === codes.generation
+  ) {
+    return cached.segments
+  }
   const segments: Segment[] = []
   let bytes = 0
   for (const row of sqlite
@@ -154,12 +188,13 @@ export const readSegments = (
     })
     bytes += row.keys.byteLength + row.bits.byteLength
   }
-  if (perTable === undefined) {
-    perTable = new Map()
-    segmentCache.set(sqlite, perTable)
+  segmentCache.delete(key)
+  if (bytes <= SEGMENT_CACHE_BYTES) {
+    segmentCache.set(key, { epoch: codes.epoch, generation: codes.generation, segments })
+    while (segmentCache.size > SEGMENT_CACHE_TABLES) {
+      segmentCache.delete(segmentCache.keys().next().value as string)
+    }
   }
-  if (bytes <= SEGMENT_CACHE_BYTES) perTable.set(vecTable, { generation, segments })
-  else perTable.delete(vecTable)
   return segments
 }
 

@@ -214,7 +214,7 @@ const codesKnn = (
     const allowed = allowedKeys === undefined ? undefined : new Set(allowedKeys)
     const top = new TopScores(pool)
     let scores = new Float32Array(0)
-    for (const segment of readSegments(sqlite, vecTable, codes.generation)) {
+    for (const segment of readSegments(sqlite, vecTable, codes)) {
       if (scores.length < segment.count) scores = new Float32Array(segment.count)
       scoreSignBits(segment.bits, segment.count, bytes, table, scores)
       const keys = segment.keys

@@ -422,3 +422,33 @@ describe("search codes stay in step with the vectors", () => {
     expect(repaired.segmented).toBe(repaired.keys)
   })
 })
+
+describe("segments cached across connections", () => {
+  const embedder = makeDeterministicEmbedder({ dim: 64 })
+  it("a batch embedded after a cached search is found by the next search", async () => {
+    const dataDir = await freshIndex("codes-cache")
+    await withIndex(dataDir, embedBacklog(embedder, { maxTexts: 10, batchSize: 10 }))
+    const pending = await withIndex(
+      dataDir,
+      RecallDatabase.use((db) =>
+        Effect.sync(
+          () =>
+            db.sqlite
+              .prepare(
+                "select id, text from chunks where needs_embedding = 1 and length(text) > 40 order by id desc limit 1",
+              )
+              .get() as { id: number; text: string },
+        ),
+      ),
+    )
+    const vector = await Effect.runPromise(embedder.embedQuery(pending.text))
+    const search = () =>
+      withIndex(
+        dataDir,
+        searchVectors({ vector, k: 3, fingerprint: embedder.info.fingerprint, pool: 4 }),
+      )
+    expect((await search()).map((h) => h.chunkId)).not.toContain(pending.id) // segments now cached
+    await withIndex(dataDir, embedBacklog(embedder))
+    expect((await search())[0]!.chunkId).toBe(pending.id)
+  })
+})
