@@ -10,9 +10,18 @@
  * `cost-state`, `atis-latch`, …) are kept as empty `noise` records marked skip-for-grep because
  * they repeat every prompt.
  */
-import { Option, Schema } from "effect"
 import { isClaudeCompactionSummary, stripClaudeHarness } from "./harness-text.js"
-import { hasUnknownKeys, isJsonObject, lenient, parseJsonLine } from "./lenient-schema.js"
+import {
+  hasUnknownKeys,
+  isJsonObject,
+  parseJsonLine,
+  readBoolean,
+  readString,
+  readStringOrArray,
+  readStruct,
+  readUnknown,
+} from "./lenient-schema.js"
+import type { ReadType } from "./lenient-schema.js"
 import type { SplitLine } from "./line-splitter.js"
 import { rawRecordBuilder, sanitizedJson } from "./raw-render.js"
 import { maskTranscriptText } from "./secret-masking.js"
@@ -20,54 +29,58 @@ import type { RawRecord, RawRecordKind, SurfaceText } from "./transcript-model.j
 import { normaliseTimestamp } from "./turn-assembler.js"
 import type { TurnAssembler } from "./turn-assembler.js"
 
-const ContentBlock = Schema.Struct({
-  type: Schema.String,
-  text: lenient(Schema.String),
-  thinking: lenient(Schema.String),
-  name: lenient(Schema.String),
-  input: lenient(Schema.Unknown),
-  content: lenient(Schema.Unknown),
-  is_error: lenient(Schema.Boolean),
-})
-type ContentBlock = typeof ContentBlock.Type
-const decodeBlock = Schema.decodeUnknownOption(ContentBlock)
+const ContentBlock = readStruct(
+  {
+    type: readString,
+    text: readString,
+    thinking: readString,
+    name: readString,
+    input: readUnknown,
+    content: readUnknown,
+    is_error: readBoolean,
+  },
+  ["type"],
+)
+type ContentBlock = ReadType<typeof ContentBlock>
 
-const Message = Schema.Struct({
-  role: lenient(Schema.String),
-  id: lenient(Schema.String),
-  model: lenient(Schema.String),
-  content: lenient(Schema.Union([Schema.String, Schema.Array(Schema.Unknown)])),
+const Message = readStruct({
+  role: readString,
+  id: readString,
+  model: readString,
+  content: readStringOrArray,
 })
 
-const ClaudeLine = Schema.Struct({
-  type: Schema.String,
-  uuid: lenient(Schema.String),
-  sessionId: lenient(Schema.String),
-  timestamp: lenient(Schema.String),
-  cwd: lenient(Schema.String),
-  gitBranch: lenient(Schema.String),
-  version: lenient(Schema.String),
-  isSidechain: lenient(Schema.Boolean),
-  agentId: lenient(Schema.String),
-  entrypoint: lenient(Schema.String),
-  promptSource: lenient(Schema.String),
-  isMeta: lenient(Schema.Boolean),
-  isCompactSummary: lenient(Schema.Boolean),
-  isApiErrorMessage: lenient(Schema.Boolean),
-  forkedFrom: lenient(Schema.Struct({ sessionId: lenient(Schema.String) })),
-  message: lenient(Message),
-  subtype: lenient(Schema.String),
-  operation: lenient(Schema.String),
-  content: lenient(Schema.Unknown),
-  summary: lenient(Schema.String),
-  aiTitle: lenient(Schema.String),
-  customTitle: lenient(Schema.String),
-  lastPrompt: lenient(Schema.String),
-  data: lenient(Schema.Unknown),
-  attachment: lenient(Schema.Unknown),
-})
-type ClaudeLine = typeof ClaudeLine.Type
-const decodeLine = Schema.decodeUnknownOption(ClaudeLine)
+const ClaudeLine = readStruct(
+  {
+    type: readString,
+    uuid: readString,
+    sessionId: readString,
+    timestamp: readString,
+    cwd: readString,
+    gitBranch: readString,
+    version: readString,
+    isSidechain: readBoolean,
+    agentId: readString,
+    entrypoint: readString,
+    promptSource: readString,
+    isMeta: readBoolean,
+    isCompactSummary: readBoolean,
+    isApiErrorMessage: readBoolean,
+    forkedFrom: readStruct({ sessionId: readString }),
+    message: Message,
+    subtype: readString,
+    operation: readString,
+    content: readUnknown,
+    summary: readString,
+    aiTitle: readString,
+    customTitle: readString,
+    lastPrompt: readString,
+    data: readUnknown,
+    attachment: readUnknown,
+  },
+  ["type"],
+)
+type ClaudeLine = ReadType<typeof ClaudeLine>
 
 /** Record types that repeat other records (whole model requests, bookkeeping). */
 const noiseTypes = new Set([
@@ -185,7 +198,7 @@ const renderToolResult = (content: unknown): string => {
   if (!Array.isArray(content)) return ""
   return content
     .map((item) => {
-      const block = Option.getOrUndefined(decodeBlock(item))
+      const block = ContentBlock(item)
       if (block === undefined) return ""
       if (block.type === "text") return block.text ?? ""
       if (block.type === "tool_reference") return `[tool_reference]`
@@ -195,8 +208,14 @@ const renderToolResult = (content: unknown): string => {
     .join("\n")
 }
 
-const blocksOf = (content: ReadonlyArray<unknown>): Array<ContentBlock> =>
-  content.flatMap((item) => Option.toArray(decodeBlock(item)))
+const blocksOf = (content: ReadonlyArray<unknown>): Array<ContentBlock> => {
+  const blocks: Array<ContentBlock> = []
+  for (const item of content) {
+    const block = ContentBlock(item)
+    if (block !== undefined) blocks.push(block)
+  }
+  return blocks
+}
 
 /** Creates the line handler for one Claude parse call. */
 export const createClaudeReader = (context: ClaudeReaderContext) => {
@@ -387,12 +406,11 @@ export const createClaudeReader = (context: ClaudeReaderContext) => {
       assembler.stats.malformedLines++
       return
     }
-    const decoded = decodeLine(json)
-    if (Option.isNone(decoded)) {
+    const rec = ClaudeLine(json)
+    if (rec === undefined) {
       assembler.stats.invalidRecords++
       return
     }
-    const rec = decoded.value
     const timestamp = normaliseTimestamp(rec.timestamp)
     const baseSession = rec.sessionId ?? context.fallbackSessionId
     const sidechain = rec.isSidechain === true

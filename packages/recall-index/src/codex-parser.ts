@@ -15,10 +15,18 @@
  * Never throws; injected context (environment, AGENTS.md, permissions, …) is stripped from
  * surface text and kept as raw `harness` records.
  */
-import { Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { isCodexInjected, stripCodexInjected } from "./harness-text.js"
-import { hasUnknownKeys, isJsonObject, lenient, parseJsonLine } from "./lenient-schema.js"
+import {
+  hasUnknownKeys,
+  isJsonObject,
+  parseJsonLine,
+  readArray,
+  readString,
+  readStruct,
+  readUnknown,
+} from "./lenient-schema.js"
+import type { ReadType } from "./lenient-schema.js"
 import type { SplitLine } from "./line-splitter.js"
 import { rawRecordBuilder, sanitizedJson } from "./raw-render.js"
 import { maskTranscriptText } from "./secret-masking.js"
@@ -32,76 +40,76 @@ import type {
 import { normaliseTimestamp } from "./turn-assembler.js"
 import type { TurnAssembler } from "./turn-assembler.js"
 
-const Envelope = Schema.Struct({
-  timestamp: lenient(Schema.String),
-  type: Schema.String,
-  payload: lenient(Schema.Unknown),
-  metadata: lenient(Schema.Unknown),
+const Envelope = readStruct(
+  { timestamp: readString, type: readString, payload: readUnknown, metadata: readUnknown },
+  ["type"],
+)
+
+const SessionMeta = readStruct({
+  id: readString,
+  session_id: readString,
+  timestamp: readString,
+  cwd: readString,
+  originator: readString,
+  cli_version: readString,
+  source: readUnknown,
+  thread_source: readString,
+  forked_from_id: readString,
+  parent_thread_id: readString,
+  agent_path: readString,
+  agent_nickname: readString,
+  git: readStruct({ branch: readString }),
 })
-const decodeEnvelope = Schema.decodeUnknownOption(Envelope)
+type SessionMeta = ReadType<typeof SessionMeta>
 
-const SessionMeta = Schema.Struct({
-  id: lenient(Schema.String),
-  session_id: lenient(Schema.String),
-  timestamp: lenient(Schema.String),
-  cwd: lenient(Schema.String),
-  originator: lenient(Schema.String),
-  cli_version: lenient(Schema.String),
-  source: lenient(Schema.Unknown),
-  thread_source: lenient(Schema.String),
-  forked_from_id: lenient(Schema.String),
-  parent_thread_id: lenient(Schema.String),
-  agent_path: lenient(Schema.String),
-  agent_nickname: lenient(Schema.String),
-  git: lenient(Schema.Struct({ branch: lenient(Schema.String) })),
-})
-type SessionMeta = typeof SessionMeta.Type
-const decodeMeta = Schema.decodeUnknownOption(SessionMeta)
+const ContentItem = readStruct({ type: readString, text: readString }, ["type"])
 
-const ContentItem = Schema.Struct({ type: Schema.String, text: lenient(Schema.String) })
-const decodeItem = Schema.decodeUnknownOption(ContentItem)
+const ResponseItem = readStruct(
+  {
+    type: readString,
+    role: readString,
+    content: readArray,
+    summary: readArray,
+    name: readString,
+    arguments: readUnknown,
+    input: readUnknown,
+    output: readUnknown,
+    action: readUnknown,
+    phase: readString,
+  },
+  ["type"],
+)
+type ResponseItem = ReadType<typeof ResponseItem>
 
-const ResponseItem = Schema.Struct({
-  type: Schema.String,
-  role: lenient(Schema.String),
-  content: lenient(Schema.Array(Schema.Unknown)),
-  summary: lenient(Schema.Array(Schema.Unknown)),
-  name: lenient(Schema.String),
-  arguments: lenient(Schema.Unknown),
-  input: lenient(Schema.Unknown),
-  output: lenient(Schema.Unknown),
-  action: lenient(Schema.Unknown),
-  phase: lenient(Schema.String),
-})
-type ResponseItem = typeof ResponseItem.Type
-const decodeResponseItem = Schema.decodeUnknownOption(ResponseItem)
+const TurnItem = readStruct(
+  {
+    type: readString,
+    content: readArray,
+    text: readString,
+    aggregated_output: readString,
+    command: readUnknown,
+  },
+  ["type"],
+)
 
-const TurnItem = Schema.Struct({
-  type: Schema.String,
-  content: lenient(Schema.Array(Schema.Unknown)),
-  text: lenient(Schema.String),
-  aggregated_output: lenient(Schema.String),
-  command: lenient(Schema.Unknown),
-})
+const EventMsg = readStruct(
+  {
+    type: readString,
+    message: readString,
+    phase: readString,
+    text: readString,
+    item: TurnItem,
+    thread_name: readString,
+    aggregated_output: readString,
+    command: readUnknown,
+  },
+  ["type"],
+)
+type EventMsg = ReadType<typeof EventMsg>
 
-const EventMsg = Schema.Struct({
-  type: Schema.String,
-  message: lenient(Schema.String),
-  phase: lenient(Schema.String),
-  text: lenient(Schema.String),
-  item: lenient(TurnItem),
-  thread_name: lenient(Schema.String),
-  aggregated_output: lenient(Schema.String),
-  command: lenient(Schema.Unknown),
-})
-type EventMsg = typeof EventMsg.Type
-const decodeEvent = Schema.decodeUnknownOption(EventMsg)
+const TurnContext = readStruct({ cwd: readString })
 
-const TurnContext = Schema.Struct({ cwd: lenient(Schema.String) })
-const decodeTurnContext = Schema.decodeUnknownOption(TurnContext)
-
-const Compacted = Schema.Struct({ message: lenient(Schema.String) })
-const decodeCompacted = Schema.decodeUnknownOption(Compacted)
+const Compacted = readStruct({ message: readString })
 
 const knownEnvelopeFields = new Set(["timestamp", "ordinal", "type", "payload", "metadata"])
 
@@ -194,7 +202,7 @@ const textsOf = (
   types: ReadonlySet<string>,
 ): Array<string> =>
   (items ?? []).flatMap((raw) => {
-    const item = Option.getOrUndefined(decodeItem(raw))
+    const item = ContentItem(raw)
     return item !== undefined && types.has(item.type) && item.text !== undefined ? [item.text] : []
   })
 
@@ -555,7 +563,7 @@ export const createCodexReader = (context: CodexReaderContext) => {
         readonly result: Classified | undefined
       }
     | "invalid" => {
-    const envelope = Option.getOrUndefined(decodeEnvelope(json))
+    const envelope = Envelope(json)
     if (envelope === undefined || !("payload" in json)) {
       // Bare era: a bare meta, `record_type` markers and bare response items.
       if (typeof json["record_type"] === "string") {
@@ -568,7 +576,7 @@ export const createCodexReader = (context: CodexReaderContext) => {
         }
       }
       if (typeof json["type"] === "string") {
-        const item = Option.getOrUndefined(decodeResponseItem(json))
+        const item = ResponseItem(json)
         if (item === undefined) return "invalid"
         return {
           type: `response_item/${item.type}`,
@@ -576,7 +584,7 @@ export const createCodexReader = (context: CodexReaderContext) => {
         }
       }
       if (typeof json["id"] === "string") {
-        const meta = Option.getOrUndefined(decodeMeta(json))
+        const meta = SessionMeta(json)
         if (meta === undefined) return "invalid"
         applyMeta(meta, undefined)
         return {
@@ -601,7 +609,7 @@ export const createCodexReader = (context: CodexReaderContext) => {
     const at = timestamp !== undefined ? { timestamp } : {}
     switch (envelope.type) {
       case "session_meta": {
-        const meta = Option.getOrUndefined(decodeMeta(payload))
+        const meta = SessionMeta(payload)
         if (meta !== undefined) applyMeta(meta, timestamp)
         return {
           type: envelope.type,
@@ -619,7 +627,7 @@ export const createCodexReader = (context: CodexReaderContext) => {
         }
       }
       case "response_item": {
-        const item = Option.getOrUndefined(decodeResponseItem(payload))
+        const item = ResponseItem(payload)
         if (item === undefined) return "invalid"
         return {
           type: `response_item/${item.type}`,
@@ -628,12 +636,12 @@ export const createCodexReader = (context: CodexReaderContext) => {
         }
       }
       case "event_msg": {
-        const event = Option.getOrUndefined(decodeEvent(payload))
+        const event = EventMsg(payload)
         if (event === undefined) return "invalid"
         return { type: `event_msg/${event.type}`, ...at, result: eventMsg(line, event, timestamp) }
       }
       case "turn_context": {
-        const ctx = Option.getOrUndefined(decodeTurnContext(payload))
+        const ctx = TurnContext(payload)
         if (ctx?.cwd !== undefined) assembler.session(sessionId()).cwd = ctx.cwd
         return {
           type: envelope.type,
@@ -645,7 +653,7 @@ export const createCodexReader = (context: CodexReaderContext) => {
         }
       }
       case "compacted": {
-        const compacted = Option.getOrUndefined(decodeCompacted(payload))
+        const compacted = Compacted(payload)
         const message = compacted?.message ?? ""
         return {
           type: envelope.type,

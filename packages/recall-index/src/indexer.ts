@@ -17,7 +17,7 @@ import type { IndexBusyError, RecallStorageError, TranscriptError } from "./erro
 import { decideFileChange, needsPrefixCheck, signatureKey } from "./file-change.js"
 import type { FileChange, SignatureStored } from "./file-change.js"
 import { acquireIndexLock, IndexerProcess } from "./index-lock.js"
-import { makeIndexWriter } from "./index-writer.js"
+import { deferWalCheckpoints, makeIndexWriter } from "./index-writer.js"
 import type { FileWriteCounts } from "./index-writer.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { decodeFileRows, decodeParseState } from "./stored-rows.js"
@@ -147,6 +147,14 @@ const prefixStillMatches = (
     Effect.catch(() => Effect.succeed(false)),
   )
 
+const ignoreFailure = (run: () => void): void => {
+  try {
+    run()
+  } catch {
+    // Deliberately ignored (see the call site).
+  }
+}
+
 /** Runs one incremental indexing pass over every discovered transcript. */
 export const indexTranscripts = (
   options: IndexOptions,
@@ -162,7 +170,17 @@ export const indexTranscripts = (
     const leaseMs = options.leaseMs ?? 120_000
     return yield* Effect.acquireUseRelease(
       acquireIndexLock(db.sqlite, db.path, host, startedAt, leaseMs),
-      (lease) => runIndex(options, startedAt, leaseMs, lease.renew),
+      (lease) =>
+        Effect.acquireUseRelease(
+          Effect.try({
+            try: () => deferWalCheckpoints(db.sqlite),
+            catch: storageFailure("write", db.path),
+          }),
+          () => runIndex(options, startedAt, leaseMs, lease.renew),
+          // Restoring a pragma cannot fail on an open handle; if it ever did, the raised
+          // threshold would only delay checkpoints on this connection.
+          (restore) => Effect.sync(() => ignoreFailure(restore)),
+        ),
       (lease) => lease.release,
     )
   })

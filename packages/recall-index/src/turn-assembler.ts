@@ -47,9 +47,60 @@ type MutableSession = { -readonly [K in keyof TranscriptSession]: TranscriptSess
 
 type Counters = { -readonly [K in keyof ParseStats]: ParseStats[K] }
 
+const digitsAt = (text: string, at: number, count: number): number => {
+  let n = 0
+  for (let i = at; i < at + count; i++) {
+    const d = text.charCodeAt(i) - 48
+    if (d < 0 || d > 9) return -1
+    n = n * 10 + d
+  }
+  return n
+}
+
+const daysIn = (year: number, month: number): number =>
+  month === 2
+    ? year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+      ? 29
+      : 28
+    : month === 4 || month === 6 || month === 9 || month === 11
+      ? 30
+      : 31
+
+/**
+ * Whether `value` is already the canonical form `normaliseTimestamp` returns
+ * (`YYYY-MM-DDTHH:MM:SS.mmmZ`, a real calendar instant): then `toISOString(parse(value))` is
+ * `value` itself and the Date round trip (most of the cost on a transcript line) is skipped.
+ */
+const isCanonicalIso = (value: string): boolean => {
+  if (value.length !== 24) return false
+  if (value[4] !== "-" || value[7] !== "-" || value[10] !== "T" || value[13] !== ":") return false
+  if (value[16] !== ":" || value[19] !== "." || value[23] !== "Z") return false
+  const year = digitsAt(value, 0, 4)
+  const month = digitsAt(value, 5, 2)
+  const day = digitsAt(value, 8, 2)
+  const hour = digitsAt(value, 11, 2)
+  const minute = digitsAt(value, 14, 2)
+  const second = digitsAt(value, 17, 2)
+  return (
+    year >= 0 &&
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysIn(year, month) &&
+    hour >= 0 &&
+    hour <= 23 &&
+    minute >= 0 &&
+    minute <= 59 &&
+    second >= 0 &&
+    second <= 59 &&
+    digitsAt(value, 20, 3) >= 0
+  )
+}
+
 /** Normalises a timestamp to ISO-8601 UTC; a zone-less timestamp is read as UTC, never as host time. */
 export const normaliseTimestamp = (value: unknown): string | undefined => {
   if (typeof value !== "string" || value.length < 10) return undefined
+  if (isCanonicalIso(value)) return value
   const zoned = /(?:Z|[+-]\d{2}:?\d{2})$/i.test(value) || !value.includes("T") ? value : `${value}Z`
   const ms = Date.parse(zoned)
   return Number.isFinite(ms) ? new Date(ms).toISOString() : undefined
