@@ -315,9 +315,19 @@ export const syncCodes = (
             `select rowid as key, embedding from ${vecTable}
              where rowid not in (select key from ${t.codes})`,
           )
-          .all() as Array<{ key: number; embedding: Buffer }>
-        for (const row of missing) put.run(row.key, blobOf(int8Code(floatsOf(row.embedding))))
-        codesAdded = missing.length
+          .iterate() as IterableIterator<{ key: number; embedding: Buffer }>
+        // Streamed (an index of an older version may hold a million vectors without codes):
+        // writing `codes` while reading the vec0 table is safe for SQLite, and better-sqlite3
+        // allows it in unsafe mode only, switched on for this loop.
+        sqlite.unsafeMode(true)
+        try {
+          for (const row of missing) {
+            put.run(row.key, blobOf(int8Code(floatsOf(row.embedding))))
+            codesAdded += 1
+          }
+        } finally {
+          sqlite.unsafeMode(false)
+        }
       }
       const center = readCenter(sqlite, vecTable)
       const recenter = keys > 0 && (center === undefined || keys >= 2 * center.basis)
