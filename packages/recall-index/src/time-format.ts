@@ -10,13 +10,23 @@
 import { Effect } from "effect"
 import { RecallQueryError } from "./errors.js"
 
-/** The time zone of this process (from `TZ` or the system), `UTC` when Intl cannot tell. */
+let hostZone: { readonly tz: string | undefined; readonly zone: string } | undefined
+
+/**
+ * The time zone of this process (from `TZ` or the system), `UTC` when Intl cannot tell. Resolved
+ * once per value of `TZ` (resolving costs ~1 ms, paid per search otherwise).
+ */
 export const hostTimeZone = (): string => {
+  const tz = process.env["TZ"]
+  if (hostZone !== undefined && hostZone.tz === tz) return hostZone.zone
+  let zone: string
   try {
-    return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC"
+    zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC"
   } catch {
-    return "UTC"
+    zone = "UTC"
   }
+  hostZone = { tz, zone }
+  return zone
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>()

@@ -57,26 +57,15 @@ export const decodeInt8 = (code: Uint8Array, dim: number): Float32Array => {
   return out
 }
 
-/** Dot product of a float query with an int8 code (≈ the float dot product); allocation-free. */
+/** Dot product of a float query with an int8 code (≈ the float dot product). */
 export const dotInt8 = (query: Float32Array, code: Uint8Array): number => {
   const dim = query.length
   if (code.byteLength < 4 + dim) return 0
+  const view = new DataView(code.buffer, code.byteOffset, code.byteLength)
+  const values = new Int8Array(code.buffer, code.byteOffset + 4, dim)
   let dot = 0
-  // Bytes 4.. are int8 values: (b << 24) >> 24 sign-extends an unsigned byte.
-  for (let i = 0; i < dim; i++) dot += query[i]! * ((code[4 + i]! << 24) >> 24)
-  return dot * scaleOf(code)
-}
-
-const scaleBytes = new Uint8Array(4)
-const scaleView = new DataView(scaleBytes.buffer)
-
-/** The float32 little-endian scale at the start of a code. */
-const scaleOf = (code: Uint8Array): number => {
-  scaleBytes[0] = code[0]!
-  scaleBytes[1] = code[1]!
-  scaleBytes[2] = code[2]!
-  scaleBytes[3] = code[3]!
-  return scaleView.getFloat32(0, true)
+  for (let i = 0; i < dim; i++) dot += query[i]! * values[i]!
+  return dot * view.getFloat32(0, true)
 }
 
 /**
