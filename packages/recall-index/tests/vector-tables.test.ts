@@ -14,7 +14,7 @@ afterAll(() => {
 })
 
 describe("activateEmbedder", () => {
-  it("creates one vec0 table per fingerprint and recomputes the backlog", async () => {
+  it("creates one vec0 table per fingerprint and recomputes the backlog when the embedder changes", async () => {
     const corpus = generateFixtureCorpus({ seed: 4, homeDir: home.path })
     writeTree(corpus.files)
     const dataDir = join(data.path, "baton")
@@ -56,10 +56,15 @@ describe("activateEmbedder", () => {
       ),
     )
     expect(first.backlog).toBe(chunks.total)
+    // Same embedder again: the flags are kept as they are (no full recompute per run; the backlog
+    // marks a chunk whose text already has a vector done without embedding it).
     const again = await withIndex(dataDir, activateEmbedder("fake/model-a/4", 4))
-    expect(again).toMatchObject({ vecTable: "vec_1", backlog: chunks.total - chunks.sharing })
+    expect(again).toMatchObject({ vecTable: "vec_1", backlog: chunks.total })
     const other = await withIndex(dataDir, activateEmbedder("fake/model-b/8", 8))
     expect(other).toMatchObject({ vecTable: "vec_2", backlog: chunks.total })
+    // Switching back recomputes against model-a's vectors.
+    const back = await withIndex(dataDir, activateEmbedder("fake/model-a/4", 4))
+    expect(back).toMatchObject({ vecTable: "vec_1", backlog: chunks.total - chunks.sharing })
     const mismatch = await withIndex(dataDir, Effect.flip(activateEmbedder("fake/model-a/4", 5)))
     expect(mismatch.reason).toContain("dimension 4")
     const nearest = await withIndex(
