@@ -51,6 +51,7 @@ const facts = (dataDir: string, fingerprint: string) =>
           .pluck()
           .get(fingerprint) as string | undefined
         return {
+          table,
           chunks: one("select count(*) as n from chunks"),
           distinct: one("select count(distinct content_hash) as n from chunks"),
           backlog: one("select count(*) as n from chunks where needs_embedding = 1"),
@@ -321,29 +322,7 @@ describe("searchVectors", () => {
 
 describe("search codes stay in step with the vectors", () => {
   const embedder = makeDeterministicEmbedder({ dim: 64 })
-  const codeFacts = (dataDir: string) =>
-    withIndex(
-      dataDir,
-      RecallDatabase.use((db) =>
-        Effect.sync(() => {
-          const one = (sql: string, ...p: unknown[]) =>
-            (db.sqlite.prepare(sql).get(...p) as { n: number }).n
-          const table = db.sqlite
-            .prepare("select vec_table from embedders where fingerprint = ?")
-            .pluck()
-            .get(embedder.info.fingerprint) as string
-          return {
-            table,
-            keys: one(
-              "select count(*) as n from vector_keys where fingerprint = ?",
-              embedder.info.fingerprint,
-            ),
-            codes: one(`select count(*) as n from ${table}_codes`),
-            segmented: one(`select coalesce(sum(count), 0) as n from ${table}_segments`),
-          }
-        }),
-      ),
-    )
+  const codeFacts = (dataDir: string) => facts(dataDir, embedder.info.fingerprint)
   const nearest = (dataDir: string, text: string, mode: "exact" | "auto" = "auto") =>
     Effect.runPromise(embedder.embedQuery(text)).then((vector) =>
       withIndex(
@@ -386,7 +365,7 @@ describe("search codes stay in step with the vectors", () => {
   it("a vector stored without codes (an older version) makes search exact until a run adds them", async () => {
     const dataDir = await freshIndex("codes-missing")
     await withIndex(dataDir, embedBacklog(embedder))
-    const { table } = await codeFacts(dataDir)
+    const table = (await codeFacts(dataDir)).table!
     // Drop the newest vector's code, as if an older version had written that vector.
     await withIndex(
       dataDir,
