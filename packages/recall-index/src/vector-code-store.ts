@@ -55,7 +55,8 @@ const floatsOf = (blob: Buffer): Float32Array => {
   return out
 }
 
-const blobOf = (bytes: Uint8Array | Float32Array | Int32Array): Buffer =>
+/** The bytes of a typed array as a Buffer (no copy), as better-sqlite3 binds blobs. */
+export const blobOf = (bytes: Uint8Array | Float32Array | Int32Array): Buffer =>
   Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
 /** Sets the centre and basis, bumping the generation. */
@@ -84,6 +85,8 @@ export interface CodeState {
   readonly generation: number
   /** Random, set when the centre row is created: tells one database's codes from another's. */
   readonly epoch: string
+  /** How many vectors the centre was computed from. */
+  readonly basis: number
 }
 
 /**
@@ -114,8 +117,8 @@ const readCodeState = (
   const t = codeTablesOf(vecTable)
   if (!tableExists(sqlite, t.segments) || !tableExists(sqlite, t.center)) return undefined
   const row = sqlite
-    .prepare(`select center, generation, epoch from ${t.center} where id = 1`)
-    .get() as { center: Buffer; generation: number; epoch: string } | undefined
+    .prepare(`select center, generation, epoch, basis from ${t.center} where id = 1`)
+    .get() as { center: Buffer; generation: number; epoch: string; basis: number } | undefined
   if (row === undefined) return undefined
   if (sqlite.prepare(`select 1 from ${t.segments} limit 1`).get() === undefined) return undefined
   const newestCode = sqlite.prepare(`select max(key) from ${t.codes}`).pluck().get() as
@@ -126,7 +129,12 @@ const readCodeState = (
     .pluck()
     .get(fingerprint) as number | undefined
   if (newestVector === undefined || newestCode !== newestVector) return undefined
-  return { center: floatsOf(row.center), generation: row.generation, epoch: row.epoch }
+  return {
+    center: floatsOf(row.center),
+    generation: row.generation,
+    epoch: row.epoch,
+    basis: row.basis,
+  }
 }
 
 /** One segment as read: `count` keys and their sign bits. */
@@ -305,8 +313,7 @@ export const syncCodes = (
       const usable = usableCodes(sqlite, vecTable, fingerprint)
       if (usable !== undefined) {
         const segmented = count(`select coalesce(sum(count), 0) as n from ${t.segments}`)
-        const basis = readCenter(sqlite, vecTable)?.basis ?? 0
-        if (segmented < 2 * basis) return { codesAdded: 0, codesRemoved: 0, rebuilt: false }
+        if (segmented < 2 * usable.basis) return { codesAdded: 0, codesRemoved: 0, rebuilt: false }
       }
       const keys = count("select count(*) as n from vector_keys where fingerprint = ?", fingerprint)
       let codesRemoved = 0

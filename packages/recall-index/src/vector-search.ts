@@ -18,7 +18,7 @@ import type { Database } from "better-sqlite3"
 import { Effect } from "effect"
 import { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
-import { codeTablesOf, readSegments, usableCodes } from "./vector-code-store.js"
+import { blobOf, codeTablesOf, readSegments, usableCodes } from "./vector-code-store.js"
 import type { CodeState } from "./vector-code-store.js"
 import { bitBytes, dotInt8, scoreSignBits, signLookupTable, TopScores } from "./vector-codes.js"
 
@@ -57,8 +57,7 @@ export const MAX_KNN_K = 4096
 export const DEFAULT_POOL = 1000
 
 /** Bytes of a float vector, as sqlite-vec reads them. */
-export const vectorBlob = (v: Float32Array): Buffer =>
-  Buffer.from(v.buffer, v.byteOffset, v.byteLength)
+export const vectorBlob = (v: Float32Array): Buffer => blobOf(v)
 
 const clampSimilarity = (s: number): number => Math.max(-1, Math.min(1, s))
 

@@ -14,7 +14,7 @@ import {
 } from "@baton/recall-index"
 import type { Embedder } from "@baton/recall-index"
 import { generateFixtureCorpus, makeDeterministicEmbedder } from "@baton/recall-index/testing"
-import { runIndex, tempDir, withIndex, writeTree } from "./index-harness.js"
+import { runIndex, tempDir, withIndex, withSqlite, writeTree } from "./index-harness.js"
 
 const home = tempDir("emb-home")
 const data = tempDir("emb-data")
@@ -334,20 +334,16 @@ describe("search codes stay in step with the vectors", () => {
   it("a forget drops the forgotten codes, search stays exact until the next run rebuilds the segments", async () => {
     const dataDir = await freshIndex("codes-forget")
     await withIndex(dataDir, embedBacklog(embedder))
-    const victim = await withIndex(
+    const victim = await withSqlite(
       dataDir,
-      RecallDatabase.use((db) =>
-        Effect.sync(
-          () =>
-            db.sqlite
-              .prepare(
-                `select s.session_id as sessionId, c.text from chunks c
-                 join turns t on t.id = c.turn_row join sessions s on s.id = t.session_row
-                 where length(c.text) > 40 order by c.id limit 1`,
-              )
-              .get() as { sessionId: string; text: string },
-        ),
-      ),
+      (sqlite) =>
+        sqlite
+          .prepare(
+            `select s.session_id as sessionId, c.text from chunks c
+             join turns t on t.id = c.turn_row join sessions s on s.id = t.session_row
+             where length(c.text) > 40 order by c.id limit 1`,
+          )
+          .get() as { sessionId: string; text: string },
     )
     const before = await nearest(dataDir, victim.text)
     await withIndex(dataDir, forgetSessions({ _tag: "Session", sessionId: victim.sessionId }))
@@ -367,30 +363,21 @@ describe("search codes stay in step with the vectors", () => {
     await withIndex(dataDir, embedBacklog(embedder))
     const table = (await codeFacts(dataDir)).table!
     // Drop the newest vector's code, as if an older version had written that vector.
-    await withIndex(
-      dataDir,
-      RecallDatabase.use((db) =>
-        Effect.sync(() =>
-          db.sqlite
-            .prepare(`delete from ${table}_codes where key = (select max(key) from ${table}_codes)`)
-            .run(),
-        ),
-      ),
+    await withSqlite(dataDir, (sqlite) =>
+      sqlite
+        .prepare(`delete from ${table}_codes where key = (select max(key) from ${table}_codes)`)
+        .run(),
     )
-    const text = await withIndex(
+    const text = await withSqlite(
       dataDir,
-      RecallDatabase.use((db) =>
-        Effect.sync(
-          () =>
-            db.sqlite
-              .prepare(
-                `select c.text from chunks c join vector_keys k on k.content_hash = c.content_hash
-                 where k.fingerprint = ? order by k.id desc limit 1`,
-              )
-              .pluck()
-              .get(embedder.info.fingerprint) as string,
-        ),
-      ),
+      (sqlite) =>
+        sqlite
+          .prepare(
+            `select c.text from chunks c join vector_keys k on k.content_hash = c.content_hash
+             where k.fingerprint = ? order by k.id desc limit 1`,
+          )
+          .pluck()
+          .get(embedder.info.fingerprint) as string,
     )
     // The newest vector is still found (exact fallback), with its exact similarity.
     const found = await nearest(dataDir, text)
@@ -407,18 +394,14 @@ describe("segments cached across connections", () => {
   it("a batch embedded after a cached search is found by the next search", async () => {
     const dataDir = await freshIndex("codes-cache")
     await withIndex(dataDir, embedBacklog(embedder, { maxTexts: 10, batchSize: 10 }))
-    const pending = await withIndex(
+    const pending = await withSqlite(
       dataDir,
-      RecallDatabase.use((db) =>
-        Effect.sync(
-          () =>
-            db.sqlite
-              .prepare(
-                "select id, text from chunks where needs_embedding = 1 and length(text) > 40 order by id desc limit 1",
-              )
-              .get() as { id: number; text: string },
-        ),
-      ),
+      (sqlite) =>
+        sqlite
+          .prepare(
+            "select id, text from chunks where needs_embedding = 1 and length(text) > 40 order by id desc limit 1",
+          )
+          .get() as { id: number; text: string },
     )
     const vector = await Effect.runPromise(embedder.embedQuery(pending.text))
     const search = () =>

@@ -18,6 +18,7 @@ import type {
   IndexerProcess,
   IndexOptions,
   IndexRunReport,
+  RecallDatabaseShape,
   TranscriptFileSystemShape,
 } from "@baton/recall-index"
 
@@ -71,6 +72,13 @@ export const withIndex = <A, E>(
     Effect.scoped(effect).pipe(
       Effect.provide(Layer.mergeAll(recallDatabaseLayer({ dataDir }), fsLayer, processLayer)),
     ),
+  )
+
+/** Runs a synchronous read or write on the raw connection of the database in `dataDir`. */
+export const withSqlite = <A>(dataDir: string, f: (sqlite: RecallDatabaseShape["sqlite"]) => A) =>
+  withIndex(
+    dataDir,
+    RecallDatabase.use((db) => Effect.sync(() => f(db.sqlite))),
   )
 
 /** Runs one indexing pass. */
