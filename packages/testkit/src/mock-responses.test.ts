@@ -1,3 +1,4 @@
+import { connect } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
 import {
   execCommandReply,
@@ -41,6 +42,32 @@ const requestBody = {
 }
 
 describe("startMockResponses", () => {
+  it("survives a client that resets a refused CONNECT tunnel", async () => {
+    const server = await start()
+    const errors: unknown[] = []
+    const onError = (error: unknown) => errors.push(error)
+    process.on("uncaughtException", onError)
+    try {
+      for (let i = 0; i < 5; i++) {
+        await new Promise<void>((resolve, reject) => {
+          const socket = connect(server.port, "127.0.0.1", () => {
+            socket.write("CONNECT api.openai.com:443 HTTP/1.1\r\nhost: api.openai.com:443\r\n\r\n")
+          })
+          // Reset (RST, not FIN) as soon as the 403 arrives, while the server still reads.
+          socket.once("data", () => {
+            socket.resetAndDestroy()
+            setTimeout(resolve, 50)
+          })
+          socket.once("error", reject)
+        })
+      }
+    } finally {
+      process.off("uncaughtException", onError)
+    }
+    expect(errors).toEqual([])
+    expect(server.outboundAttempts().map((r) => r.method)).toEqual(Array(5).fill("CONNECT"))
+  })
+
   it("frames a text reply as Responses SSE with usage and rate-limit headers", async () => {
     const server = await start({
       replies: [

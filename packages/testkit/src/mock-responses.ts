@@ -574,6 +574,9 @@ export const startMockResponses = async (
       origin: "refused",
     })
     tunnels.add(socket)
+    // The client may reset the refused tunnel (seen once in CI as an uncaught ECONNRESET): a raw
+    // CONNECT socket has no error listener of its own, so it gets one that ignores the reset.
+    socket.on("error", () => undefined)
     socket.once("close", () => tunnels.delete(socket))
     socket.end("HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n")
   })
