@@ -8,7 +8,8 @@
  * and every hit carries the (session_id, turn_id) to expand; invalid input (a bad date, time zone
  * or regex) and a missing turn come back as tagged failures (`isError`), a failing embedder as a
  * `degraded` note on a lexical result. @baton/recall-index, effect and the embedder load on the
- * first call; the embedder is built once per server process.
+ * first call; the embedder (and the worker thread running the vector arm beside the lexical
+ * arm) is built once per server process.
  */
 import { existsSync } from "node:fs"
 import { homedir } from "node:os"
@@ -46,6 +47,9 @@ const loadEmbedding = async (recall: RecallIndex) => {
         reranker: result.success.reranker,
         expandQuery: result.success.expandQuery,
         fusion: result.success.fusion,
+        // The server lives long: its vector arm runs in a worker thread, beside the lexical arm.
+        vectorWorker:
+          result.success.embedder === undefined ? undefined : recall.makeVectorSearchWorker(),
         problem: null,
       }
     : {
@@ -53,6 +57,7 @@ const loadEmbedding = async (recall: RecallIndex) => {
         reranker: undefined,
         expandQuery: undefined,
         fusion: undefined,
+        vectorWorker: undefined,
         problem: `embedder configuration: ${result.failure.message || ("reason" in result.failure ? result.failure.reason : result.failure._tag)}`,
       }
 }
@@ -219,7 +224,8 @@ export const recallSearchTool = defineBatonTool({
   handler: async (input) => {
     const recall = await import("@baton/recall-index")
     const filters = await filtersOf(input)
-    const { embedder, reranker, expandQuery, fusion, problem } = await embedding(recall)
+    const { embedder, reranker, expandQuery, fusion, vectorWorker, problem } =
+      await embedding(recall)
     const outcome = await withIndex((r) =>
       r.searchRecall(
         { query: input.query, k: input.k ?? 10, textChars: 800, snippetChars: 200, ...filters },
@@ -228,6 +234,7 @@ export const recallSearchTool = defineBatonTool({
           ...(reranker === undefined ? {} : { reranker }),
           ...(expandQuery === undefined ? {} : { expandQuery }),
           ...(fusion === undefined ? {} : { fusion }),
+          ...(vectorWorker === undefined ? {} : { vectorWorker }),
         },
       ),
     )

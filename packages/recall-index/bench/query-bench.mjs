@@ -1,7 +1,8 @@
 // Recall query benchmark: indexing with embedding (the embedded default, and USE-lite on a
 // sample), then, for each corpus size, query latency p50 / p95 for lexical (bm25), vector (exact
 // float KNN, and the sign-bit first pass + int8 rescoring) and hybrid (both + weighted RRF, and
-// the default plan with expansion and rerank), plus the first pass's recall@10 against exact.
+// the default plan through searchRecall: expansion and rerank, in-process and with the vector arm
+// in a worker thread), plus the first pass's recall@10 against exact.
 // Every chunk is really embedded with the default. Synthetic text: Zipf-distributed words of the
 // static table's vocabulary. Prints markdown.
 // Env: BENCH_CHUNKS (comma-separated sizes, default 100000; 1000000 takes ~10 minutes),
@@ -19,11 +20,13 @@ import {
   indexTranscripts,
   lexicalQuery,
   makeUseLiteEmbedder,
+  makeVectorSearchWorker,
   matchChunks,
   nodeIndexerProcessLayer,
   nodeTranscriptFileSystemLayer,
   RecallDatabase,
   recallDatabaseLayer,
+  searchRecall,
   searchVectors,
 } from "@baton/recall-index"
 import { generateBulkCorpus, seededRandom } from "@baton/recall-index/testing"
@@ -204,39 +207,20 @@ try {
       ])
       return { ms: performance.now() - t }
     })
-    const textOf = (ids) =>
-      Effect.runPromise(
-        RecallDatabase.use((db) =>
-          Effect.sync(() => {
-            const rows = db.sqlite
-              .prepare("select id, text from chunks where id in (select value from json_each(?))")
-              .all(JSON.stringify(ids))
-            const byId = new Map(rows.map((r) => [r.id, r.text]))
-            return ids.map((id) => byId.get(id) ?? "")
-          }),
-        ).pipe(Effect.provide(layers)),
-      )
+    // The whole pipeline an agent calls (searchRecall, a connection opened per call as the CLI
+    // and the MCP server do), in-process and with the vector arm in a worker thread.
+    const providers = { embedder, expandQuery, reranker, fusion }
+    const recall = (q, extra = {}) =>
+      time(searchRecall({ query: q, timezone: "UTC" }, { ...providers, ...extra }))
     await measure(
-      "hybrid, default plan (expanded lexical + vector + sentence rerank@30, 2:1:3)",
-      async (q) => {
-        const t = performance.now()
-        const l = await time(matchChunks(expandQuery(q), { limit: 100, mode: "any" }))
-        const v = await vector(q, "auto")
-        const lists = [
-          { name: "lexical", weight: fusion.lexical, ids: l.out.map((m) => m.chunkId) },
-          { name: "vector", weight: fusion.vector, ids: v.out.map((h) => h.chunkId) },
-        ]
-        const head = fuseRanks(lists)
-          .slice(0, fusion.rerankDepth)
-          .map((f) => f.id)
-        const order = await Effect.runPromise(reranker.rerank(q, await textOf(head), head.length))
-        fuseRanks([
-          ...lists,
-          { name: "rerank", weight: fusion.rerank, ids: order.map((r) => head[r.index]) },
-        ])
-        return { ms: performance.now() - t }
-      },
+      "hybrid, searchRecall default plan (expanded lexical + vector + sentence rerank@30, 2:1:3)",
+      (q) => recall(q),
     )
+    const worker = makeVectorSearchWorker()
+    await measure("hybrid, searchRecall default plan, vector arm in a worker (MCP server)", (q) =>
+      recall(q, { vectorWorker: worker }),
+    )
+    await Effect.runPromise(worker.close())
     // Recall@10 of the first pass + rescoring against exact float KNN, per pool size.
     for (const pool of [250, 500, DEFAULT_POOL, 2000]) {
       let overlap = 0

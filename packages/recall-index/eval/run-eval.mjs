@@ -4,7 +4,8 @@
 // weighted RRF fusions of the two (fuseRanks). Ranking unit: distinct turns (a hit is the
 // evidence turn). Prints markdown tables.
 // Env: EVAL_EMBEDDERS (comma list; default "hash,use-static,use-lite"), EVAL_SEED (7),
-//      EVAL_SESSIONS (10 per project), EVAL_EXCHANGES (12 per session).
+//      EVAL_SESSIONS (10 per project), EVAL_EXCHANGES (12 per session), EVAL_EXPANSION_SHARE
+//      (expansion words in more than this share of chunks are dropped; default the library's).
 import { Effect, Layer } from "effect"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -64,6 +65,11 @@ const embedders = {
 }
 
 const RERANK_DEPTH = Number(process.env.EVAL_RERANK_DEPTH ?? 30)
+// Share of chunks above which an expansion word is dropped (default: the library's).
+const EXPANSION_SHARE =
+  process.env.EVAL_EXPANSION_SHARE === undefined
+    ? undefined
+    : Number(process.env.EVAL_EXPANSION_SHARE)
 const WEIGHTS = [
   [1, 1],
   [1, 2],
@@ -183,7 +189,14 @@ try {
   const expand = await Effect.runPromise(makeStaticQueryExpander())
   lexical.expanded = []
   for (const q of queries) {
-    const hits = await run(matchChunks(expand(q.text), { limit: 100, mode: "any" }))
+    const hits = await run(
+      matchChunks(lexicalQuery(q.text), {
+        limit: 100,
+        mode: "any",
+        expansion: expand(q.text),
+        ...(EXPANSION_SHARE === undefined ? {} : { expansionMaxDocShare: EXPANSION_SHARE }),
+      }),
+    )
     lexical.expanded.push(hits.map((m) => m.chunkId))
   }
   addRow(

@@ -60,8 +60,27 @@ export interface Embedder {
   ) => Effect.Effect<ReadonlyArray<Float32Array>, EmbedderError>
   /** Embeds a search query (some providers use a different input type for queries). */
   readonly embedQuery: (text: string) => Effect.Effect<Float32Array, EmbedderError>
+  /**
+   * Optional (the static word table offers it): embeds `parts` and `text` in one pass over the
+   * parts, returning what `embedDocuments(parts)` and `embedDocuments([text])` would, within float
+   * rounding. Precondition: `parts` are pieces of `text` in order, cut at whitespace, with no
+   * letter or digit between or around them (`sentencesOf` keeping every sentence); otherwise
+   * `whole` is unspecified. A wrapper that changes `embedDocuments` must drop or wrap it too.
+   */
+  readonly embedParts?: (
+    text: string,
+    parts: ReadonlyArray<string>,
+  ) => Effect.Effect<EmbeddedParts, EmbedderError>
   /** Releases worker threads or sockets; idempotent. */
   readonly close?: () => Effect.Effect<void>
+}
+
+/** What {@link Embedder.embedParts} returns. */
+export interface EmbeddedParts {
+  /** One L2-normalised vector per part, in input order. */
+  readonly parts: ReadonlyArray<Float32Array>
+  /** The L2-normalised vector of the whole text. */
+  readonly whole: Float32Array
 }
 
 /** One reranked document: its index in the input and its relevance score (higher is better). */

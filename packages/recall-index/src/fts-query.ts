@@ -46,17 +46,28 @@ export const ftsMatchExpression = (text: string, mode: FtsTermMode = "all"): str
 export const DEFAULT_MAX_DOC_SHARE = 0.5
 
 /**
- * The terms of an OR query worth scoring: those whose rarest token is in at most
- * `maxDocShare` of the indexed chunks; the single rarest term when none is. Tokens are taken
- * with the index's own tokenizer (a temp FTS5 table) and counted with `fts5vocab`, so stems
- * match what bm25 sees. Costs a few index lookups per term.
+ * Share of chunks above which an expansion term ({@link MatchOptions} `expansion`) is dropped
+ * by default. Expansion words are guesses; a common one adds little to bm25 (its IDF is low) but
+ * costs scoring every row it is in (measured at 100 k chunks: half the lexical arm's time).
+ */
+export const DEFAULT_EXPANSION_MAX_DOC_SHARE = 0.05
+
+/**
+ * The terms of an OR query worth scoring: query terms whose rarest token is in at most
+ * `maxDocShare` of the indexed chunks (the single rarest query term when none is), then
+ * expansion terms within `expansionMaxDocShare`. Tokens are taken with the index's own
+ * tokenizer (a temp FTS5 table) and counted with `fts5vocab`, so stems match what bm25 sees.
+ * Costs a few index lookups per term.
  */
 const selectiveTerms = (
   sqlite: Database,
-  terms: ReadonlyArray<string>,
+  queryTerms: ReadonlyArray<string>,
+  expansionTerms: ReadonlyArray<string>,
   maxDocShare: number,
+  expansionMaxDocShare: number,
 ): ReadonlyArray<string> => {
-  if (terms.length < 2) return terms
+  const terms = [...queryTerms, ...expansionTerms]
+  if (expansionTerms.length === 0 && terms.length < 2) return terms
   sqlite.exec(
     `create virtual table if not exists temp.baton_query_terms using fts5(t, tokenize='${FTS_TOKENIZER}');
      create virtual table if not exists temp.baton_query_tokens using fts5vocab(temp, baton_query_terms, 'instance');
@@ -76,14 +87,17 @@ const selectiveTerms = (
   const rarest = new Map<number, number>()
   for (const row of rows) rarest.set(row.at, Math.min(rarest.get(row.at) ?? Infinity, row.df))
   const total = (sqlite.prepare("select max(id) from chunks").pluck().get() as number | null) ?? 0
-  const limit = maxDocShare * total
-  const kept = terms.filter((_, i) => (rarest.get(i + 1) ?? 0) <= limit)
-  if (kept.length > 0) return kept
-  let best = 0
-  terms.forEach((_, i) => {
-    if ((rarest.get(i + 1) ?? 0) < (rarest.get(best + 1) ?? 0)) best = i
-  })
-  return [terms[best]!]
+  const within = (i: number, share: number) => (rarest.get(i + 1) ?? 0) <= share * total
+  const kept = queryTerms.filter((_, i) => within(i, maxDocShare))
+  if (kept.length === 0 && queryTerms.length > 0) {
+    let best = 0
+    queryTerms.forEach((_, i) => {
+      if ((rarest.get(i + 1) ?? 0) < (rarest.get(best + 1) ?? 0)) best = i
+    })
+    kept.push(queryTerms[best]!)
+  }
+  const at = queryTerms.length
+  return [...kept, ...expansionTerms.filter((_, i) => within(at + i, expansionMaxDocShare))]
 }
 
 /** One chunk that matched, best first. */
@@ -121,7 +135,45 @@ export interface MatchOptions {
    * {@link DEFAULT_MAX_DOC_SHARE}, the default); 1 keeps every term.
    */
   readonly maxDocShare?: number
+  /**
+   * `any` mode only: more terms OR-ed with the query's (a query expansion: synonyms, related
+   * words), each kept only when in at most `expansionMaxDocShare` of chunks; terms already in
+   * the query are not repeated.
+   */
+  readonly expansion?: string
+  /** Default {@link DEFAULT_EXPANSION_MAX_DOC_SHARE}; 1 keeps every expansion term. */
+  readonly expansionMaxDocShare?: number
 }
+
+/** One chunk that matched, without its text: see {@link rankChunks}. */
+export interface RankedChunk {
+  readonly chunkId: number
+  /** FTS5 bm25 rank: lower is better. */
+  readonly rank: number
+}
+
+/**
+ * The ids and bm25 ranks of the chunks {@link matchChunks} would return, in the same order,
+ * without loading text or session (the lexical arm of `searchRecall` needs only these).
+ */
+export const rankChunks = (
+  query: string,
+  options: MatchOptions = {},
+): Effect.Effect<ReadonlyArray<RankedChunk>, RecallStorageError, RecallDatabase> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    const plan = yield* rankingPlan(db.sqlite, db.path, query, options)
+    if (plan === undefined) return []
+    const rows = yield* Effect.try({
+      try: () =>
+        db.sqlite
+          .prepare(plan.sql)
+          .raw()
+          .all(...plan.args) as Array<[number, number]>,
+      catch: storageFailure("read", db.path),
+    })
+    return rows.map(([chunkId, rank]) => ({ chunkId, rank }))
+  })
 
 /** Chunks whose text matches `query` (escaped), in bm25 order, optionally filtered in the query. */
 export const matchChunks = (
@@ -130,41 +182,14 @@ export const matchChunks = (
 ): Effect.Effect<ReadonlyArray<ChunkMatch>, RecallStorageError, RecallDatabase> =>
   Effect.gen(function* () {
     const db = yield* RecallDatabase
-    const mode = options.mode ?? "all"
-    const share = options.maxDocShare ?? DEFAULT_MAX_DOC_SHARE
-    const allTerms = termsOf(query)
-    const terms =
-      mode === "any" && share < 1
-        ? yield* Effect.try({
-            try: () => selectiveTerms(db.sqlite, allTerms, share),
-            catch: storageFailure("read", db.path),
-          })
-        : allTerms
-    const expression = quoted(terms, mode)
-    if (expression === undefined) return []
-    const filter = options.filter ?? { sql: "1 = 1", args: [] }
-    const unfiltered = filter.sql === "1 = 1" && filter.args.length === 0
-    // Two stages (measured at 100 000 chunks, README "Benchmarks"): the inner query ranks by
-    // `bm25()` and keeps only (id, score), so the sorter never carries chunk text and FTS5's
-    // slower `order by rank` sorter is not used; the joins run for the filter only when there
-    // is one; the outer query loads text and session for the `limit` winners only. Same scores
-    // as `rank` (bm25 with default weights); ties go to the lower chunk id.
-    const ranked = unfiltered
-      ? `select chunks_fts.rowid as chunk_id, bm25(chunks_fts) as score
-         from chunks_fts where chunks_fts match ?
-         order by score, chunk_id limit ?`
-      : `select c.id as chunk_id, bm25(chunks_fts) as score
-         from chunks_fts
-         join chunks c on c.id = chunks_fts.rowid
-         join turns t on t.id = c.turn_row
-         join sessions s on s.id = t.session_row
-         where chunks_fts match ? and (${filter.sql})
-         order by score, chunk_id limit ?`
+    const plan = yield* rankingPlan(db.sqlite, db.path, query, options)
+    if (plan === undefined) return []
+    // The outer query loads text and session for the `limit` winners only.
     const rows = yield* Effect.try({
       try: () =>
         db.sqlite
           .prepare(
-            `with top as (${ranked})
+            `with top as (${plan.sql})
              select top.chunk_id, s.source, s.session_id, t.turn_id, c.role, c.text, top.score as rank
              from top
              join chunks c on c.id = top.chunk_id
@@ -172,11 +197,7 @@ export const matchChunks = (
              join sessions s on s.id = t.session_row
              order by top.score, top.chunk_id`,
           )
-          .all(
-            expression,
-            ...(unfiltered ? [] : filter.args),
-            Math.max(1, Math.floor(options.limit ?? 20)),
-          ),
+          .all(...plan.args),
       catch: storageFailure("read", db.path),
     })
     const decoded = yield* decodeRows(MatchRows, db.path, rows)
@@ -189,4 +210,60 @@ export const matchChunks = (
       text: r.text,
       rank: r.rank,
     }))
+  })
+
+/** The ranking query (chunk_id, score) of `query` and its arguments; undefined: no term. */
+const rankingPlan = (
+  sqlite: Database,
+  path: string,
+  query: string,
+  options: MatchOptions,
+): Effect.Effect<
+  { readonly sql: string; readonly args: unknown[] } | undefined,
+  RecallStorageError
+> =>
+  Effect.gen(function* () {
+    const mode = options.mode ?? "all"
+    const share = options.maxDocShare ?? DEFAULT_MAX_DOC_SHARE
+    const queryTerms = termsOf(query)
+    const asked = new Set(queryTerms)
+    const expansionTerms =
+      mode === "any" && options.expansion !== undefined
+        ? termsOf(options.expansion).filter((t) => !asked.has(t))
+        : []
+    const expansionShare = options.expansionMaxDocShare ?? DEFAULT_EXPANSION_MAX_DOC_SHARE
+    const terms =
+      mode === "any" && (share < 1 || (expansionTerms.length > 0 && expansionShare < 1))
+        ? yield* Effect.try({
+            try: () => selectiveTerms(sqlite, queryTerms, expansionTerms, share, expansionShare),
+            catch: storageFailure("read", path),
+          })
+        : [...queryTerms, ...expansionTerms]
+    const expression = quoted(terms, mode)
+    if (expression === undefined) return undefined
+    const filter = options.filter ?? { sql: "1 = 1", args: [] }
+    const unfiltered = filter.sql === "1 = 1" && filter.args.length === 0
+    // Measured at 100 000 chunks (README "Benchmarks"): ranking by `bm25()` and keeping only
+    // (id, score) keeps text out of the sorter and avoids FTS5's slower `order by rank` sorter;
+    // the joins run for the filter only when there is one. Same scores as `rank` (bm25 with
+    // default weights); ties go to the lower chunk id.
+    const sql = unfiltered
+      ? `select chunks_fts.rowid as chunk_id, bm25(chunks_fts) as score
+         from chunks_fts where chunks_fts match ?
+         order by score, chunk_id limit ?`
+      : `select c.id as chunk_id, bm25(chunks_fts) as score
+         from chunks_fts
+         join chunks c on c.id = chunks_fts.rowid
+         join turns t on t.id = c.turn_row
+         join sessions s on s.id = t.session_row
+         where chunks_fts match ? and (${filter.sql})
+         order by score, chunk_id limit ?`
+    return {
+      sql,
+      args: [
+        expression,
+        ...(unfiltered ? [] : filter.args),
+        Math.max(1, Math.floor(options.limit ?? 20)),
+      ],
+    }
   })

@@ -32,7 +32,13 @@ export { decideFileChange, signatureKey } from "./file-change.js"
 export { IndexerProcess, nodeIndexerProcessLayer } from "./index-lock.js"
 export { indexTranscripts } from "./indexer.js"
 export { forgetSessions, indexStatus, pruneDeleted } from "./index-maintenance.js"
-export { ftsMatchExpression, matchChunks } from "./fts-query.js"
+export {
+  DEFAULT_EXPANSION_MAX_DOC_SHARE,
+  DEFAULT_MAX_DOC_SHARE,
+  ftsMatchExpression,
+  matchChunks,
+  rankChunks,
+} from "./fts-query.js"
 export {
   addDays,
   dateRange,
@@ -70,7 +76,13 @@ export {
   embedderFromEnvironment,
 } from "./embedder-config.js"
 export { embedBacklog } from "./embedding-backlog.js"
-export { DEFAULT_POOL, MAX_KNN_K, searchVectors } from "./vector-search.js"
+export { DEFAULT_POOL, MAX_KNN_K, searchVectors, searchVectorsIn } from "./vector-search.js"
+export {
+  builtVectorSearchModule,
+  makeVectorSearchWorker,
+  VectorWorkerUnavailable,
+} from "./vector-search-worker.js"
+export type { VectorSearchWorker, VectorSearchWorkerOptions } from "./vector-search-worker.js"
 export { DEFAULT_RRF_K, fuseRanks } from "./rank-fusion.js"
 export { lexicalQuery } from "./lexical-query.js"
 export {
@@ -142,7 +154,7 @@ export type {
   QuarantinedFile,
   RemovalCounts,
 } from "./index-maintenance.js"
-export type { ChunkMatch, FtsTermMode, MatchOptions } from "./fts-query.js"
+export type { ChunkMatch, FtsTermMode, MatchOptions, RankedChunk } from "./fts-query.js"
 export type { CalendarDate, DateFilter, InstantRange } from "./time-format.js"
 export type { CompiledFilters, RecallFilters, SqlClause } from "./recall-filters.js"
 export type {
@@ -175,7 +187,14 @@ export type {
 } from "./recall-status.js"
 export type { RepositoryFiles } from "./repository-root.js"
 export type { ActiveEmbedder } from "./vector-tables.js"
-export type { Embedder, EmbedderFailure, EmbedderInfo, Reranker, RerankResult } from "./embedder.js"
+export type {
+  EmbeddedParts,
+  Embedder,
+  EmbedderFailure,
+  EmbedderInfo,
+  Reranker,
+  RerankResult,
+} from "./embedder.js"
 export type {
   ConfiguredEmbedding,
   EmbeddedEmbedderName,

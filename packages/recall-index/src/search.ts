@@ -1,5 +1,5 @@
 /**
- * Hybrid recall search: the lexical arm (FTS5 bm25 through `matchChunks`, over the provider's
+ * Hybrid recall search: the lexical arm (FTS5 bm25 through `rankChunks`, over the provider's
  * query expansion) and the vector arm (KNN through `searchVectors`, when an embedder is given and
  * its vectors exist) are fused by weighted reciprocal rank (`fuseRanks`); a reranker's order over
  * the fused head joins as a third weighted list (the plan measured on the retrieval eval, see
@@ -17,7 +17,8 @@ import type { Embedder, Reranker } from "./embedder.js"
 import type { FusionPlan } from "./embedder-config.js"
 import { RecallQueryError } from "./errors.js"
 import type { RecallStorageError } from "./errors.js"
-import { ftsMatchExpression, matchChunks } from "./fts-query.js"
+import { ftsMatchExpression, rankChunks } from "./fts-query.js"
+import { lexicalQuery } from "./lexical-query.js"
 import { fuseRanks } from "./rank-fusion.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { compileFilters } from "./recall-filters.js"
@@ -27,6 +28,8 @@ import { decodeRows } from "./stored-rows.js"
 import { whenHuman } from "./time-format.js"
 import type { TranscriptSource } from "./transcript-model.js"
 import { MAX_KNN_K, searchVectors } from "./vector-search.js"
+import type { VectorHit, VectorSearchOptions } from "./vector-search.js"
+import type { VectorSearchWorker } from "./vector-search-worker.js"
 
 /** A search arm. */
 export type SearchArm = "lexical" | "vector"
@@ -74,6 +77,11 @@ export interface RecallSearchProviders {
   readonly expandQuery?: ((query: string) => string) | undefined
   /** How to weigh the arms; default {@link DEFAULT_FUSION_PLAN}. */
   readonly fusion?: FusionPlan | undefined
+  /**
+   * Runs the vector arm in a worker thread, overlapping the lexical arm (for long-lived hosts;
+   * see `makeVectorSearchWorker`); default in this thread, after the lexical arm.
+   */
+  readonly vectorWorker?: VectorSearchWorker | undefined
 }
 
 /** Fusion without a measured plan: equal arms, the reranker's order weighted 3 over the top 30. */
@@ -156,10 +164,11 @@ export interface RecallSearchResult {
   }
 }
 
+// Session and turn of each fused candidate; text is loaded only for the reranked head and the
+// hits (`loadTexts`).
 const ChunkRows = Schema.Array(
   Schema.Struct({
     chunk_id: Schema.Number,
-    text: Schema.String,
     role: Schema.String,
     content_hash: Schema.String,
     turn_id: Schema.String,
@@ -174,6 +183,8 @@ const ChunkRows = Schema.Array(
 )
 
 type ChunkRow = (typeof ChunkRows.Type)[number]
+
+const ChunkTexts = Schema.Array(Schema.Tuple([Schema.Number, Schema.String]))
 
 const clampInt = (value: number | undefined, fallback: number, min: number, max: number) =>
   Math.max(min, Math.min(max, Math.floor(Number.isFinite(value) ? (value as number) : fallback)))
@@ -223,19 +234,29 @@ export const searchRecall = (
     const degradedBy: Array<string> = []
 
     const plan: FusionPlan = { ...(providers.fusion ?? DEFAULT_FUSION_PLAN), ...input.weights }
-    // Lexical arm: bm25 over the porter FTS index, terms OR-ed (bm25 still favours rows with more).
-    const lexicalText = providers.expandQuery?.(query) ?? query
-    const lexical =
-      arms.has("lexical") && ftsMatchExpression(lexicalText, "any") !== undefined
-        ? yield* matchChunks(lexicalText, { limit: candidates, mode: "any", filter: filters.all })
-        : []
-    const bm25 = new Map(lexical.map((m) => [m.chunkId, m.rank]))
 
-    // Vector arm: the query embedded with the given embedder, KNN in that embedder's space only.
+    // Vector arm (started first): the query embedded with the given embedder, KNN in that
+    // embedder's space only.
     let vectorSkipped: string | null = null
     let vectorMode: VectorFilterMode | null = null
-    let vectorHits: ReadonlyArray<{ chunkId: number; similarity: number }> = []
+    let awaitVector: Effect.Effect<ReadonlyArray<VectorHit>, RecallStorageError> = Effect.succeed(
+      [],
+    )
     const embedder = providers.embedder
+    // Sends the search to the worker at once when there is one (it runs while the lexical arm
+    // does; any failure of the worker's, e.g. it cannot start, falls back to this thread, which
+    // reports the error if the database itself is at fault); otherwise runs it later.
+    const worker = providers.vectorWorker
+    const inProcess = (options: VectorSearchOptions) =>
+      searchVectors(options).pipe(Effect.provideService(RecallDatabase, db))
+    const launch = (
+      options: VectorSearchOptions,
+    ): Effect.Effect<Effect.Effect<ReadonlyArray<VectorHit>, RecallStorageError>> =>
+      worker === undefined
+        ? Effect.succeed(inProcess(options))
+        : worker
+            .start(db.path, options)
+            .pipe(Effect.map((awaiting) => awaiting.pipe(Effect.catch(() => inProcess(options)))))
     if (!arms.has("vector")) vectorSkipped = "not requested"
     else if (embedder === undefined) vectorSkipped = "no embedder configured"
     else {
@@ -271,7 +292,7 @@ export const searchRecall = (
             : undefined
           if (within === undefined) {
             vectorMode = "unfiltered"
-            vectorHits = yield* searchVectors({
+            awaitVector = yield* launch({
               vector: embedded.success,
               k: candidates,
               fingerprint: embedder.info.fingerprint,
@@ -291,7 +312,7 @@ export const searchRecall = (
                 PREFILTER_BUDGET)
           ) {
             vectorMode = "prefilter"
-            vectorHits = yield* searchVectors({
+            awaitVector = yield* launch({
               vector: embedded.success,
               k: candidates,
               fingerprint: embedder.info.fingerprint,
@@ -301,17 +322,34 @@ export const searchRecall = (
             // Large scope × large index: take the nearest MAX_KNN_K overall, keep the scope's.
             vectorMode = "postfilter"
             const allowed = new Set(within)
-            vectorHits = (yield* searchVectors({
+            awaitVector = (yield* launch({
               vector: embedded.success,
               k: MAX_KNN_K,
               fingerprint: embedder.info.fingerprint,
-            }))
-              .filter((h) => allowed.has(h.chunkId))
-              .slice(0, candidates)
+            })).pipe(
+              Effect.map((hits) => hits.filter((h) => allowed.has(h.chunkId)).slice(0, candidates)),
+            )
           }
         }
       }
     }
+    // Lexical arm: bm25 over the porter FTS index, terms OR-ed (bm25 still favours rows with more).
+    // The expander's words beyond the query's own are scored only when selective (see
+    // `matchChunks` `expansion`).
+    const expanded = providers.expandQuery?.(query)
+    const lexicalText = expanded === undefined ? query : lexicalQuery(query)
+    const lexical =
+      arms.has("lexical") &&
+      ftsMatchExpression(`${lexicalText} ${expanded ?? ""}`, "any") !== undefined
+        ? yield* rankChunks(lexicalText, {
+            limit: candidates,
+            mode: "any",
+            filter: filters.all,
+            ...(expanded === undefined ? {} : { expansion: expanded }),
+          })
+        : []
+    const bm25 = new Map(lexical.map((m) => [m.chunkId, m.rank]))
+    const vectorHits = yield* awaitVector
     const similarity = new Map<number, number>()
     for (const h of vectorHits)
       if (!similarity.has(h.chunkId)) similarity.set(h.chunkId, h.similarity)
@@ -330,7 +368,7 @@ export const searchRecall = (
         yield* read(() =>
           db.sqlite
             .prepare(
-              `select c.id as chunk_id, c.text, c.role, c.content_hash, t.turn_id, t.timestamp,
+              `select c.id as chunk_id, c.role, c.content_hash, t.turn_id, t.timestamp,
                       s.source, s.session_id, s.cwd, s.repo_root, s.headless, s.subagent
                from chunks c join turns t on t.id = c.turn_row
                join sessions s on s.id = t.session_row
@@ -341,6 +379,24 @@ export const searchRecall = (
       )
       for (const row of loaded) rows.set(row.chunk_id, row)
     }
+    const texts = new Map<number, string>()
+    const loadTexts = (ids: ReadonlyArray<number>) =>
+      Effect.gen(function* () {
+        const missing = ids.filter((id) => !texts.has(id))
+        if (missing.length === 0) return
+        const loaded = yield* decodeRows(
+          ChunkTexts,
+          db.path,
+          yield* read(() =>
+            db.sqlite
+              .prepare("select id, text from chunks where id in (select value from json_each(?))")
+              .raw()
+              .all(JSON.stringify(missing)),
+          ),
+        )
+        for (const [id, text] of loaded) texts.set(id, text)
+      })
+    const textOf = (id: number): string => texts.get(id) ?? ""
     // Same text in several places (fork / resume copies, repeated answers): keep the best.
     const distinct = <T extends { readonly id: number }>(list: ReadonlyArray<T>) => {
       const seen = new Set<string>()
@@ -361,10 +417,11 @@ export const searchRecall = (
     if (reranker !== undefined && ranked.length > 1 && plan.rerank > 0) {
       const depth = Math.min(ranked.length, Math.max(k, Math.floor(plan.rerankDepth)))
       const head = ranked.slice(0, depth)
+      yield* loadTexts(head.map((r) => r.row.chunk_id))
       const result = yield* Effect.result(
         reranker.rerank(
           query,
-          head.map((r) => r.row.text),
+          head.map((r) => textOf(r.row.chunk_id)),
           depth,
         ),
       )
@@ -392,14 +449,20 @@ export const searchRecall = (
 
     const perSessionCount = new Map<string, number>()
     const terms = queryTerms(query)
-    const hits: Array<RecallHit> = []
-    for (const { fused: f, row } of ranked) {
-      if (hits.length >= k) break
-      const key = `${row.source}\u0000${row.session_id}`
+    const chosen: typeof ranked = []
+    for (const candidate of ranked) {
+      if (chosen.length >= k) break
+      const key = `${candidate.row.source}\u0000${candidate.row.session_id}`
       const count = perSessionCount.get(key) ?? 0
       if (count >= perSession) continue
       perSessionCount.set(key, count + 1)
-      const text = capText(row.text, textChars)
+      chosen.push(candidate)
+    }
+    yield* loadTexts(chosen.map((c) => c.row.chunk_id))
+    const hits: Array<RecallHit> = []
+    for (const { fused: f, row } of chosen) {
+      const full = textOf(row.chunk_id)
+      const text = capText(full, textChars)
       hits.push({
         rank: hits.length + 1,
         source: row.source,
@@ -415,7 +478,7 @@ export const searchRecall = (
         subagent: row.subagent === 1,
         text: text.text,
         textTruncated: text.truncated,
-        snippet: snippetFor(row.text, terms, snippetChars),
+        snippet: snippetFor(full, terms, snippetChars),
         scores: {
           fused: f.score,
           lexicalRank: f.ranks["lexical"] ?? null,

@@ -67,29 +67,37 @@ export const searchVectors = (
 ): Effect.Effect<ReadonlyArray<VectorHit>, RecallStorageError, RecallDatabase> =>
   Effect.gen(function* () {
     const db = yield* RecallDatabase
-    const fail = (reason: string) =>
-      Effect.fail(new RecallStorageError({ operation: "read", path: db.path, reason }))
-    const embedder = yield* Effect.try({
-      try: () =>
-        db.sqlite
-          .prepare("select dim, vec_table from embedders where fingerprint = ?")
-          .get(options.fingerprint) as { dim: number; vec_table: string } | undefined,
+    const outcome = yield* Effect.try({
+      try: () => searchVectorsIn(db.sqlite, options),
       catch: storageFailure("read", db.path),
     })
-    if (embedder === undefined) return []
-    const query = Float32Array.from(options.vector)
-    if (query.length !== embedder.dim) {
-      return yield* fail(
-        `query vector has ${query.length} dimensions; embedder ${options.fingerprint} stores ${embedder.dim}`,
-      )
+    if (typeof outcome === "string") {
+      return yield* new RecallStorageError({ operation: "read", path: db.path, reason: outcome })
     }
-    const k = Math.max(1, Math.min(MAX_KNN_K, Math.floor(options.k)))
-    if (!Number.isFinite(k)) return yield* fail(`k must be a number, got ${options.k}`)
-    return yield* Effect.try({
-      try: () => search(db.sqlite, embedder, query, k, options),
-      catch: storageFailure("read", db.path),
-    })
+    return outcome
   })
+
+/**
+ * {@link searchVectors} on a raw connection, synchronously (for a worker thread that opens its
+ * own connection, see `vector-search-worker.ts`): the hits, or why the request is invalid.
+ * Driver failures throw.
+ */
+export const searchVectorsIn = (
+  sqlite: Database,
+  options: VectorSearchOptions,
+): ReadonlyArray<VectorHit> | string => {
+  const embedder = sqlite
+    .prepare("select dim, vec_table from embedders where fingerprint = ?")
+    .get(options.fingerprint) as { dim: number; vec_table: string } | undefined
+  if (embedder === undefined) return []
+  const query = Float32Array.from(options.vector)
+  if (query.length !== embedder.dim) {
+    return `query vector has ${query.length} dimensions; embedder ${options.fingerprint} stores ${embedder.dim}`
+  }
+  const k = Math.max(1, Math.min(MAX_KNN_K, Math.floor(options.k)))
+  if (!Number.isFinite(k)) return `k must be a number, got ${options.k}`
+  return search(sqlite, embedder, query, k, options)
+}
 
 type Sqlite = Database
 
@@ -227,9 +235,14 @@ const codesKnn = (
     candidates = top.sorted().map((c) => c.id)
   }
   if (candidates.length === 0) return []
+  // Keys ascending: the lookups walk the codes' b-tree in order (measured ~2x faster than in
+  // score order for a pool of 1 000 at 100 k codes).
   const rows = sqlite
     .prepare(`select key, code from ${tables.codes} where key in (select value from json_each(?))`)
-    .all(JSON.stringify(candidates)) as Array<{ key: number; code: Buffer }>
+    .all(JSON.stringify([...candidates].sort((a, b) => a - b))) as Array<{
+    key: number
+    code: Buffer
+  }>
   const best = new TopScores(k)
   for (const row of rows) best.offer(row.key, dotInt8(query, row.code))
   return best.sorted().map(({ id, score }) => {

@@ -1,10 +1,11 @@
 // The lexical arm drops OR-ed terms found in most chunks (FTS5 bm25 gives them an IDF of ~0):
 // scores of rows matching another term are unchanged, rows matching only a common term go, stems
 // are counted as bm25 sees them, and a query of only common terms keeps its rarest term.
+// Expansion terms (a query expander's additions) have their own, lower share.
 import { Effect } from "effect"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { matchChunks, RecallDatabase } from "@baton/recall-index"
+import { matchChunks, rankChunks, RecallDatabase } from "@baton/recall-index"
 import { tempDir, withIndex } from "./index-harness.js"
 
 const data = tempDir("lexical-pruning")
@@ -92,5 +93,73 @@ describe("matchChunks any-mode term pruning", () => {
     expect(await withIndex(dataDir, matchChunks("retrying kestrel", { limit: 100 }))).toHaveLength(
       4,
     )
+  })
+})
+
+describe("matchChunks expansion terms", () => {
+  const expand = (query: string, expansion: string, expansionMaxDocShare?: number) =>
+    withIndex(
+      dataDir,
+      matchChunks(query, {
+        limit: 100,
+        mode: "any",
+        expansion,
+        ...(expansionMaxDocShare === undefined ? {} : { expansionMaxDocShare }),
+      }),
+    )
+  const ids = (hits: ReadonlyArray<{ readonly chunkId: number }>) =>
+    hits.map((m) => m.chunkId).sort((a, b) => a - b)
+
+  it("ORs selective expansion terms in and drops common ones at the default 5 % share", async () => {
+    // kestrel: 4 of 40 (10 %) is over 5 %, so only the query's own term matches by default.
+    expect(ids(await expand("osprey", "kestrel"))).toEqual(ids(await search("osprey")))
+    // At 0.2, kestrel (10 %) is kept: osprey's 12 rows plus kestrel's rows.
+    const widened = await expand("osprey", "kestrel", 0.2)
+    expect(widened).toHaveLength(ids(await search("osprey kestrel")).length)
+    expect(ids(widened)).toEqual(ids(await search("osprey kestrel")))
+  })
+
+  it("scores exactly like the same terms in the query, and never repeats a query term", async () => {
+    const asExpansion = await expand("osprey", "kestrel osprey", 1)
+    const asQuery = await search("osprey kestrel")
+    expect(asExpansion.map((m) => [m.chunkId, m.rank])).toEqual(
+      asQuery.map((m) => [m.chunkId, m.rank]),
+    )
+  })
+
+  it("prunes query terms at maxDocShare and expansion terms at their own share", async () => {
+    // ledger (75 %) goes from the query at 0.5; kestrel (10 %) stays as an expansion at 0.2.
+    expect(ids(await expand("ledger osprey", "kestrel", 0.2))).toEqual(
+      ids(await search("osprey kestrel")),
+    )
+  })
+
+  it("is ignored in all-mode", async () => {
+    const hits = await withIndex(
+      dataDir,
+      matchChunks("kestrel", { limit: 100, expansion: "osprey", expansionMaxDocShare: 1 }),
+    )
+    expect(ids(hits)).toEqual([1, 14, 27, 40])
+  })
+})
+
+describe("rankChunks", () => {
+  it("ranks exactly like matchChunks, without the text", async () => {
+    const cases = [
+      { query: "osprey kestrel", options: { limit: 100, mode: "any" as const } },
+      { query: "retried kestrel", options: { limit: 3, mode: "any" as const, maxDocShare: 1 } },
+      { query: "ledger", options: { limit: 100, expansion: "osprey" } },
+      {
+        query: "osprey",
+        options: { limit: 100, mode: "any" as const, filter: { sql: "t.ordinal < ?", args: [20] } },
+      },
+    ]
+    for (const { query, options } of cases) {
+      const matched = await withIndex(dataDir, matchChunks(query, options))
+      const ranked = await withIndex(dataDir, rankChunks(query, options))
+      expect(matched.length).toBeGreaterThan(0)
+      expect(ranked).toEqual(matched.map((m) => ({ chunkId: m.chunkId, rank: m.rank })))
+    }
+    expect(await withIndex(dataDir, rankChunks("  ", { mode: "any" }))).toEqual([])
   })
 })

@@ -6,6 +6,7 @@ import {
   embedBacklog,
   embedderFromEnvironment,
   fuseRanks,
+  lexicalQuery,
   matchChunks,
   nodeIndexerProcessLayer,
   recallDatabaseLayer,
@@ -35,7 +36,11 @@ describe("README embedding example", () => {
           onProgress: (p) => progress.push(`${p.done}/${p.total}`),
         })
         const query = "retry the frost cache policy"
-        const lexical = yield* matchChunks(expandQuery(query), { limit: 100, mode: "any" })
+        const lexical = yield* matchChunks(lexicalQuery(query), {
+          limit: 100,
+          mode: "any",
+          expansion: expandQuery(query), // related words, scored only when selective
+        })
         const vector = yield* searchVectors({
           vector: yield* embedder.embedQuery(query),
           k: 100,

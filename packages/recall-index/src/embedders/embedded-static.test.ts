@@ -3,8 +3,21 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { makeStaticTableEmbedder } from "./embedded-static.js"
-import { decodeStaticTable, encodeStaticTable, staticTokens } from "./static-word-table.js"
+import type { Embedder } from "../embedder.js"
+import { normalizeVector } from "../embedder.js"
+import {
+  DEFAULT_STATIC_TABLE_PATH,
+  loadStaticTable,
+  makeStaticTableEmbedder,
+} from "./embedded-static.js"
+import { sentencesOf } from "./sentence-reranker.js"
+import {
+  decodeStaticTable,
+  encodeStaticTable,
+  lookupWord,
+  staticTokens,
+} from "./static-word-table.js"
+import type { StaticWordTable } from "./static-word-table.js"
 
 const dir = mkdtempSync(join(tmpdir(), "baton-static-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -94,5 +107,143 @@ describe("static word table", () => {
       ]),
     )
     expect(dot(a!, b!)).toBeGreaterThan(dot(a!, c!))
+  })
+})
+
+/** Largest componentwise difference. */
+const maxDiff = (a: Float32Array, b: Float32Array) => {
+  expect(a.length).toBe(b.length)
+  return a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i]!)), 0)
+}
+
+/** The embedder's formula written out plainly, word by word, rounding as it does (float32). */
+const referenceVector = (
+  table: StaticWordTable,
+  text: string,
+  sifA: number,
+  removeCommon: boolean,
+): Float32Array => {
+  const { dim, logProb, mean } = table.header
+  const v = new Float32Array(dim)
+  let weightSum = 0
+  for (const word of staticTokens(text)) {
+    const row = lookupWord(table.index, word)
+    if (row === undefined) continue
+    const weight = sifA / (sifA + Math.exp(logProb[row]!))
+    const scale = table.scales[row]! * weight
+    for (let i = 0; i < dim; i++) v[i] = v[i]! + table.vectors[row * dim + i]! * scale
+    weightSum += weight
+  }
+  if (weightSum === 0) return v
+  if (removeCommon) for (let i = 0; i < dim; i++) v[i] = v[i]! - mean[i]! * weightSum
+  return normalizeVector(v)
+}
+
+/** Texts that probe the sentence cut: none, many and odd sentences, code, unknown words. */
+const probeTexts = [
+  "",
+  "   \n\t  ",
+  "... !!! ???",
+  "123 456. 789",
+  "zzqx qqxv. blorft vrrk!",
+  "The database migration failed on the production server. We rolled back; the schema upgrade broke in prod! Why?",
+  "Fix retryBackoff in HTTPServer; snake_case & kebab-case!\nparseJSONResponse() returns a cachedValue.",
+  "first line about caching\nsecond line about redis\r\n\nthird line: the webhook\n\n",
+  "\t  The deploy failed.   Rolled back the release.\t",
+  "Café déjà vu. Naïve façade! Übergrößenträger.",
+  "A single long sentence without any terminal punctuation that still mentions the cache and redis",
+  Array.from({ length: 45 }, (_, i) => `Sentence ${i} mentions the cache and a timeout.`).join(" "),
+]
+
+describe("embedParts", () => {
+  const run = <A>(effect: Effect.Effect<A, unknown>) => Effect.runPromise(effect)
+  const partsOf = (embedder: Embedder) => {
+    const embedParts = embedder.embedParts
+    if (embedParts === undefined) throw new Error("the static embedder offers embedParts")
+    return embedParts
+  }
+
+  it("gives the parts' vectors exactly and the whole text's within rounding", async () => {
+    for (const removeCommon of [false, true]) {
+      const embedder = await run(makeStaticTableEmbedder({ removeCommon }))
+      for (const text of probeTexts) {
+        const parts = sentencesOf(text, Infinity)
+        const got = await run(partsOf(embedder)(text, parts))
+        const expected = await run(embedder.embedDocuments(parts))
+        expect(got.parts.map((v) => [...v])).toEqual(expected.map((v) => [...v]))
+        const [whole] = await run(embedder.embedDocuments([text]))
+        expect(maxDiff(got.whole, whole!), JSON.stringify(text)).toBeLessThan(1e-6)
+      }
+    }
+  })
+
+  it("computes the whole text on its own when a cut could change a word (U+FEFF and final sigma)", async () => {
+    // "Σ" lower-cases to "ς" at a word's end and to "σ" elsewhere, looking through U+FEFF, which
+    // the sentence cut treats as whitespace: "ΑΣ.\uFEFFΒ" is "ασ β" whole but "ας" + "β" in parts.
+    const path = join(dir, "sigma.bin")
+    writeFileSync(
+      path,
+      encodeStaticTable(
+        {
+          name: "sigma-6",
+          dim: 6,
+          words: ["ας", "ασ", "β"],
+          logProb: [-9, -9, -9],
+          mean: [0.1, 0, 0, 0, 0, 0.2],
+          source: "test",
+        },
+        Float32Array.of(1 / 127, 1 / 127, 1 / 127),
+        Int8Array.of(127, 0, 0, 0, 0, 5, 0, 127, 0, 0, 0, 9, 0, 0, 127, 0, 3, 0),
+      ),
+    )
+    for (const removeCommon of [false, true]) {
+      const embedder = await run(makeStaticTableEmbedder({ tablePath: path, removeCommon }))
+      for (const text of ["ΑΣ.\uFEFFΒ", "Β.\uFEFFΣ", "ΑΣ. Β", "ΑΣ.\uFEFF.Β ΑΣ"]) {
+        const parts = sentencesOf(text, Infinity)
+        const got = await run(partsOf(embedder)(text, parts))
+        const [whole] = await run(embedder.embedDocuments([text]))
+        expect(maxDiff(got.whole, whole!), JSON.stringify(text)).toBeLessThan(1e-6)
+      }
+    }
+  })
+
+  it("embeds exactly by the plain per-word formula (any dimension, centred or not)", async () => {
+    const shipped = await run(loadStaticTable(DEFAULT_STATIC_TABLE_PATH))
+    const path = join(dir, "odd.bin")
+    writeFileSync(
+      path,
+      encodeStaticTable(
+        {
+          name: "odd-7",
+          dim: 7,
+          words: ["cache", "redis", "the"],
+          logProb: [-9, -10, -2],
+          mean: [0.1, 0, 0, 0, 0, 0.2, -0.1],
+          source: "test",
+        },
+        Float32Array.of(1 / 127, 1 / 100, 1 / 127),
+        Int8Array.of(127, 0, 0, 0, 3, 0, 9, 120, 40, 0, 0, 0, -7, 1, 0, 0, 127, 0, 5, 0, 2),
+      ),
+    )
+    const odd = await run(loadStaticTable(path))
+    for (const [table, tablePath] of [
+      [shipped, undefined],
+      [odd, path],
+    ] as const) {
+      for (const removeCommon of [false, true]) {
+        const embedder = await run(
+          makeStaticTableEmbedder({
+            ...(tablePath === undefined ? {} : { tablePath }),
+            removeCommon,
+          }),
+        )
+        const texts = [...probeTexts, "the cache", "Redis caches the cache"]
+        const got = await run(embedder.embedDocuments(texts))
+        texts.forEach((text, i) => {
+          const expected = referenceVector(table, text, 0.0003, removeCommon)
+          expect([...got[i]!], JSON.stringify(text)).toEqual([...expected])
+        })
+      }
+    }
   })
 })

@@ -47,6 +47,13 @@ export const staticTokens = (text: string): string[] => {
 }
 
 /**
+ * True when `staticTokens` of `text`'s pieces cut at whitespace (letter-free text between them
+ * dropped) concatenate to `staticTokens(text)`: no token spans whitespace, but U+FEFF, whitespace
+ * to a split, is case-ignorable to `toLowerCase`, so "Σ" → "ς" or "σ" can look across it.
+ */
+export const cutAtWhitespaceKeepsTokens = (text: string): boolean => !text.includes("\uFEFF")
+
+/**
  * The table row of `word`, trying plain suffix variants when the word itself is missing
  * ("alerts" → "alert", "retried" → "retry", "caching" → "cache"). Undefined when none is known.
  */
