@@ -15,6 +15,8 @@
  * linear cost), rebuilding the segments against it.
  */
 import type { Database } from "better-sqlite3"
+import { makeSignScanner } from "./sign-scan.js"
+import type { SignScanner, SignSegment } from "./sign-scan.js"
 import { bitBytes, decodeInt8, int8Code, writeSignBits } from "./vector-codes.js"
 
 /** Vectors per segment row. */
@@ -137,54 +139,47 @@ const readCodeState = (
   }
 }
 
-/** One segment as read: `count` keys and their sign bits. */
-export interface Segment {
-  readonly count: number
-  readonly keys: Int32Array
-  /** 4-byte aligned (copied when the blob was not). */
-  readonly bits: Uint8Array
-}
-
 const aligned = (blob: Buffer): Uint8Array =>
   blob.byteOffset % 4 === 0 ? blob : new Uint8Array(blob)
 
-interface CachedSegments {
+interface CachedScanner {
   readonly epoch: string
   readonly generation: number
-  readonly segments: ReadonlyArray<Segment>
+  readonly scanner: SignScanner
 }
 
 /** Per (database file, table); the last {@link SEGMENT_CACHE_TABLES} read are kept. */
-const segmentCache = new Map<string, CachedSegments>()
+const scannerCache = new Map<string, CachedScanner>()
 
-/** Tables whose segments stay cached in a process. */
+/** Tables whose codes stay cached in a process. */
 export const SEGMENT_CACHE_TABLES = 2
 
-/** Largest segment set cached (bytes of keys + bits); larger ones are read every time. */
+/** Largest code set cached (bytes of keys + bits); larger ones are read every time. */
 export const SEGMENT_CACHE_BYTES = 256 * 1024 * 1024
 
 /**
- * The segments of `vecTable` in the state `codes`: from the process cache when the database
- * file, epoch and generation all match (connections are opened per call, so the cache is keyed
- * by file, not by connection: the MCP server and a benchmark loop read the segments once per
- * change), otherwise read and cached (up to {@link SEGMENT_CACHE_BYTES}).
+ * The sign codes of `vecTable` in the state `codes`, as a {@link SignScanner} over `codeBytes`
+ * bytes per code: from the process cache when the database file, epoch and generation all match
+ * (connections are opened per call, so the cache is keyed by file, not by connection: the MCP
+ * server and a benchmark loop read the segments once per change), otherwise read and cached (up
+ * to {@link SEGMENT_CACHE_BYTES}).
  */
-export const readSegments = (
+export const readSignScanner = (
   sqlite: Database,
   vecTable: string,
   codes: CodeState,
-): ReadonlyArray<Segment> => {
+  codeBytes: number,
+): SignScanner => {
   const key = `${sqlite.name}\u0000${vecTable}`
-  const cached = segmentCache.get(key)
+  const cached = scannerCache.get(key)
   if (
     cached !== undefined &&
     cached.epoch === codes.epoch &&
     cached.generation === codes.generation
   ) {
-    return cached.segments
+    return cached.scanner
   }
-  const segments: Segment[] = []
-  let bytes = 0
+  const segments: SignSegment[] = []
   for (const row of sqlite
     .prepare(`select count, keys, bits from ${codeTablesOf(vecTable).segments} order by id`)
     .iterate() as IterableIterator<{ count: number; keys: Buffer; bits: Buffer }>) {
@@ -194,16 +189,16 @@ export const readSegments = (
       keys: new Int32Array(keys.buffer, keys.byteOffset, keys.byteLength >> 2),
       bits: aligned(row.bits),
     })
-    bytes += row.keys.byteLength + row.bits.byteLength
   }
-  segmentCache.delete(key)
-  if (bytes <= SEGMENT_CACHE_BYTES) {
-    segmentCache.set(key, { epoch: codes.epoch, generation: codes.generation, segments })
-    while (segmentCache.size > SEGMENT_CACHE_TABLES) {
-      segmentCache.delete(segmentCache.keys().next().value as string)
+  const scanner = makeSignScanner(segments, codeBytes)
+  scannerCache.delete(key)
+  if (scanner.bytes <= SEGMENT_CACHE_BYTES) {
+    scannerCache.set(key, { epoch: codes.epoch, generation: codes.generation, scanner })
+    while (scannerCache.size > SEGMENT_CACHE_TABLES) {
+      scannerCache.delete(scannerCache.keys().next().value as string)
     }
   }
-  return segments
+  return scanner
 }
 
 /** Writes codes of new vectors inside the caller's transaction; `flush` appends their bits. */

@@ -81,6 +81,8 @@ const connection = (path) => {
   try {
     vec.load(db)
     db.pragma("busy_timeout = 5000")
+    // As the main connection (recall-database.ts): the rescoring reads stay in SQLite's cache.
+    db.pragma("cache_size = -65536")
   } catch (error) {
     db.close()
     throw error

@@ -18,9 +18,9 @@ import type { Database } from "better-sqlite3"
 import { Effect } from "effect"
 import { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
-import { blobOf, codeTablesOf, readSegments, usableCodes } from "./vector-code-store.js"
+import { blobOf, codeTablesOf, readSignScanner, usableCodes } from "./vector-code-store.js"
 import type { CodeState } from "./vector-code-store.js"
-import { bitBytes, dotInt8, scoreSignBits, signLookupTable, TopScores } from "./vector-codes.js"
+import { bitBytes, dotInt8, signLookupTable, TopScores } from "./vector-codes.js"
 
 /** What to search. */
 export interface VectorSearchOptions {
@@ -217,34 +217,32 @@ const codesKnn = (
   if (allowedKeys !== undefined && allowedKeys.length <= pool) candidates = allowedKeys
   else {
     const table = signLookupTable(query, codes.center)
-    const bytes = bitBytes(dim)
+    const scanner = readSignScanner(sqlite, vecTable, codes, bitBytes(dim))
+    const scores = scanner.scan(table)
+    const keys = scanner.keys
     const allowed = allowedKeys === undefined ? undefined : new Set(allowedKeys)
     const top = new TopScores(pool)
-    let scores = new Float32Array(0)
-    for (const segment of readSegments(sqlite, vecTable, codes)) {
-      if (scores.length < segment.count) scores = new Float32Array(segment.count)
-      scoreSignBits(segment.bits, segment.count, bytes, table, scores)
-      const keys = segment.keys
-      for (let i = 0; i < segment.count; i++) {
-        const score = scores[i]!
-        if (score <= top.floor) continue
-        const key = keys[i]!
-        if (allowed === undefined || allowed.has(key)) top.offer(key, score)
-      }
+    let floor = top.floor
+    for (let i = 0; i < scanner.count; i++) {
+      const score = scores[i]!
+      if (score <= floor) continue
+      const key = keys[i]!
+      if (allowed !== undefined && !allowed.has(key)) continue
+      top.offer(key, score)
+      floor = top.floor
     }
     candidates = top.sorted().map((c) => c.id)
   }
   if (candidates.length === 0) return []
   // Keys ascending: the lookups walk the codes' b-tree in order (measured ~2x faster than in
-  // score order for a pool of 1 000 at 100 k codes).
+  // score order for a pool of 1 000 at 100 k codes); raw rows (no object per row) about halve
+  // the rest of the fetch.
   const rows = sqlite
     .prepare(`select key, code from ${tables.codes} where key in (select value from json_each(?))`)
-    .all(JSON.stringify([...candidates].sort((a, b) => a - b))) as Array<{
-    key: number
-    code: Buffer
-  }>
+    .raw()
+    .all(JSON.stringify([...candidates].sort((a, b) => a - b))) as Array<[number, Buffer]>
   const best = new TopScores(k)
-  for (const row of rows) best.offer(row.key, dotInt8(query, row.code))
+  for (const [key, code] of rows) best.offer(key, dotInt8(query, code))
   return best.sorted().map(({ id, score }) => {
     const similarity = clampSimilarity(score)
     return { key: id, similarity, distance: Math.sqrt(Math.max(0, 2 - 2 * similarity)) }

@@ -12,13 +12,15 @@ const data = tempDir("lexical-pruning")
 afterAll(() => data.dispose())
 const dataDir = join(data.path, "index")
 
-// 40 chunks: "retrying" in every one, "ledger" in 30, "kestrel" in 3, "osprey" in 12.
+// 40 chunks: "retrying" in every one, "ledger" in 30, "heron" in 12, "osprey" in 8, "kestrel"
+// in 4.
 const textOf = (i: number): string =>
   [
     "we were retrying the upload",
     i < 30 ? "the ledger balanced" : "",
     i % 13 === 0 ? "a kestrel watched" : "",
-    i % 10 < 3 ? "an osprey dived" : "",
+    i % 10 < 2 ? "an osprey dived" : "",
+    i % 10 < 3 ? "a heron stood" : "",
     `note ${i}`,
   ]
     .filter((s) => s !== "")
@@ -77,8 +79,16 @@ describe("matchChunks any-mode term pruning", () => {
 
   it("keeps terms at or under the share and compares per term (30 of 40 = 75 % goes at 0.5)", async () => {
     const hits = await search("ledger osprey")
-    expect(hits).toHaveLength(12) // osprey (30 %) kept, ledger (75 %) dropped
-    expect((await search("ledger osprey", 0.8)).length).toBe(33) // both kept: 30 + 3 more
+    expect(hits).toHaveLength(8) // osprey (20 %) kept, ledger (75 %) dropped
+    expect((await search("ledger osprey", 0.8)).length).toBe(32) // both kept: 30 + 2 more
+  })
+
+  it("drops a term in over a quarter of the chunks by default (0.25)", async () => {
+    // heron: 12 of 40 (30 %); kestrel: 4, three of them without a heron.
+    expect((await search("heron kestrel")).map((m) => m.chunkId).sort((a, b) => a - b)).toEqual([
+      1, 14, 27, 40,
+    ])
+    expect(await search("heron kestrel", 0.5)).toHaveLength(15)
   })
 
   it("keeps the rarest term when every term is common", async () => {

@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest"
+import { makeSignScanner, signScanModule } from "./sign-scan.js"
+import type { SignSegment } from "./sign-scan.js"
+import { bitBytes, scoreSignBits, signLookupTable, writeSignBits } from "./vector-codes.js"
+
+/** A deterministic generator (xorshift32) so failures reproduce. */
+const generator = (seed: number) => {
+  let x = seed >>> 0 || 1
+  return () => {
+    x ^= x << 13
+    x >>>= 0
+    x ^= x >>> 17
+    x ^= x << 5
+    x >>>= 0
+    return x / 0x1_0000_0000
+  }
+}
+
+const vector = (next: () => number, dim: number) =>
+  Float32Array.from({ length: dim }, () => next() - 0.5)
+
+/** Segments of the given sizes with random codes against a random centre, and a query table. */
+const fixture = (seed: number, dim: number, sizes: ReadonlyArray<number>) => {
+  const next = generator(seed)
+  const bytes = bitBytes(dim)
+  const center = vector(next, dim).map((x) => x / 4)
+  let key = 1
+  const segments: SignSegment[] = sizes.map((count) => {
+    const bits = new Uint8Array(count * bytes)
+    const keys = new Int32Array(count)
+    for (let i = 0; i < count; i++) {
+      writeSignBits(vector(next, dim), center, bits, i * bytes)
+      keys[i] = key
+      key += 1 + Math.floor(next() * 3)
+    }
+    return { count, keys, bits }
+  })
+  const tables = Array.from({ length: 3 }, () => signLookupTable(vector(next, dim), center))
+  return { bytes, segments, tables }
+}
+
+/** The scores `scoreSignBits` gives, segment by segment. */
+const reference = (segments: ReadonlyArray<SignSegment>, bytes: number, table: Float64Array) =>
+  segments.flatMap((s) => {
+    const out = new Float32Array(s.count)
+    scoreSignBits(s.bits, s.count, bytes, table, out)
+    return [...out]
+  })
+
+describe("makeSignScanner", () => {
+  it("loads the shipped module", () => {
+    expect(signScanModule()).not.toBeNull()
+  })
+
+  it("scores bit-identically in WebAssembly and JavaScript, keys in segment order", () => {
+    for (const [seed, dim, sizes] of [
+      [1, 512, [4096, 4096, 17]],
+      [2, 32, [1, 2, 3]],
+      [3, 64, [300]],
+      [4, 512, []],
+    ] as const) {
+      const { bytes, segments, tables } = fixture(seed, dim, sizes)
+      const wasm = makeSignScanner(segments, bytes)
+      const js = makeSignScanner(segments, bytes, { useWasm: false })
+      expect(wasm.kind).toBe("wasm")
+      expect(js.kind).toBe("js")
+      const total = sizes.reduce((a, b) => a + b, 0)
+      expect(wasm.count).toBe(total)
+      expect([...wasm.keys]).toEqual(segments.flatMap((s) => [...s.keys]))
+      expect([...js.keys]).toEqual([...wasm.keys])
+      for (const table of tables) {
+        const want = reference(segments, bytes, table)
+        // Repeated scans reuse the buffers: each must be whole.
+        expect([...wasm.scan(table)]).toEqual(want)
+        expect([...js.scan(table)]).toEqual(want)
+      }
+    }
+  })
+
+  it("uses JavaScript when the code size is not a multiple of 4 bytes", () => {
+    const { bytes, segments, tables } = fixture(5, 48, [10, 7])
+    const scanner = makeSignScanner(segments, bytes)
+    expect(scanner.kind).toBe("js")
+    expect([...scanner.scan(tables[0]!)]).toEqual(reference(segments, bytes, tables[0]!))
+  })
+
+  it("holds the bits once, in the module's memory", () => {
+    const { bytes, segments } = fixture(6, 512, [4096, 4096])
+    const wasm = makeSignScanner(segments, bytes)
+    const bitsHeld = 8192 * bytes
+    expect(wasm.bytes).toBeGreaterThanOrEqual(bitsHeld + 8192 * 4)
+    expect(wasm.bytes).toBeLessThan(bitsHeld * 1.5)
+  })
+})

@@ -1,0 +1,146 @@
+/**
+ * The sign-bit first pass over every stored code of one embedder: {@link SignScanner} holds the
+ * codes (keys and bits, in segment order) and scores them all against a query's lookup table
+ * (`signLookupTable` in `vector-codes.ts`). Two implementations with bit-identical scores:
+ * WebAssembly (`assets/sign-scan.wasm`, built from `assets/sign-scan.wat`; about 2× the
+ * JavaScript loop, measured 6.4 vs 14 ms over 100 k codes of 64 bytes), used when the code size
+ * is a multiple of 4 bytes and the module compiles, and `scoreSignBits` otherwise. The bits live
+ * in the module's own memory, not also in JavaScript. Pure compute after construction.
+ */
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import { scoreSignBits } from "./vector-codes.js"
+
+// Node has WebAssembly; @types/node 20 does not declare it (the DOM lib does). The part used here:
+interface WasmModule {
+  readonly __wasmModule?: never
+}
+declare const WebAssembly: {
+  readonly Module: new (bytes: Uint8Array) => WasmModule
+  readonly Instance: new (
+    module: WasmModule,
+    imports: Record<string, Record<string, unknown>>,
+  ) => { readonly exports: Record<string, unknown> }
+  readonly Memory: new (descriptor: { readonly initial: number }) => {
+    readonly buffer: ArrayBuffer
+  }
+}
+
+/** All sign codes of one embedder, ready to score. */
+export interface SignScanner {
+  /** Codes held. */
+  readonly count: number
+  /** The vector key of each code, in scan order. */
+  readonly keys: Int32Array
+  /** Bytes held (keys and bits), for cache accounting. */
+  readonly bytes: number
+  /** `"wasm"` or `"js"`. */
+  readonly kind: "wasm" | "js"
+  /**
+   * Scores every code against `table` (dim / 8 × 256 entries); the result, indexed like `keys`,
+   * is valid until the next call.
+   */
+  readonly scan: (table: Float64Array) => Float32Array
+}
+
+/** One stored segment: `count` keys and their codes, `codeBytes` each. */
+export interface SignSegment {
+  readonly count: number
+  readonly keys: Int32Array
+  readonly bits: Uint8Array
+}
+
+/** The shipped module. */
+export const SIGN_SCAN_WASM_PATH = fileURLToPath(
+  new URL("../assets/sign-scan.wasm", import.meta.url),
+)
+
+let compiled: WasmModule | null | undefined
+
+/** The compiled module, or null when it cannot be read or compiled (the JS path is used). */
+export const signScanModule = (): WasmModule | null => {
+  if (compiled === undefined) {
+    try {
+      compiled = new WebAssembly.Module(readFileSync(SIGN_SCAN_WASM_PATH))
+    } catch {
+      compiled = null
+    }
+  }
+  return compiled
+}
+
+const PAGE = 65_536
+
+/**
+ * A scanner over `segments` (codes of `codeBytes` each): WebAssembly when `codeBytes` is a
+ * multiple of 4 and `useWasm` is not false and the module is available, JavaScript otherwise.
+ */
+export const makeSignScanner = (
+  segments: ReadonlyArray<SignSegment>,
+  codeBytes: number,
+  options: { readonly useWasm?: boolean } = {},
+): SignScanner => {
+  let count = 0
+  for (const s of segments) count += s.count
+  const keys = new Int32Array(count)
+  let at = 0
+  for (const s of segments) {
+    keys.set(s.keys.subarray(0, s.count), at)
+    at += s.count
+  }
+  const module = options.useWasm === false || codeBytes % 4 !== 0 ? null : signScanModule()
+  if (module !== null) {
+    const tableBytes = codeBytes * 256 * 8
+    const outAt = tableBytes
+    const bitsAt = outAt + count * 4
+    const memory = new WebAssembly.Memory({
+      initial: Math.max(1, Math.ceil((bitsAt + count * codeBytes) / PAGE)),
+    })
+    const instance = new WebAssembly.Instance(module, { env: { memory } })
+    const scan = instance.exports["scan"] as (
+      bits: number,
+      count: number,
+      bytes: number,
+      lut: number,
+      out: number,
+    ) => void
+    let offset = bitsAt
+    for (const s of segments) {
+      new Uint8Array(memory.buffer, offset, s.count * codeBytes).set(
+        s.bits.subarray(0, s.count * codeBytes),
+      )
+      offset += s.count * codeBytes
+    }
+    const table = new Float64Array(memory.buffer, 0, codeBytes * 256)
+    const scores = new Float32Array(memory.buffer, outAt, count)
+    return {
+      count,
+      keys,
+      bytes: keys.byteLength + memory.buffer.byteLength,
+      kind: "wasm",
+      scan: (lut) => {
+        table.set(lut.subarray(0, table.length))
+        scan(bitsAt, count, codeBytes, 0, outAt)
+        return scores
+      },
+    }
+  }
+  const kept = segments.map((s) => ({ count: s.count, bits: s.bits }))
+  const scores = new Float32Array(count)
+  let bitBytes = 0
+  for (const s of kept) bitBytes += s.bits.byteLength
+  return {
+    count,
+    keys,
+    bytes: keys.byteLength + bitBytes,
+    kind: "js",
+    scan: (lut) => {
+      let from = 0
+      for (const s of kept) {
+        scoreSignBits(s.bits, s.count, codeBytes, lut, scores.subarray(from, from + s.count))
+        from += s.count
+      }
+      return scores
+    },
+  }
+}
