@@ -226,6 +226,7 @@ export type {
   DiscoveredTranscript,
   DiscoveryEnvironment,
   DiscoveryOptions,
+  KnownSignature,
   DiscoveryProblem,
   TranscriptDiscovery,
   TranscriptFileRole,

@@ -204,10 +204,6 @@ const runIndex = (
       catch: storageFailure("open", db.path),
     })
 
-    const discovery = yield* discoverTranscripts(
-      options.environment,
-      options.sources === undefined ? {} : { sources: options.sources },
-    )
     const rows = yield* Effect.tryPromise({
       try: () =>
         db.kysely
@@ -231,6 +227,17 @@ const runIndex = (
       catch: storageFailure("read", db.path),
     })
     const stored = new Map((yield* decodeFileRows(db.path, rows)).map((r) => [r.path, r]))
+    // A file indexed with the same size, mtime and inode is not read again (see
+    // `DiscoveryOptions.known`); only fully indexed files qualify.
+    const discovery = yield* discoverTranscripts(options.environment, {
+      ...(options.sources === undefined ? {} : { sources: options.sources }),
+      known: (path) => {
+        const row = stored.get(path)
+        return row === undefined || row.status !== "indexed"
+          ? undefined
+          : { size: row.size, mtimeMs: row.mtime_ms, ino: row.inode, headHash: row.head_hash }
+      },
+    })
 
     // Files gone from disk: a rollout moved to archived_sessions/ keeps its rows (re-pointed);
     // any other vanished file is marked missing and its history kept until prune / forget.

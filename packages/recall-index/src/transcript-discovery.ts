@@ -91,11 +91,26 @@ export interface TranscriptDiscovery {
   readonly problems: ReadonlyArray<DiscoveryProblem>
 }
 
+/** A signature already on record for a path (see {@link DiscoveryOptions} `known`). */
+export interface KnownSignature {
+  readonly size: number
+  readonly mtimeMs: number
+  readonly ino: number
+  readonly headHash: string
+}
+
 /** Discovery options. */
 export interface DiscoveryOptions {
   /** Bytes hashed for `headHash`; default 4096. */
   readonly headBytes?: number
   readonly sources?: ReadonlyArray<TranscriptSource>
+  /**
+   * The signature indexed for a path, if any: a file whose size, mtime and inode all still match
+   * keeps that head hash without being read (the quick check of make and rsync), so a no-change
+   * rescan is one `stat` per file — no read, which matters when the files' pages are not cached
+   * (the first run after a reboot or a large write). Any other file has its head read and hashed.
+   */
+  readonly known?: (path: string) => KnownSignature | undefined
 }
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -267,17 +282,27 @@ const signature = (
   fs: TranscriptFileSystem["Service"],
   candidate: Candidate,
   headBytes: number,
+  known: DiscoveryOptions["known"],
 ): Effect.Effect<DiscoveredTranscript, TranscriptReadError> =>
   Effect.gen(function* () {
     const st = yield* fs.stat(candidate.path)
-    const head = yield* fs.read(candidate.path, 0, headBytes)
+    const onRecord = known?.(candidate.path)
+    const headHash =
+      onRecord !== undefined &&
+      onRecord.size === st.size &&
+      onRecord.mtimeMs === st.mtimeMs &&
+      onRecord.ino === st.ino
+        ? onRecord.headHash
+        : createHash("sha256")
+            .update(yield* fs.read(candidate.path, 0, headBytes))
+            .digest("hex")
     return {
       ...candidate,
       compression: candidate.path.endsWith(".zst") ? ("zstd" as const) : ("none" as const),
       size: st.size,
       mtimeMs: st.mtimeMs,
       ino: st.ino,
-      headHash: createHash("sha256").update(head).digest("hex"),
+      headHash,
     }
   })
 
@@ -304,7 +329,7 @@ export const discoverTranscripts = (
     // Signatures are independent stat + head reads: overlap them (order is kept by forEach).
     const signed = yield* Effect.forEach(
       candidates,
-      (candidate) => Effect.result(signature(fs, candidate, headBytes)),
+      (candidate) => Effect.result(signature(fs, candidate, headBytes, options.known)),
       { concurrency: 16 },
     )
     const files: Array<DiscoveredTranscript> = []
