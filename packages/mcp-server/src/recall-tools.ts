@@ -19,7 +19,7 @@ import { defineBatonTool, toolFailure, toolSuccess } from "./baton-tool.js"
 import type { ToolOutcome } from "./baton-tool.js"
 import type { Effect as EffectType } from "effect"
 import type * as RecallIndexModule from "@baton/recall-index"
-import type { RecallDatabase, TurnWindow } from "@baton/recall-index"
+import type { RecallDatabase, RecallDatabasePool, TurnWindow } from "@baton/recall-index"
 
 type RecallIndex = typeof RecallIndexModule
 type Embedding = Awaited<ReturnType<typeof loadEmbedding>>
@@ -68,15 +68,22 @@ const embedding = (recall: RecallIndex): Promise<Embedding> => {
   return embeddingOnce
 }
 
-/** Runs a read of the index; `undefined` when there is no index file yet. */
+let connections: RecallDatabasePool | undefined
+
+/**
+ * Runs a read of the index; `undefined` when there is no index file yet. The server keeps one
+ * connection per database file across calls (`makeRecallDatabasePool`: reopened when the file
+ * is replaced), so a call pays no open and reads through a warm page cache.
+ */
 const withIndex = async <A>(
   read: (recall: RecallIndex) => EffectType.Effect<A, { readonly _tag: string }, RecallDatabase>,
 ): Promise<ToolOutcome<A> | undefined> => {
   const [{ Effect }, recall] = await Promise.all([import("effect"), import("@baton/recall-index")])
   const dir = dataDir(process.env)
   if (!existsSync(join(dir, recall.RECALL_DATABASE_FILE))) return undefined
+  connections ??= recall.makeRecallDatabasePool()
   const result = await Effect.runPromise(
-    Effect.result(read(recall).pipe(Effect.provide(recall.recallDatabaseLayer({ dataDir: dir })))),
+    Effect.result(read(recall).pipe(Effect.provide(connections.layer({ dataDir: dir })))),
   )
   return result._tag === "Success" ? toolSuccess(result.success) : toolFailure(result.failure)
 }

@@ -77,6 +77,8 @@ export {
 } from "./embedder-config.js"
 export { embedBacklog } from "./embedding-backlog.js"
 export { DEFAULT_POOL, MAX_KNN_K, searchVectors, searchVectorsIn } from "./vector-search.js"
+export { makeRecallDatabasePool } from "./recall-database-pool.js"
+export type { RecallDatabasePool } from "./recall-database-pool.js"
 export {
   builtVectorSearchModule,
   makeVectorSearchWorker,
