@@ -54,7 +54,13 @@ export {
 } from "./time-format.js"
 export { compileFilters, escapeLike, timestampClause } from "./recall-filters.js"
 export { capText, queryTerms, snippetAt, snippetFor } from "./snippet.js"
-export { DEFAULT_FUSION_PLAN, PREFILTER_BUDGET, projectOf, searchRecall } from "./search.js"
+export {
+  DEFAULT_FUSION_PLAN,
+  PREFILTER_BUDGET,
+  PREFILTER_MAX_CHUNKS,
+  projectOf,
+  searchRecall,
+} from "./search.js"
 export { DEFAULT_RECORD_KINDS, expandAround, rebuildSurface, step } from "./navigation.js"
 export {
   compileSafeRegex,
@@ -76,7 +82,13 @@ export {
   embedderFromEnvironment,
 } from "./embedder-config.js"
 export { embedBacklog } from "./embedding-backlog.js"
-export { DEFAULT_POOL, MAX_KNN_K, searchVectors, searchVectorsIn } from "./vector-search.js"
+export {
+  codesUsableFor,
+  DEFAULT_POOL,
+  MAX_KNN_K,
+  searchVectors,
+  searchVectorsIn,
+} from "./vector-search.js"
 export { makeRecallDatabasePool } from "./recall-database-pool.js"
 export type { RecallDatabasePool } from "./recall-database-pool.js"
 export {

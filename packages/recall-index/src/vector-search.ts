@@ -50,6 +50,21 @@ export interface VectorHit {
   readonly similarity: number
 }
 
+/**
+ * Whether {@link searchVectors} would scan the search codes of `fingerprint` now (rather than
+ * brute-force the float vectors): constant time, see `usableCodes`.
+ */
+export const codesUsableFor = (sqlite: Database, fingerprint: string): boolean => {
+  const embedder = sqlite
+    .prepare("select dim, vec_table from embedders where fingerprint = ?")
+    .get(fingerprint) as { dim: number; vec_table: string } | undefined
+  return (
+    embedder !== undefined &&
+    embedder.dim % 8 === 0 &&
+    usableCodes(sqlite, embedder.vec_table, fingerprint) !== undefined
+  )
+}
+
 /** sqlite-vec 0.1.9 refuses larger `k`. */
 export const MAX_KNN_K = 4096
 
