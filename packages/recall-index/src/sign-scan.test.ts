@@ -1,27 +1,15 @@
 import { describe, expect, it } from "vitest"
+import { seededRandom } from "./testing/seeded-random.js"
 import { makeSignScanner, signScanModule } from "./sign-scan.js"
 import type { SignSegment } from "./sign-scan.js"
 import { bitBytes, scoreSignBits, signLookupTable, writeSignBits } from "./vector-codes.js"
-
-/** A deterministic generator (xorshift32) so failures reproduce. */
-const generator = (seed: number) => {
-  let x = seed >>> 0 || 1
-  return () => {
-    x ^= x << 13
-    x >>>= 0
-    x ^= x >>> 17
-    x ^= x << 5
-    x >>>= 0
-    return x / 0x1_0000_0000
-  }
-}
 
 const vector = (next: () => number, dim: number) =>
   Float32Array.from({ length: dim }, () => next() - 0.5)
 
 /** Segments of the given sizes with random codes against a random centre, and a query table. */
 const fixture = (seed: number, dim: number, sizes: ReadonlyArray<number>) => {
-  const next = generator(seed)
+  const next = seededRandom(seed).next
   const bytes = bitBytes(dim)
   const center = vector(next, dim).map((x) => x / 4)
   let key = 1

@@ -143,3 +143,51 @@ export const counts = (dataDir: string) =>
         .get() as Record<string, number>
     }),
   )
+
+/** One session of {@link insertChunkRows}: a chunk (in its own assistant turn) per text. */
+export interface SyntheticSession {
+  readonly sessionId: string
+  readonly repoRoot?: string
+  readonly texts: ReadonlyArray<string>
+}
+
+/**
+ * Writes sessions of chunk rows straight into the index (one file row, a turn per chunk, every
+ * chunk waiting for embedding), in one transaction: for tests of search over many chunks without
+ * transcripts. Chunk ids run from 1 in the order given; content hashes are `h<id>`.
+ */
+export const insertChunkRows = (
+  dataDir: string,
+  sessions: ReadonlyArray<SyntheticSession>,
+): Promise<void> =>
+  withIndex(
+    dataDir,
+    RecallDatabase.use((db) =>
+      Effect.sync(() => {
+        const s = db.sqlite
+        const session = s.prepare(
+          "insert into sessions (id, source, session_id, file_id, cwd, repo_root) values (?, 'claude', ?, 1, ?, ?)",
+        )
+        const turn = s.prepare(
+          "insert into turns (id, session_row, file_id, turn_id, ordinal, role, start_offset, end_offset) values (?, ?, 1, ?, ?, 'assistant', 0, 0)",
+        )
+        const chunk = s.prepare(
+          "insert into chunks (turn_row, surface_index, chunk_index, role, char_start, char_end, text, content_hash, needs_embedding) values (?, 0, 0, 'assistant', 0, ?, ?, ?, 1)",
+        )
+        s.transaction(() => {
+          s.prepare(
+            "insert into files (id, path, source, role, compression, size, mtime_ms, inode, head_hash, status) values (1, '/t.jsonl', 'claude', 'session', 'none', 0, 0, 0, '', 'indexed')",
+          ).run()
+          let id = 0
+          sessions.forEach((spec, i) => {
+            session.run(i + 1, spec.sessionId, spec.repoRoot ?? null, spec.repoRoot ?? null)
+            for (const text of spec.texts) {
+              id += 1
+              turn.run(id, i + 1, `t${id}`, id)
+              chunk.run(id, text.length, text, `h${id}`)
+            }
+          })
+        })()
+      }),
+    ),
+  )

@@ -2,11 +2,10 @@
 // scores of rows matching another term are unchanged, rows matching only a common term go, stems
 // are counted as bm25 sees them, and a query of only common terms keeps its rarest term.
 // Expansion terms (a query expander's additions) have their own, lower share.
-import { Effect } from "effect"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { matchChunks, rankChunks, RecallDatabase } from "@baton/recall-index"
-import { tempDir, withIndex } from "./index-harness.js"
+import { matchChunks, rankChunks } from "@baton/recall-index"
+import { insertChunkRows, tempDir, withIndex } from "./index-harness.js"
 
 const data = tempDir("lexical-pruning")
 afterAll(() => data.dispose())
@@ -27,30 +26,9 @@ const textOf = (i: number): string =>
     .join(", ")
 
 beforeAll(() =>
-  withIndex(
-    dataDir,
-    RecallDatabase.use((db) =>
-      Effect.sync(() => {
-        const s = db.sqlite
-        s.prepare(
-          "insert into files (id, path, source, role, compression, size, mtime_ms, inode, head_hash, status) values (1, '/t.jsonl', 'claude', 'session', 'none', 0, 0, 0, '', 'indexed')",
-        ).run()
-        s.prepare(
-          "insert into sessions (id, source, session_id, file_id) values (1, 'claude', 's', 1)",
-        ).run()
-        const turn = s.prepare(
-          "insert into turns (id, session_row, file_id, turn_id, ordinal, role, start_offset, end_offset) values (?, 1, 1, ?, ?, 'assistant', 0, 0)",
-        )
-        const chunk = s.prepare(
-          "insert into chunks (turn_row, surface_index, chunk_index, role, char_start, char_end, text, content_hash, needs_embedding) values (?, 0, 0, 'assistant', 0, ?, ?, ?, 1)",
-        )
-        for (let i = 0; i < 40; i++) {
-          turn.run(i + 1, `t${i}`, i)
-          chunk.run(i + 1, textOf(i).length, textOf(i), `h${i}`)
-        }
-      }),
-    ),
-  ),
+  insertChunkRows(dataDir, [
+    { sessionId: "s", texts: Array.from({ length: 40 }, (_, i) => textOf(i)) },
+  ]),
 )
 
 const search = (query: string, maxDocShare?: number) =>

@@ -14,7 +14,7 @@ import {
   searchRecall,
 } from "@baton/recall-index"
 import { makeDeterministicEmbedder } from "@baton/recall-index/testing"
-import { tempDir, withIndex } from "./index-harness.js"
+import { insertChunkRows, tempDir, withIndex } from "./index-harness.js"
 
 const data = tempDir("vector-filter-mode")
 afterAll(() => data.dispose())
@@ -30,34 +30,11 @@ const withCodes = makeDeterministicEmbedder({ dim: 64 })
 const withoutCodes = makeDeterministicEmbedder({ dim: 60, model: "hash-bow-60" })
 
 beforeAll(async () => {
-  await withIndex(
-    dataDir,
-    RecallDatabase.use((db) =>
-      Effect.sync(() => {
-        const s = db.sqlite
-        s.prepare(
-          "insert into files (id, path, source, role, compression, size, mtime_ms, inode, head_hash, status) values (1, '/t.jsonl', 'claude', 'session', 'none', 0, 0, 0, '', 'indexed')",
-        ).run()
-        const session = s.prepare(
-          "insert into sessions (id, source, session_id, file_id, cwd, repo_root) values (?, 'claude', ?, 1, ?, ?)",
-        )
-        session.run(1, "alpha", "/work/alpha", "/work/alpha")
-        session.run(2, "beta", "/work/beta", "/work/beta")
-        const turn = s.prepare(
-          "insert into turns (id, session_row, file_id, turn_id, ordinal, role, start_offset, end_offset) values (?, ?, 1, ?, ?, 'assistant', 0, 0)",
-        )
-        const chunk = s.prepare(
-          "insert into chunks (turn_row, surface_index, chunk_index, role, char_start, char_end, text, content_hash, needs_embedding) values (?, 0, 0, 'assistant', 0, ?, ?, ?, 1)",
-        )
-        s.transaction(() => {
-          for (let i = 0; i < SIZES.alpha + SIZES.beta; i++) {
-            turn.run(i + 1, i < SIZES.alpha ? 1 : 2, `t${i}`, i)
-            chunk.run(i + 1, textOf(i).length, textOf(i), `h${i}`)
-          }
-        })()
-      }),
-    ),
-  )
+  const texts = Array.from({ length: SIZES.alpha + SIZES.beta }, (_, i) => textOf(i))
+  await insertChunkRows(dataDir, [
+    { sessionId: "alpha", repoRoot: "/work/alpha", texts: texts.slice(0, SIZES.alpha) },
+    { sessionId: "beta", repoRoot: "/work/beta", texts: texts.slice(SIZES.alpha) },
+  ])
   await withIndex(dataDir, embedBacklog(withCodes))
   await withIndex(dataDir, embedBacklog(withoutCodes))
 })
