@@ -154,6 +154,34 @@ export interface RankedChunk {
 }
 
 /**
+ * Runs `query`'s ranking (see {@link rankingPlan}) wrapped by `select` (the ranking as the
+ * common table `top (chunk_id, score)`), as arrays when `raw`; no rows when it has no term.
+ */
+const rankedRows = (
+  query: string,
+  options: MatchOptions,
+  select: string,
+  raw: boolean,
+): Effect.Effect<
+  { readonly path: string; readonly rows: unknown[] },
+  RecallStorageError,
+  RecallDatabase
+> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    const plan = yield* rankingPlan(db.sqlite, db.path, query, options)
+    if (plan === undefined) return { path: db.path, rows: [] }
+    const rows = yield* Effect.try({
+      try: () => {
+        const statement = db.sqlite.prepare(`with top as (${plan.sql}) ${select}`)
+        return (raw ? statement.raw() : statement).all(...plan.args)
+      },
+      catch: storageFailure("read", db.path),
+    })
+    return { path: db.path, rows }
+  })
+
+/**
  * The ids and bm25 ranks of the chunks {@link matchChunks} would return, in the same order,
  * without loading text or session (the lexical arm of `searchRecall` needs only these).
  */
@@ -161,20 +189,11 @@ export const rankChunks = (
   query: string,
   options: MatchOptions = {},
 ): Effect.Effect<ReadonlyArray<RankedChunk>, RecallStorageError, RecallDatabase> =>
-  Effect.gen(function* () {
-    const db = yield* RecallDatabase
-    const plan = yield* rankingPlan(db.sqlite, db.path, query, options)
-    if (plan === undefined) return []
-    const rows = yield* Effect.try({
-      try: () =>
-        db.sqlite
-          .prepare(plan.sql)
-          .raw()
-          .all(...plan.args) as Array<[number, number]>,
-      catch: storageFailure("read", db.path),
-    })
-    return rows.map(([chunkId, rank]) => ({ chunkId, rank }))
-  })
+  rankedRows(query, options, "select chunk_id, score from top order by score, chunk_id", true).pipe(
+    Effect.map(({ rows }) =>
+      (rows as Array<[number, number]>).map(([chunkId, rank]) => ({ chunkId, rank })),
+    ),
+  )
 
 /** Chunks whose text matches `query` (escaped), in bm25 order, optionally filtered in the query. */
 export const matchChunks = (
@@ -182,26 +201,19 @@ export const matchChunks = (
   options: MatchOptions = {},
 ): Effect.Effect<ReadonlyArray<ChunkMatch>, RecallStorageError, RecallDatabase> =>
   Effect.gen(function* () {
-    const db = yield* RecallDatabase
-    const plan = yield* rankingPlan(db.sqlite, db.path, query, options)
-    if (plan === undefined) return []
     // The outer query loads text and session for the `limit` winners only.
-    const rows = yield* Effect.try({
-      try: () =>
-        db.sqlite
-          .prepare(
-            `with top as (${plan.sql})
-             select top.chunk_id, s.source, s.session_id, t.turn_id, c.role, c.text, top.score as rank
-             from top
-             join chunks c on c.id = top.chunk_id
-             join turns t on t.id = c.turn_row
-             join sessions s on s.id = t.session_row
-             order by top.score, top.chunk_id`,
-          )
-          .all(...plan.args),
-      catch: storageFailure("read", db.path),
-    })
-    const decoded = yield* decodeRows(MatchRows, db.path, rows)
+    const { path, rows } = yield* rankedRows(
+      query,
+      options,
+      `select top.chunk_id, s.source, s.session_id, t.turn_id, c.role, c.text, top.score as rank
+       from top
+       join chunks c on c.id = top.chunk_id
+       join turns t on t.id = c.turn_row
+       join sessions s on s.id = t.session_row
+       order by top.score, top.chunk_id`,
+      false,
+    )
+    const decoded = yield* decodeRows(MatchRows, path, rows)
     return decoded.map((r) => ({
       chunkId: r.chunk_id,
       source: r.source,
