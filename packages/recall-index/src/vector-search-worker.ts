@@ -138,7 +138,6 @@ const settled = (path: string, a: Answer | VectorWorkerUnavailable): Awaiting =>
 }
 
 interface Pending {
-  readonly path: string
   readonly settle: (answer: Answer | VectorWorkerUnavailable) => void
 }
 
@@ -196,7 +195,7 @@ export const makeVectorSearchWorker = (
       }
       const id = nextId++
       const answer = new Promise<Answer | VectorWorkerUnavailable>((resolve) => {
-        entry.pending.set(id, { path: databasePath, settle: resolve })
+        entry.pending.set(id, { settle: resolve })
       })
       entry.worker.ref()
       entry.worker.postMessage({

@@ -5,6 +5,7 @@ import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import type { Embedder } from "../embedder.js"
 import { normalizeVector } from "../embedder.js"
+import { sentenceCutProbes } from "../testing/sentence-probes.js"
 import {
   DEFAULT_STATIC_TABLE_PATH,
   loadStaticTable,
@@ -139,22 +140,6 @@ const referenceVector = (
   return normalizeVector(v)
 }
 
-/** Texts that probe the sentence cut: none, many and odd sentences, code, unknown words. */
-const probeTexts = [
-  "",
-  "   \n\t  ",
-  "... !!! ???",
-  "123 456. 789",
-  "zzqx qqxv. blorft vrrk!",
-  "The database migration failed on the production server. We rolled back; the schema upgrade broke in prod! Why?",
-  "Fix retryBackoff in HTTPServer; snake_case & kebab-case!\nparseJSONResponse() returns a cachedValue.",
-  "first line about caching\nsecond line about redis\r\n\nthird line: the webhook\n\n",
-  "\t  The deploy failed.   Rolled back the release.\t",
-  "Café déjà vu. Naïve façade! Übergrößenträger.",
-  "A single long sentence without any terminal punctuation that still mentions the cache and redis",
-  Array.from({ length: 45 }, (_, i) => `Sentence ${i} mentions the cache and a timeout.`).join(" "),
-]
-
 describe("embedParts", () => {
   const run = <A>(effect: Effect.Effect<A, unknown>) => Effect.runPromise(effect)
   const partsOf = (embedder: Embedder) => {
@@ -166,7 +151,7 @@ describe("embedParts", () => {
   it("gives the parts' vectors exactly and the whole text's within rounding", async () => {
     for (const removeCommon of [false, true]) {
       const embedder = await run(makeStaticTableEmbedder({ removeCommon }))
-      for (const text of probeTexts) {
+      for (const text of sentenceCutProbes) {
         const parts = sentencesOf(text, Infinity)
         const got = await run(partsOf(embedder)(text, parts))
         const expected = await run(embedder.embedDocuments(parts))
@@ -237,7 +222,7 @@ describe("embedParts", () => {
             removeCommon,
           }),
         )
-        const texts = [...probeTexts, "the cache", "Redis caches the cache"]
+        const texts = [...sentenceCutProbes, "the cache", "Redis caches the cache"]
         const got = await run(embedder.embedDocuments(texts))
         texts.forEach((text, i) => {
           const expected = referenceVector(table, text, 0.0003, removeCommon)

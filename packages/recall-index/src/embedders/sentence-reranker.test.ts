@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import type { Embedder, RerankResult } from "../embedder.js"
+import { sentenceCutProbes } from "../testing/sentence-probes.js"
 import { seededRandom } from "../testing/seeded-random.js"
 import {
   DEFAULT_STATIC_TABLE_PATH,
@@ -53,19 +54,13 @@ const expectSameRanking = (
   })
 }
 
+// The shared sentence-cut probes, then texts for the queries below, more lines than
+// `maxSentences`, and duplicates (ties keep the lower index).
 const documents = [
-  "",
-  "   \n\t ",
-  "... !!! ???",
-  "123 456. 789",
-  "zzqx qqxv. blorft vrrk!",
-  "The database migration failed on the production server. We rolled back; the schema upgrade broke in prod! Why?",
-  "Fix retryBackoff in HTTPServer; snake_case & kebab-case!\nparseJSONResponse() returns a cachedValue.",
+  ...sentenceCutProbes,
   "first line about caching\nsecond line about redis\r\n\nthird line: the stripe webhook\n\n",
-  "\t  The deploy failed.   Rolled back the release.\t",
   "We looked at the build. The tests pass. The stripe webhook signature check needs the raw body. Nothing else changed.",
   "Café déjà vu. Naïve façade! The cache was cold.",
-  Array.from({ length: 45 }, (_, i) => `Sentence ${i} mentions the cache and a timeout.`).join(" "),
   Array.from({ length: 40 }, (_, i) => `Line ${i} of the deploy log`).join("\n"),
   "The deploy failed.   Rolled back the release.",
   "The deploy failed.   Rolled back the release.",
