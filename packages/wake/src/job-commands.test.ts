@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { expect, test } from "vitest"
-import { makeFakeContinuationProcesses } from "./continuation-processes.js"
+import { type FakeProcess, makeFakeContinuationProcesses } from "./continuation-processes.js"
 import {
   armJob,
   completeJob,
@@ -133,7 +133,8 @@ test("arm needs a ready checkpoint; pause → arm re-arms; complete is final; th
   expect(r.afterDone._tag).toBe("NoJobForThread")
 })
 
-test("stop ends a running continuation's process group (pid and start time checked)", async () => {
+/** A job running a (fake) continuation; `beforeStop` runs just before `stopJob`. */
+const stopARunningJob = async (beforeStop: (process: FakeProcess) => Effect.Effect<void>) => {
   const { fs, store } = setup()
   await Effect.runPromise(fs.ensureDir("/work", 0o700))
   const processes = makeFakeContinuationProcesses()
@@ -175,11 +176,26 @@ test("stop ends a running continuation's process group (pid and start time check
       yield* store.modify(id, (job) =>
         job.run === null ? job : { ...job, run: { ...job.run, startTicks: spawned.startTicks } },
       )
+      yield* beforeStop(processes.spawned[0]!)
       return yield* stopJob(store, processes, id, "user said stop", 50)
     }),
   )
   if (result._tag === "Failure") throw new Error(JSON.stringify(result.failure))
-  expect(result.success.terminated).toBe(true)
-  expect(result.success.stored.job.state).toBe("stopped")
-  expect(processes.spawned[0]?.signals).toEqual(["SIGTERM"])
+  return { result: result.success, process: processes.spawned[0]! }
+}
+
+test("stop ends a running continuation's process group (pid and start time checked)", async () => {
+  const { result, process } = await stopARunningJob(() => Effect.void)
+  expect(result.terminated).toBe(true)
+  expect(result.stored.job.state).toBe("stopped")
+  expect(process.signals).toEqual(["SIGTERM"])
+})
+
+test("stop reports the run terminated when the watcher ended it first (nothing left to signal)", async () => {
+  const { result, process } = await stopARunningJob((p) =>
+    p.exit({ code: null, signal: "SIGTERM" }),
+  )
+  expect(result.terminated).toBe(true)
+  expect(result.stored.job.state).toBe("stopped")
+  expect(process.signals).toEqual([])
 })

@@ -221,6 +221,7 @@ export const stopJob = (
   {
     readonly stored: StoredJob
     readonly transition: Transition
+    /** A continuation was recorded as running and is gone when the stop returns. */
     readonly terminated: boolean
   },
   WakeStoreError | JobRefusedError

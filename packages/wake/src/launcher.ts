@@ -313,7 +313,11 @@ export const readRunOutcome = (
     return { ...classification, threadId, lastAgentMessage, exit, killedBy }
   })
 
-/** Stops a continuation's process group: TERM, then KILL after `graceMs` if it still runs. */
+/**
+ * Stops a continuation's process group: TERM, then KILL after `graceMs` if it still runs. True
+ * when the process is gone at the end — also when someone else (the watcher, reacting to the same
+ * stop) ended it first; false only when it could not be signalled and still runs.
+ */
 export const stopContinuation = (
   processes: ContinuationProcessesShape,
   pid: number,
@@ -322,7 +326,7 @@ export const stopContinuation = (
 ): Effect.Effect<boolean> =>
   Effect.gen(function* () {
     const signalled = yield* processes.signalGroup(pid, startTicks, "SIGTERM")
-    if (!signalled) return false
+    if (!signalled) return !(yield* processes.isAlive(pid, startTicks))
     const step = Math.max(10, Math.min(100, graceMs))
     for (let waited = 0; waited < graceMs; waited += step) {
       if (!(yield* processes.isAlive(pid, startTicks))) return true
