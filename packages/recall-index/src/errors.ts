@@ -52,7 +52,18 @@ export class RecallStorageError extends Data.TaggedError("RecallStorageError")<{
   readonly operation: RecallStorageOperation
   readonly path: string
   readonly reason: string
-}> {}
+}> {
+  override get message(): string {
+    // SQLITE_BUSY after the busy timeout: another process holds the write lock — in practice an
+    // index run, which holds it while it writes (its files commit in groups).
+    if (/database is locked|SQLITE_BUSY/i.test(this.reason))
+      return (
+        `the recall index at ${this.path} is busy: another process is writing it (an index run?); ` +
+        "try again when it finishes ('baton recall status' shows a running index)"
+      )
+    return `recall index ${this.operation} failed at ${this.path}: ${this.reason}`
+  }
+}
 
 /** Another indexer holds the index lock: wait for it, or retry after its lease expires. */
 export class IndexBusyError extends Data.TaggedError("IndexBusyError")<{

@@ -58,18 +58,20 @@ export const acquireIndexLock = (
   leaseMs: number,
 ): Effect.Effect<IndexLease, IndexBusyError | RecallStorageError> => {
   const runToken = `${host.pid}:${now}`
-  const take = sqlite.transaction((): LockRow | undefined => {
+  const holder = (): LockRow | undefined => {
     const row = sqlite
       .prepare("select pid, run_token, acquired_at, lease_until from index_lock where id = 1")
       .get() as LockRow | undefined
-    if (
-      row !== undefined &&
+    return row !== undefined &&
       row.pid !== host.pid &&
       row.lease_until > now &&
       host.isAlive(row.pid)
-    ) {
-      return row
-    }
+      ? row
+      : undefined
+  }
+  const take = sqlite.transaction((): LockRow | undefined => {
+    const row = holder()
+    if (row !== undefined) return row
     sqlite
       .prepare(
         "insert or replace into index_lock (id, pid, run_token, acquired_at, lease_until) values (1, ?, ?, ?, ?)",
@@ -77,7 +79,12 @@ export const acquireIndexLock = (
       .run(host.pid, runToken, now, now + leaseMs)
     return undefined
   })
-  return Effect.try({ try: () => take.immediate(), catch: storageFailure("write", dbPath) }).pipe(
+  // A plain read first: a running indexer holds the write lock most of the time (its commit
+  // groups), so `BEGIN IMMEDIATE` would wait for it only to find its row.
+  return Effect.try({
+    try: () => holder() ?? take.immediate(),
+    catch: storageFailure("write", dbPath),
+  }).pipe(
     Effect.flatMap((holder) =>
       holder === undefined
         ? Effect.succeed<IndexLease>({

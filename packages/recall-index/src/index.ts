@@ -162,6 +162,7 @@ export type {
   IndexProgressEvent,
   IndexRunReport,
 } from "./indexer.js"
+export type { CommitGroupLimits } from "./index-writer.js"
 export type {
   ForgetTarget,
   IndexStatus,

@@ -3,7 +3,8 @@
  * memory (one SELECT of all file rows), and index only what changed — appended bytes resume from
  * the stored offset and `ParseState`, rewritten or truncated files are re-indexed from byte 0,
  * and a rollout moved to `archived_sessions/` keeps its rows. Guarantees: each file is written in
- * its own transaction (a kill leaves whole files only); one failing file never stops the run, is
+ * its own transaction — a savepoint in a commit group of consecutive files (a kill leaves whole
+ * files only, and loses at most the open group); one failing file never stops the run, is
  * retried next run and quarantined after `quarantineAfter` consecutive failures; only one
  * indexer runs at a time (index-lock.ts); vanished files keep their rows (prune is explicit).
  * All IO arrives as services: files, database, clock, process. Memory: one file's parse result
@@ -17,8 +18,8 @@ import type { IndexBusyError, RecallStorageError, TranscriptError } from "./erro
 import { decideFileChange, needsPrefixCheck, signatureKey } from "./file-change.js"
 import type { FileChange, SignatureStored } from "./file-change.js"
 import { acquireIndexLock, IndexerProcess } from "./index-lock.js"
-import { deferWalCheckpoints, makeIndexWriter } from "./index-writer.js"
-import type { FileWriteCounts } from "./index-writer.js"
+import { deferWalCheckpoints, makeCommitGroup, makeIndexWriter } from "./index-writer.js"
+import type { CommitGroup, CommitGroupLimits, FileWriteCounts } from "./index-writer.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { decodeFileRows, decodeParseState } from "./stored-rows.js"
 import type { StoredFile } from "./stored-rows.js"
@@ -41,6 +42,8 @@ export interface IndexOptions {
   readonly quarantineAfter?: number
   /** Lock lease, renewed between files once a quarter of it has passed; default 120 000 ms. */
   readonly leaseMs?: number
+  /** When consecutive file writes commit together (see `CommitGroup`); defaults apply. */
+  readonly commitGroup?: CommitGroupLimits
   /** Called synchronously with every progress event (draw a bar, log). */
   readonly onProgress?: (event: IndexProgressEvent) => void
 }
@@ -176,7 +179,14 @@ export const indexTranscripts = (
             try: () => deferWalCheckpoints(db.sqlite),
             catch: storageFailure("write", db.path),
           }),
-          () => runIndex(options, startedAt, leaseMs, lease.renew),
+          () =>
+            Effect.acquireUseRelease(
+              Effect.sync(() => makeCommitGroup(db.sqlite, options.commitGroup)),
+              (group) => runIndex(options, startedAt, leaseMs, lease.renew, group),
+              // Reached with the group still open only when the run failed or was interrupted:
+              // what was written is kept (whole files), or rolled back if it cannot commit.
+              (group) => Effect.sync(() => group.close()),
+            ),
           // Restoring a pragma cannot fail on an open handle; if it ever did, the raised
           // threshold would only delay checkpoints on this connection.
           (restore) => Effect.sync(() => ignoreFailure(restore)),
@@ -190,6 +200,7 @@ const runIndex = (
   startedAt: number,
   leaseMs: number,
   renew: (now: number) => Effect.Effect<boolean, RecallStorageError>,
+  group: CommitGroup,
 ): Effect.Effect<
   IndexRunReport,
   RecallStorageError,
@@ -306,6 +317,8 @@ const runIndex = (
     let renewedAt = startedAt
     for (const item of work) {
       const { file } = item
+      const begun = yield* Clock.currentTimeMillis
+      yield* Effect.try({ try: () => group.begin(begun), catch: storageFailure("write", db.path) })
       const parseOptions = { includeSidechains: file.role === "subagent" }
       const attempt: Effect.Effect<
         { mode: IndexedFileMode; result: ParseResult; written: FileWriteCounts },
@@ -352,6 +365,17 @@ const runIndex = (
         return { mode, result, written }
       })
       const outcome = yield* Effect.result(attempt)
+      const lost = group.lost()
+      if (lost > 0) {
+        const why = outcome._tag === "Failure" ? `: ${describe(outcome.failure)}` : ""
+        return yield* storageFailure(
+          "write",
+          db.path,
+        )(
+          `SQLite rolled back the writes of the ${lost} files before ${file.path}${why}; ` +
+            "the next run indexes them again",
+        )
+      }
       done += 1
       if (outcome._tag === "Success") {
         const { mode, result, written } = outcome.success
@@ -387,7 +411,13 @@ const runIndex = (
           return yield* storageFailure("write", db.path)("the index lock lease was lost mid-run")
         }
       }
+      const parsed = outcome._tag === "Success" ? outcome.success.result.stats.bytesRead : 0
+      yield* Effect.try({
+        try: () => group.counted(parsed, at),
+        catch: storageFailure("write", db.path),
+      })
     }
+    yield* Effect.try({ try: () => group.commit(), catch: storageFailure("write", db.path) })
 
     const backlog = yield* Effect.tryPromise({
       try: () =>

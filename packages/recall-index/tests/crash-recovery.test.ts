@@ -99,7 +99,8 @@ describe("crash consistency", () => {
     )
     expect(integrity.check).toBe("ok")
     expect(integrity.fk).toEqual([])
-    expect(integrity.files).toBeGreaterThanOrEqual(30)
+    // Files commit in groups (≤ 250 ms each): the kill loses the open group, never part of a file.
+    expect(integrity.files).toBeGreaterThan(0)
     expect(integrity.files).toBeLessThan(200)
     expect(integrity.lock).toHaveLength(1) // the dead child's row, taken over below
 
