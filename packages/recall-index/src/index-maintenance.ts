@@ -115,11 +115,16 @@ export const forgetSessions = (
             const ids = `select id from sessions where ${where.sql}`
             const files = db.sqlite
               .prepare(
-                `update files set status = 'forgotten', parse_state = null, indexed_offset = 0
+                `update files set status = 'forgotten', resumable = 0, indexed_offset = 0
                  where id in (select file_id from turns where session_row in (${ids})
                               union select file_id from sessions where id in (${ids}))`,
               )
               .run(...where.args, ...where.args).changes
+            db.sqlite
+              .prepare(
+                "delete from file_states where file_id in (select id from files where status = 'forgotten')",
+              )
+              .run()
             const sessions = db.sqlite
               .prepare(`delete from sessions where ${where.sql}`)
               .run(...where.args).changes

@@ -208,16 +208,19 @@ export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): I
   )
   const upsertFile = sqlite.prepare(`
     insert into files (path, source, role, compression, size, mtime_ms, inode, head_hash,
-      indexed_offset, parse_state, status, failure_count, failed_signature, last_error, indexed_at)
+      indexed_offset, resumable, status, failure_count, failed_signature, last_error, indexed_at)
     values (@path, @source, @role, @compression, @size, @mtime, @inode, @head,
-      @offset, @state, 'indexed', 0, null, null, @now)
+      @offset, 1, 'indexed', 0, null, null, @now)
     on conflict(path) do update set source = excluded.source, role = excluded.role,
       compression = excluded.compression, size = excluded.size, mtime_ms = excluded.mtime_ms,
       inode = excluded.inode, head_hash = excluded.head_hash,
-      indexed_offset = excluded.indexed_offset, parse_state = excluded.parse_state,
+      indexed_offset = excluded.indexed_offset, resumable = 1,
       status = 'indexed', failure_count = 0, failed_signature = null, last_error = null,
       indexed_at = excluded.indexed_at
     returning id`)
+  const upsertState = sqlite.prepare(`
+    insert into file_states (file_id, parse_state) values (?, ?)
+    on conflict(file_id) do update set parse_state = excluded.parse_state`)
   const deleteTurns = sqlite.prepare("delete from turns where file_id = ?")
   const deletePreamble = sqlite.prepare(
     "delete from raw_records where file_id = ? and turn_row is null",
@@ -282,8 +285,8 @@ export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): I
     { failure_count: number }
   > = sqlite.prepare(`
     insert into files (path, source, role, compression, size, mtime_ms, inode, head_hash,
-      indexed_offset, parse_state, status, failure_count, failed_signature, last_error)
-    values (@path, @source, @role, @compression, 0, 0, 0, '', 0, null,
+      indexed_offset, resumable, status, failure_count, failed_signature, last_error)
+    values (@path, @source, @role, @compression, 0, 0, 0, '', 0, 0,
       case when @limit <= 1 then 'quarantined' else 'failed' end, 1, @signature, @error)
     on conflict(path) do update set failure_count = failure_count + 1,
       status = case when failure_count + 1 >= @limit then 'quarantined' else 'failed' end,
@@ -356,10 +359,10 @@ export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): I
       inode: file.ino,
       head: file.headHash,
       offset: result.state.nextOffset,
-      state: JSON.stringify(result.state),
       now: write.now,
     }) as { id: number }
     const fileId = fileRow.id
+    upsertState.run(fileId, JSON.stringify(result.state))
     if (existing !== undefined && mode === "full") deleteEmptySessions.run(fileId)
 
     const sessionRows = new Map<string, number>()

@@ -11,7 +11,6 @@
  * is held at a time, so peak memory scales with the largest transcript.
  */
 import { Clock, Effect } from "effect"
-import { sql } from "kysely"
 import { createHash } from "node:crypto"
 import type { ChunkOptions } from "./chunker.js"
 import type { IndexBusyError, RecallStorageError, TranscriptError } from "./errors.js"
@@ -229,7 +228,7 @@ const runIndex = (
             "inode",
             "head_hash",
             "indexed_offset",
-            sql<number>`parse_state is not null`.as("resumable"),
+            "resumable",
             "status",
             "failure_count",
             "failed_signature",
@@ -333,9 +332,9 @@ const runIndex = (
             ? yield* Effect.tryPromise({
                 try: () =>
                   db.kysely
-                    .selectFrom("files")
+                    .selectFrom("file_states")
                     .select("parse_state")
-                    .where("id", "=", item.row!.id)
+                    .where("file_id", "=", item.row!.id)
                     .executeTakeFirst(),
                 catch: storageFailure("read", db.path),
               })

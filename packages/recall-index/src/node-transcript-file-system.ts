@@ -8,14 +8,14 @@
  * blocks for at most one read of `length` bytes (the parser reads ≤ 1 MiB at a time). Directory
  * listings stay asynchronous.
  */
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Result } from "effect"
 import type { Dirent, Stats } from "node:fs"
 import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs"
 import { readdir } from "node:fs/promises"
 import { TranscriptReadError } from "./errors.js"
 import type { TranscriptFsOperation } from "./errors.js"
 import { TranscriptFileSystem } from "./transcript-file-system.js"
-import type { TranscriptFileKind } from "./transcript-file-system.js"
+import type { TranscriptFileKind, TranscriptFileStat } from "./transcript-file-system.js"
 
 const failure =
   (path: string, operation: TranscriptFsOperation) =>
@@ -73,6 +73,13 @@ const readRange = (path: string, offset: number, length: number): Uint8Array => 
   }
 }
 
+const statFacts = (st: Stats): TranscriptFileStat => ({
+  kind: kindOf(st),
+  size: st.size,
+  mtimeMs: st.mtimeMs,
+  ino: st.ino,
+})
+
 /** The real file system. */
 export const nodeTranscriptFileSystem: TranscriptFileSystem["Service"] = {
   readDirectory: (path) =>
@@ -82,7 +89,17 @@ export const nodeTranscriptFileSystem: TranscriptFileSystem["Service"] = {
     }).pipe(Effect.map((entries) => entries.map((e) => ({ name: e.name, kind: kindOf(e) })))),
   stat: (path) =>
     Effect.try({ try: () => statSync(path), catch: failure(path, "stat") }).pipe(
-      Effect.map((st) => ({ kind: kindOf(st), size: st.size, mtimeMs: st.mtimeMs, ino: st.ino })),
+      Effect.map(statFacts),
+    ),
+  statMany: (paths) =>
+    Effect.sync(() =>
+      paths.map((path) => {
+        try {
+          return Result.succeed(statFacts(statSync(path)))
+        } catch (error) {
+          return Result.fail(failure(path, "stat")(error))
+        }
+      }),
     ),
   read: (path, offset, length) =>
     Effect.try({ try: () => readRange(path, offset, length), catch: failure(path, "read") }),

@@ -8,7 +8,7 @@ import { sql } from "kysely"
 import type { Generated, Kysely, Migration, MigrationProvider } from "kysely"
 
 /** Schema version written to `meta.schema_version` by the latest migration. */
-export const RECALL_SCHEMA_VERSION = 1
+export const RECALL_SCHEMA_VERSION = 2
 
 /** FTS5 tokenizer of `chunks_fts` (see README "Decisions" for the measurement). */
 export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -28,12 +28,22 @@ export interface FilesTable {
   readonly inode: number
   readonly head_hash: string
   readonly indexed_offset: number
-  readonly parse_state: string | null
+  /** 1 when `file_states` holds the parse state an append resumes from. */
+  readonly resumable: Generated<number>
   readonly status: FileStatus
   readonly failure_count: number
   readonly failed_signature: string | null
   readonly last_error: string | null
   readonly indexed_at: number | null
+}
+
+/**
+ * `file_states`: the parse state of a file an append resumes from (JSON, ~0.5–1 KB). Kept out of
+ * `files` so the full scan every index run makes of `files` reads small rows.
+ */
+export interface FileStatesTable {
+  readonly file_id: number
+  readonly parse_state: string
 }
 
 /** `sessions`: one row per (source, session id). */
@@ -136,6 +146,7 @@ export interface IndexLockTable {
 /** Every table Kysely sees. */
 export interface RecallTables {
   readonly files: FilesTable
+  readonly file_states: FileStatesTable
   readonly sessions: SessionsTable
   readonly turns: TurnsTable
   readonly raw_records: RawRecordsTable
@@ -280,9 +291,85 @@ const initial: Migration = {
   },
 }
 
+/**
+ * Moves `files.parse_state` into `file_states` and keeps a `resumable` flag in `files`: every
+ * index run reads all of `files`, and the parse states made its rows ~1 KB — 10 MB of pages for
+ * 10 000 files, most of a cold no-change rescan's database reads. `files` is rebuilt (SQLite's
+ * documented new-table, copy, drop, rename procedure) because dropping the column in place leaves
+ * every page as large as before. Kysely runs SQLite migrations outside a transaction, so this one
+ * opens its own, with foreign keys off around it (SQLite only allows switching them outside a
+ * transaction, and the drop must not cascade) and checked before it commits.
+ */
+const fileStates: Migration = {
+  up: async (db: Kysely<unknown>): Promise<void> => {
+    const run = (statement: string) => sql.raw(statement).execute(db)
+    const version = await sql<{
+      value: string
+    }>`select value from meta where key = 'schema_version'`.execute(db)
+    // Committed by an earlier attempt that died before Kysely recorded the migration.
+    if (version.rows[0]?.value === "2") return
+    const statements = [
+      `create table file_states (
+        file_id integer primary key references files(id) on delete cascade,
+        parse_state text not null
+      ) strict`,
+      `insert into file_states (file_id, parse_state)
+        select id, parse_state from files where parse_state is not null`,
+      `create table files_v2 (
+        id integer primary key,
+        path text not null unique,
+        source text not null,
+        role text not null,
+        compression text not null,
+        size integer not null,
+        mtime_ms real not null,
+        inode integer not null,
+        head_hash text not null,
+        indexed_offset integer not null default 0,
+        resumable integer not null default 0,
+        status text not null,
+        failure_count integer not null default 0,
+        failed_signature text,
+        last_error text,
+        indexed_at integer
+      ) strict`,
+      `insert into files_v2 (id, path, source, role, compression, size, mtime_ms, inode,
+          head_hash, indexed_offset, resumable, status, failure_count, failed_signature,
+          last_error, indexed_at)
+        select id, path, source, role, compression, size, mtime_ms, inode, head_hash,
+          indexed_offset, parse_state is not null, status, failure_count, failed_signature,
+          last_error, indexed_at
+        from files`,
+      `drop table files`,
+      `alter table files_v2 rename to files`,
+      `create index files_head_hash on files(head_hash)`,
+      `update meta set value = '2' where key = 'schema_version'`,
+    ]
+    await run("pragma foreign_keys = off")
+    try {
+      await run("begin immediate")
+      try {
+        for (const statement of statements) await run(statement)
+        const broken = await sql.raw("pragma foreign_key_check").execute(db)
+        if (broken.rows.length > 0)
+          throw new Error(
+            `foreign keys broken by the files rebuild: ${JSON.stringify(broken.rows)}`,
+          )
+        await run("commit")
+      } catch (error) {
+        await run("rollback")
+        throw error
+      }
+    } finally {
+      await run("pragma foreign_keys = on")
+    }
+  },
+}
+
 /** The migrations, in order; Kysely's `Migrator` applies the missing ones. */
 export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
+  "0002_file_states": fileStates,
 }
 
 /** In-code provider for Kysely's `Migrator`. */

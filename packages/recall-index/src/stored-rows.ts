@@ -92,16 +92,49 @@ export const StoredFileRow = Schema.Struct({
 /** A decoded `files` row. */
 export type StoredFile = typeof StoredFileRow.Type
 
-/** Decodes rows from `select … from files`. */
+const fileStatuses: ReadonlySet<unknown> = new Set(FileStatus.literals)
+
+/**
+ * `StoredFileRow`'s checks as plain comparisons: every index run reads every `files` row, and the
+ * Schema decoder cost ~7 µs a row on a first call (76 vs 6 ms at 10 000 files). Property-tested to agree with the
+ * Schema on well-formed and broken rows.
+ */
+export const isStoredFileRow = (row: unknown): row is StoredFile => {
+  if (typeof row !== "object" || row === null) return false
+  const r = row as Record<string, unknown>
+  return (
+    typeof r["id"] === "number" &&
+    typeof r["path"] === "string" &&
+    (r["source"] === "claude" || r["source"] === "codex") &&
+    (r["compression"] === "none" || r["compression"] === "zstd") &&
+    typeof r["size"] === "number" &&
+    typeof r["mtime_ms"] === "number" &&
+    typeof r["inode"] === "number" &&
+    typeof r["head_hash"] === "string" &&
+    typeof r["indexed_offset"] === "number" &&
+    (r["resumable"] === 0 || r["resumable"] === 1) &&
+    fileStatuses.has(r["status"]) &&
+    typeof r["failure_count"] === "number" &&
+    (r["failed_signature"] === null || typeof r["failed_signature"] === "string")
+  )
+}
+
+/**
+ * Decodes rows from `select … from files` (exactly `StoredFileRow`'s columns). Rows that pass
+ * {@link isStoredFileRow} are returned as they are; otherwise the Schema decoder runs, for its
+ * error message.
+ */
 export const decodeFileRows = (
   path: string,
   rows: ReadonlyArray<unknown>,
 ): Effect.Effect<ReadonlyArray<StoredFile>, RecallStorageError> =>
-  Schema.decodeUnknownEffect(Schema.Array(StoredFileRow))(rows).pipe(
-    Effect.mapError(
-      (error) => new RecallStorageError({ operation: "decode", path, reason: error.message }),
-    ),
-  )
+  rows.every(isStoredFileRow)
+    ? Effect.succeed(rows)
+    : Schema.decodeUnknownEffect(Schema.Array(StoredFileRow))(rows).pipe(
+        Effect.mapError(
+          (error) => new RecallStorageError({ operation: "decode", path, reason: error.message }),
+        ),
+      )
 
 /** Decodes any row set with `schema`, classifying a mismatch as a storage decode error. */
 export const decodeRows = <S extends Schema.Decoder<unknown>>(

@@ -278,32 +278,55 @@ const codexTree = (
 const isExpectedAbsence = (p: DiscoveryProblem): boolean =>
   p.code === "ENOENT" && p.path.endsWith("/subagents")
 
-const signature = (
+/**
+ * Signs `candidates` in order: a stat each, and a head hash unless `known` vouches for the file
+ * (same size, mtime and inode). The stats come in one `statMany` call, not an effect per file: a
+ * no-change rescan of 10 000 files is mostly this loop.
+ */
+const signAll = (
   fs: TranscriptFileSystem["Service"],
-  candidate: Candidate,
+  walk: Walk,
+  candidates: ReadonlyArray<Candidate>,
   headBytes: number,
   known: DiscoveryOptions["known"],
-): Effect.Effect<DiscoveredTranscript, TranscriptReadError> =>
+): Effect.Effect<Array<DiscoveredTranscript>> =>
   Effect.gen(function* () {
-    const st = yield* fs.stat(candidate.path)
-    const onRecord = known?.(candidate.path)
-    const headHash =
-      onRecord !== undefined &&
-      onRecord.size === st.size &&
-      onRecord.mtimeMs === st.mtimeMs &&
-      onRecord.ino === st.ino
-        ? onRecord.headHash
-        : createHash("sha256")
-            .update(yield* fs.read(candidate.path, 0, headBytes))
-            .digest("hex")
-    return {
-      ...candidate,
-      compression: candidate.path.endsWith(".zst") ? ("zstd" as const) : ("none" as const),
-      size: st.size,
-      mtimeMs: st.mtimeMs,
-      ino: st.ino,
-      headHash,
+    const files: Array<DiscoveredTranscript> = []
+    const stats = yield* fs.statMany(candidates.map((c) => c.path))
+    for (const [at, candidate] of candidates.entries()) {
+      const stat = stats[at]!
+      if (stat._tag === "Failure") {
+        problem(walk, stat.failure)
+        continue
+      }
+      const st = stat.success
+      const onRecord = known?.(candidate.path)
+      let headHash: string
+      if (
+        onRecord !== undefined &&
+        onRecord.size === st.size &&
+        onRecord.mtimeMs === st.mtimeMs &&
+        onRecord.ino === st.ino
+      ) {
+        headHash = onRecord.headHash
+      } else {
+        const head = yield* Effect.result(fs.read(candidate.path, 0, headBytes))
+        if (head._tag === "Failure") {
+          problem(walk, head.failure)
+          continue
+        }
+        headHash = createHash("sha256").update(head.success).digest("hex")
+      }
+      files.push({
+        ...candidate,
+        compression: candidate.path.endsWith(".zst") ? "zstd" : "none",
+        size: st.size,
+        mtimeMs: st.mtimeMs,
+        ino: st.ino,
+        headHash,
+      })
     }
+    return files
   })
 
 /** Lists transcript files under the roots of `environment`, with their signatures. */
@@ -326,17 +349,7 @@ export const discoverTranscripts = (
       candidates.push(...(yield* codexTree(fs, walk, roots.codexSessions, false, true)))
       candidates.push(...(yield* codexTree(fs, walk, roots.codexArchivedSessions, true, true)))
     }
-    // Signatures are independent stat + head reads: overlap them (order is kept by forEach).
-    const signed = yield* Effect.forEach(
-      candidates,
-      (candidate) => Effect.result(signature(fs, candidate, headBytes, options.known)),
-      { concurrency: 16 },
-    )
-    const files: Array<DiscoveredTranscript> = []
-    for (const found of signed) {
-      if (found._tag === "Success") files.push(found.success)
-      else problem(walk, found.failure)
-    }
+    const files = yield* signAll(fs, walk, candidates, headBytes, options.known)
     files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
     return {
       files,

@@ -4,7 +4,7 @@
  * in the in-memory twin from `@baton/recall-index/testing`. Implementations never write.
  */
 import { Context } from "effect"
-import type { Effect } from "effect"
+import type { Effect, Result } from "effect"
 import type { TranscriptReadError } from "./errors.js"
 
 /** What a directory entry or a path is. */
@@ -30,6 +30,13 @@ export interface TranscriptFileSystemShape {
     path: string,
   ) => Effect.Effect<ReadonlyArray<TranscriptDirectoryEntry>, TranscriptReadError>
   readonly stat: (path: string) => Effect.Effect<TranscriptFileStat, TranscriptReadError>
+  /**
+   * `stat` of every path in one call, one result per path in order. A rescan stats every
+   * transcript it knows; one call for all of them keeps that loop free of per-file effects.
+   */
+  readonly statMany: (
+    paths: ReadonlyArray<string>,
+  ) => Effect.Effect<ReadonlyArray<Result.Result<TranscriptFileStat, TranscriptReadError>>>
   /** Up to `length` bytes from `offset`; fewer (possibly none) at the end of the file. */
   readonly read: (
     path: string,

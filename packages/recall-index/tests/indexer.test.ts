@@ -84,6 +84,7 @@ describe("recall database", () => {
         "chunks",
         "chunks_fts",
         "embedders",
+        "file_states",
         "files",
         "index_lock",
         "meta",
@@ -109,8 +110,8 @@ describe("recall database", () => {
       }),
     )
     expect(again.journal).toBe("wal")
-    expect(again.version).toEqual({ value: "1" })
-    expect(again.migrations).toEqual([{ name: "0001_initial" }])
+    expect(again.version).toEqual({ value: "2" })
+    expect(again.migrations).toEqual([{ name: "0001_initial" }, { name: "0002_file_states" }])
     expect(again.vec).toEqual({ v: expect.stringMatching(/^v0\.1\./) })
   })
 })
@@ -159,6 +160,81 @@ describe("indexTranscripts", () => {
     // Discovery hashes the head (4 KiB); the parser reads only the appended bytes.
     expect(fs.bytesRead.get(path)).toBe(headBytes + Buffer.byteLength(extra))
     expect(report.bytesRead).toBe(Buffer.byteLength(extra))
+  })
+
+  it("upgrades a schema-1 index (parse states in files) and still resumes appends from it", async () => {
+    const { dataDir, environment, corpus } = setup()
+    const path = claudeSession(corpus)
+    const random = seededRandom(9)
+    const session = { sessionId: "11111111-2222-4333-8444-555555555555", cwd: "/work/x" }
+    appendFileSync(path, claudeExchange(random, session, Date.UTC(2026, 1, 1), 6000))
+    const first = await runIndex(dataDir, { environment })
+    // Put the file back in schema 1's shape: the parse state in files.parse_state.
+    const states = await withIndex(
+      dataDir,
+      Effect.gen(function* () {
+        const db = yield* RecallDatabase
+        const s = db.sqlite
+        s.transaction(() => {
+          s.exec("alter table files add column parse_state text")
+          s.exec(
+            "update files set parse_state = (select parse_state from file_states where file_id = files.id)",
+          )
+          s.exec("alter table files drop column resumable")
+          s.exec("drop table file_states")
+          s.exec("delete from kysely_migration where name = '0002_file_states'")
+          s.exec("update meta set value = '1' where key = 'schema_version'")
+        })()
+        return s.prepare("select count(*) as n from files where parse_state is not null").get()
+      }),
+    )
+    expect(states).toEqual({ n: first.indexedNew })
+    const extra = claudeExchange(random, session, Date.UTC(2026, 1, 2), 800)
+    appendFileSync(path, extra)
+    const report = await runIndex(dataDir, { environment })
+    expect(report.appended).toBe(1)
+    expect(report.rewritten + report.indexedNew).toBe(0)
+    expect(report.bytesRead).toBe(Buffer.byteLength(extra))
+    const upgraded = await withIndex(
+      dataDir,
+      Effect.gen(function* () {
+        const db = yield* RecallDatabase
+        const s = db.sqlite
+        return {
+          version: s.prepare("select value from meta where key = 'schema_version'").get(),
+          columns: s.prepare("select name from pragma_table_info('files')").pluck().all(),
+          states: s.prepare("select count(*) as n from file_states").get(),
+          resumable: s.prepare("select count(*) as n from files where resumable = 1").get(),
+          integrity: s.pragma("integrity_check", { simple: true }),
+          brokenKeys: s.pragma("foreign_key_check"),
+          keysOn: s.pragma("foreign_keys", { simple: true }),
+          sessionsPointAt: s
+            .prepare("select \"table\" from pragma_foreign_key_list('sessions')")
+            .pluck()
+            .all(),
+        }
+      }),
+    )
+    expect(upgraded.integrity).toBe("ok")
+    expect(upgraded.brokenKeys).toEqual([])
+    expect(upgraded.keysOn).toBe(1)
+    expect(upgraded.sessionsPointAt).toEqual(["files"])
+    expect(upgraded.version).toEqual({ value: "2" })
+    expect(upgraded.columns).not.toContain("parse_state")
+    expect(upgraded.states).toEqual({ n: first.indexedNew })
+    expect(upgraded.resumable).toEqual({ n: first.indexedNew })
+
+    // A migration that committed but died before Kysely recorded it runs again as a no-op.
+    await withIndex(
+      dataDir,
+      RecallDatabase.use((db) =>
+        Effect.sync(() =>
+          db.sqlite.exec("delete from kysely_migration where name = '0002_file_states'"),
+        ),
+      ),
+    )
+    const again = await runIndex(dataDir, { environment })
+    expect(again.unchanged).toBe(again.discovered)
   })
 
   it("decides per signature: unchanged, append, rewrite, truncate, archive move, deleted", async () => {

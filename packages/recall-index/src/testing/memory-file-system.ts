@@ -95,6 +95,7 @@ export const makeMemoryTranscriptFiles = (
           return Effect.succeed({ kind: "directory" as const, size: 0, mtimeMs: 0, ino: 1 })
         return fail(path, "stat", "ENOENT")
       }),
+    statMany: (paths) => Effect.forEach(paths, (path) => Effect.result(service.stat(path))),
     read: (path, offset, length) =>
       Effect.suspend(() => {
         if (unreadable.has(path)) return fail(path, "read", "EACCES")

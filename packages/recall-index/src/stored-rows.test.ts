@@ -1,0 +1,65 @@
+// The hand-written `files` row check agrees with the Schema it stands in for, on good rows and on
+// rows with one field broken; a broken row still fails with the Schema's message.
+import { Effect, Schema } from "effect"
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { decodeFileRows, isStoredFileRow, StoredFileRow } from "./stored-rows.js"
+
+const goodRow = fc.record({
+  id: fc.integer(),
+  path: fc.string(),
+  source: fc.constantFrom("claude", "codex"),
+  compression: fc.constantFrom("none", "zstd"),
+  size: fc.integer({ min: 0 }),
+  mtime_ms: fc.double({ noNaN: true }),
+  inode: fc.integer({ min: 0 }),
+  head_hash: fc.string(),
+  indexed_offset: fc.integer({ min: 0 }),
+  resumable: fc.constantFrom(0, 1),
+  status: fc.constantFrom("indexed", "failed", "quarantined", "missing", "forgotten"),
+  failure_count: fc.integer({ min: 0 }),
+  failed_signature: fc.option(fc.string(), { nil: null }),
+})
+
+const anyValue = fc.oneof(
+  fc.string(),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant(undefined),
+  fc.constantFrom("claude", "codex", "none", "zstd", "indexed", "bogus", 0, 1, 2),
+)
+
+/** A good row with one field replaced by anything (often still valid) or removed. */
+const brokenRow = fc
+  .tuple(goodRow, fc.integer({ min: 0, max: 12 }), anyValue, fc.boolean())
+  .map(([row, at, value, remove]) => {
+    const key = Object.keys(row)[at]!
+    const copy: Record<string, unknown> = { ...row }
+    if (remove) delete copy[key]
+    else copy[key] = value
+    return copy
+  })
+
+const isRow = Schema.is(StoredFileRow)
+
+describe("isStoredFileRow", () => {
+  it("accepts exactly what StoredFileRow accepts", () => {
+    fc.assert(
+      fc.property(fc.oneof(goodRow, brokenRow, anyValue), (row) => {
+        expect(isStoredFileRow(row)).toBe(isRow(row))
+      }),
+      { numRuns: 2_000 },
+    )
+  })
+
+  it("passes good rows through and fails a broken one with the Schema's message", async () => {
+    const rows = fc.sample(goodRow, { numRuns: 20, seed: 3 })
+    await expect(Effect.runPromise(decodeFileRows("/db", rows))).resolves.toBe(rows)
+    const broken = [...rows, { ...rows[0], status: "bogus" }]
+    const failure = await Effect.runPromise(Effect.flip(decodeFileRows("/db", broken)))
+    expect(failure).toMatchObject({ _tag: "RecallStorageError", operation: "decode", path: "/db" })
+    expect(failure.reason).toMatch(/Expected "indexed" \| "failed"/)
+  })
+})
