@@ -80,4 +80,24 @@ export default tseslint.config(
     ["@baton/*/src/*", "@baton/*/dist/*"],
     "Import another package through its public entry, never its internals.",
   ),
+  {
+    // Under plain Node ESM the `effect` barrel evaluates all ~140 of its modules: ~250 ms of every
+    // CLI call and hook. Shipped code imports modules (`import * as Effect from "effect/Effect"`).
+    files: ["packages/*/src/**/*.ts"],
+    ignores: ["**/*.test.ts"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            {
+              name: "effect",
+              message: 'Import the module instead: import * as Effect from "effect/Effect".',
+              allowTypeImports: true,
+            },
+          ],
+        },
+      ],
+    },
+  },
 )

@@ -1,4 +1,4 @@
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import { describe, expect, it } from "vitest"
 import type { CliIo } from "./cli-io.js"
 import { cliUsageError, inputUnreadableError } from "./errors.js"

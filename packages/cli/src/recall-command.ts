@@ -21,7 +21,10 @@ import {
 import { homedir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Cause, Effect, Exit, Layer } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import {
   embedBacklog,
   embedderFromEnvironment,

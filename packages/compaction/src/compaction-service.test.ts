@@ -3,7 +3,8 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { TestClock } from "effect/testing"
 import { afterEach, describe, expect, test } from "vitest"
 import {

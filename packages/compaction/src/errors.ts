@@ -3,7 +3,7 @@
  * `<Thing>Error`, the `_tag` is the name without the suffix. Each error names the file or id
  * involved and says what to do; none carries handoff, user or continuation text.
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /** A thread or job id that is not a safe file-name component. */
 export class InvalidJobIdError extends Data.TaggedError("InvalidJobId")<{

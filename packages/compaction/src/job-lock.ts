@@ -8,7 +8,12 @@
  * facts from the ProcessProbe service, so tests inject both.
  */
 import { readFile } from "node:fs/promises"
-import { Clock, Context, Effect, Layer, Result, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { JobLockHeldError, JobLockLostError, JournalCorruptError } from "./errors.js"
 import type { JournalError } from "./errors.js"
 import { JournalFileSystem } from "./journal-file-system.js"

@@ -4,7 +4,7 @@
  * disk. Times are epoch milliseconds stamped by the caller from the Effect Clock; the record
  * never holds handoff text, user text or continuation text (only digests and ids).
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /** States a job passes through before it ends. */
 export const activeJobStatuses = [

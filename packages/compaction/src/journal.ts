@@ -17,7 +17,12 @@
  */
 import * as path from "node:path"
 import type { BoundHandoff } from "@baton/handoff"
-import { Clock, Context, Effect, Layer, Result, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import {
   HandoffAlreadyStoredError,
   HandoffJobMismatchError,

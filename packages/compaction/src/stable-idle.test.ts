@@ -1,4 +1,7 @@
-import { Effect, Fiber, Queue, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
 import { TestClock } from "effect/testing"
 import { describe, expect, test } from "vitest"
 import type { IdleSample } from "./stable-idle.js"

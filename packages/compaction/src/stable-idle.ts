@@ -6,7 +6,9 @@
  * runs it over a stream of samples on the Effect Clock (tests use TestClock, never sleeps).
  * It must never treat "no news" as idle: only samples move it.
  */
-import { Clock, Effect, Stream } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import type { ThreadState } from "@baton/ipc-codex"
 
 /** Default debounce before idle counts as stable. */

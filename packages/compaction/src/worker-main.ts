@@ -9,7 +9,8 @@
  * the write landed, the send that follows did not happen). A status a batch of events only passed
  * through is durable in the log; the job record then holds the batch's last status.
  */
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { jobsDirectory, Journal, journalLayer } from "./journal.js"
 import { nodeProcessProbeLayer } from "./job-lock.js"
 import { nodeJournalFileSystemLayer } from "./journal-file-system.js"

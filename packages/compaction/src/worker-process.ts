@@ -12,7 +12,9 @@
  */
 import type { SelectTransportOptions, ThreadController } from "@baton/ipc-codex"
 import { selectTransport } from "@baton/ipc-codex"
-import { Clock, Effect, Result } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { Scope } from "effect"
 import { JobNotRunnableError } from "./errors.js"
 import type { JobLockHeldError, JobLockLostError, JournalError } from "./errors.js"

@@ -10,7 +10,9 @@ import type {
   FakeTransportOptions,
 } from "@baton/ipc-codex/testing"
 import { fakeTransport, makeFakeAppServer } from "@baton/ipc-codex/testing"
-import { Effect, Fiber, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import { TestClock } from "effect/testing"
 import { describe, expect, test } from "vitest"
 import { ProcessProbe } from "./job-lock.js"

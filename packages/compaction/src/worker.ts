@@ -18,7 +18,11 @@
  */
 import type { ThreadController, ThreadState } from "@baton/ipc-codex"
 import { renderContinuation, verifyHandoffRecord } from "@baton/handoff"
-import { Clock, Effect, Fiber, Queue, Stream } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
 import type { JobLockHeldError, JobLockLostError, JournalError } from "./errors.js"
 import type { JobEffect, JobEvent, TimerName, TransitionLogEntry } from "./job-machine.js"
 import { transition } from "./job-machine.js"

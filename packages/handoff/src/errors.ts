@@ -5,7 +5,7 @@
  * Guarantee: no error carries or prints a detected secret, and field values from the input only
  * appear masked and truncated (see `describeFound` in field-path.ts).
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type { SecretKind } from "./secret-scan.js"
 
 /** One broken rule: the field path (`preserve[3]`, `handoff.summary`; "" is the whole value). */

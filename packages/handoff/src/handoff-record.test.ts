@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto"
-import { Effect, Exit } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import type { HandoffError } from "./errors.js"

@@ -8,7 +8,9 @@
  * secrets → (for a continuation) `resume === true`.
  * Guarantee: total; every failure is a tagged error value, nothing throws, nothing does IO.
  */
-import { Effect, Result, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { canonicalJson } from "./canonical-json.js"
 import { sha256Hex } from "./digest.js"
 import {

@@ -11,7 +11,9 @@
  * Strings are kept exactly as given: "non-empty" means non-empty after `String.prototype.trim`,
  * but nothing is trimmed or normalised.
  */
-import { Effect, Result, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import type { HandoffInvalidError } from "./errors.js"
 import { invalidFromSchemaError, invalidFromDefect } from "./schema-issue-report.js"
 

@@ -1,4 +1,6 @@
-import { Effect, Exit, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { canonicalJson } from "./canonical-json.js"

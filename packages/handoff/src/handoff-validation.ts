@@ -4,7 +4,8 @@
  * on the canonical encoding of the decoded handoff, the bytes that are stored and hashed.
  * Guarantee: total over any input; failures are values (Result) or Effect failures, never throws.
  */
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { canonicalJson } from "./canonical-json.js"
 import { HandoffContainsSecretError, HandoffTooLargeError } from "./errors.js"
 import type { HandoffValidationError, SecretLocation } from "./errors.js"

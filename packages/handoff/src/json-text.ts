@@ -3,7 +3,7 @@
  * what went wrong and where (line and column when the runtime reports a position) but never
  * quotes the input, because V8 messages can embed a slice of it (and the slice may be a secret).
  */
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import type { HandoffInvalidError } from "./errors.js"
 import { invalidAt } from "./schema-issue-report.js"
 

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import { example } from "./readme-example.js"
 

@@ -2,7 +2,7 @@
  * The README's example, kept as a type-checked file that readme-example.test.ts runs and compares
  * with the README text (imports aside). Not exported from the package.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { renderContinuation } from "./continuation.js"
 import { bindHandoff, verifyHandoffRecord } from "./handoff-record.js"
 import { parseHandoffJson } from "./handoff-validation.js"

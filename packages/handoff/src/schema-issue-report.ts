@@ -4,7 +4,7 @@
  * paths pass through formatFieldPath (masked, truncated), so a secret in an unknown key or a
  * wrong-typed field never reaches an error.
  */
-import { SchemaIssue } from "effect"
+import * as SchemaIssue from "effect/SchemaIssue"
 import type { SchemaAST, Schema } from "effect"
 import { HandoffInvalidError } from "./errors.js"
 import type { HandoffProblem } from "./errors.js"

@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import type { BinaryHost } from "./codex-binary.js"
 import {

@@ -12,7 +12,7 @@ import { constants } from "node:fs"
 import { access, readdir, stat } from "node:fs/promises"
 import { homedir } from "node:os"
 import { delimiter, isAbsolute, join } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { CodexBinaryNotFoundError } from "./errors.js"
 
 /** Where the binary came from. */

@@ -9,7 +9,11 @@
  * Thread state is reduced on the reader fiber as frames arrive, so it is current even when a
  * stream subscriber lags.
  */
-import { Clock, Effect, Result, Schema, Stream } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import type { Scope } from "effect"
 import type { CodexEvent, UnstampedCodexEvent } from "./codex-event.js"
 import { decodeNotification, decodeServerRequest, threadIdOf } from "./codex-event.js"

@@ -3,7 +3,8 @@
  * total: a known method whose params no longer match becomes a `ProtocolDrift` event, an unknown
  * method becomes `OtherNotification`. Pure functions; nothing here does IO or throws.
  */
-import { Result, Schema } from "effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import type {
   WireItem,
   WireThreadStatus,

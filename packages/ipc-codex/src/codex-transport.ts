@@ -4,7 +4,10 @@
  * `connect` that yields an initialised `CodexConnection`; everything above the wire is shared.
  * Connections are scoped: closing the scope closes the socket or stops the process.
  */
-import { Context, Effect, Layer, Schedule } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 import type { Scope } from "effect"
 import type { CodexConnection } from "./codex-connection.js"
 import type { CodexConnectError, CodexRequestError, TransportKind } from "./errors.js"

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { afterEach, beforeAll, describe, expect, test } from "vitest"
 import type { ProtocolSurface } from "./compatibility.js"
 import {

@@ -11,7 +11,9 @@ import { execFile } from "node:child_process"
 import { mkdir, mkdtemp, readFile, realpath, rename, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join, sep } from "node:path"
-import { Effect, Result, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { SchemaGenerationError } from "./errors.js"
 
 /** Flat map of the protocol facts Baton relies on: key → description (`missing` when absent). */

@@ -7,7 +7,7 @@
  */
 import { homedir } from "node:os"
 import { join } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { WebSocket } from "ws"
 import type { CodexTransportShape } from "./codex-transport.js"
 import type { CodexConnection } from "./codex-connection.js"

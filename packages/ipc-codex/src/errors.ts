@@ -3,7 +3,7 @@
  * needs to act (method, thread, path, whether the outcome is unknown) and a readable `message`.
  * Nothing here throws; match on `_tag`.
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /** Which transport a connection runs over. */
 export type TransportKind = "daemon" | "stdio" | "extension" | "in-memory"

@@ -12,7 +12,11 @@
  *   `DisconnectedError` with `outcomeMayBeUnknown: true`, a closed or exhausted session →
  *   `DisconnectedError`; rate limits, account and thread listing → `TransportUnsupportedError`.
  */
-import { Clock, Deferred, Effect, Stream, SubscriptionRef } from "effect"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { Scope } from "effect"
 import { randomUUID } from "node:crypto"
 import {

@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { describe, expect, test } from "vitest"
 import { decodeConversationState } from "./extension/conversation-state.js"
 import {

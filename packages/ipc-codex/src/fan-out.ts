@@ -4,7 +4,10 @@
  * slows the connection's reader. Ending fails every subscriber's stream with the given error
  * after the values already buffered.
  */
-import { Cause, Effect, Queue, Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
 
 /** A publish/subscribe point whose publish is synchronous and non-blocking. */
 export interface FanOut<A, E> {

@@ -1,4 +1,5 @@
-import { Effect, Fiber } from "effect"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import type { Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, test } from "vitest"

@@ -13,7 +13,14 @@
  *   `outcomeMayBeUnknown: true`; nothing is ever resent automatically.
  * Time comes from the Effect Clock (timeouts and stamps follow a test clock).
  */
-import { Clock, Deferred, Effect, Exit, Option, Queue, Result, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import type { Scope } from "effect"
 import type { TransportKind } from "./errors.js"
 import { DisconnectedError, RequestTimeoutError, RpcError } from "./errors.js"

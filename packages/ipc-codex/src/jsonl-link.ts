@@ -6,7 +6,7 @@
  */
 import { StringDecoder } from "node:string_decoder"
 import type { Readable, Writable } from "node:stream"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { TransportKind } from "./errors.js"
 import { DisconnectedError } from "./errors.js"
 import type { FrameLink, FrameSink } from "./json-rpc-connection.js"

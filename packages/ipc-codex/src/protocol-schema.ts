@@ -4,7 +4,7 @@
  * optional, and nullable members accept absence. A shape that still fails to decode is protocol
  * drift and is reported as such, never thrown.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 const OptionalNullableString = Schema.optionalKey(Schema.NullOr(Schema.String))
 const OptionalNullableNumber = Schema.optionalKey(Schema.NullOr(Schema.Number))

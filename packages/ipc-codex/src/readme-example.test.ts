@@ -1,5 +1,5 @@
 // The README's example program, run against the in-memory twin (README examples must run).
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { expect, test } from "vitest"
 import { CodexTransport } from "./codex-transport.js"
 import { conversationStateFixture } from "./extension/testing/conversation-fixtures.js"

@@ -4,7 +4,8 @@
  * Used where no live token usage is available without subscribing (a daemon replays none on
  * `thread/resume`). Reads only the file's tail; never writes. The scan is pure.
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { open } from "node:fs/promises"
 import { RolloutReadError } from "./errors.js"
 

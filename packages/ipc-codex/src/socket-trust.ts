@@ -9,7 +9,7 @@
  */
 import { lstat, realpath, stat } from "node:fs/promises"
 import { dirname } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { DaemonNotRunningError, SocketTrustError } from "./errors.js"
 
 /** What the trust checks need to know about one path. */

@@ -8,7 +8,7 @@
  */
 import type { ChildProcess, ChildProcessWithoutNullStreams } from "node:child_process"
 import { spawn } from "node:child_process"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Scope } from "effect"
 import type { CodexBinary, BinaryHost } from "./codex-binary.js"
 import { discoverCodexBinary } from "./codex-binary.js"

@@ -1,7 +1,8 @@
 // The daemon/stdio ThreadController over the in-memory twin: interrupt sends exactly
 // `turn/interrupt {threadId, turnId}`, acknowledges `{}`, and the turn ends `interrupted` in the
 // state; a refusal keeps its typed error. Waits are on state, never on sleeps.
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import type { Scope } from "effect"
 import { describe, expect, test } from "vitest"
 import { makeFakeAppServer } from "./testing/fake-app-server.js"

@@ -6,7 +6,7 @@
  * fail with `TransportUnsupportedError` instead of pretending. The daemon/stdio adapter here is
  * tiny: it subscribes with `thread/resume` and forwards to the connection; it holds no rules.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Stream } from "effect"
 import type {
   AccountInfo,

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { afterEach, describe, expect, test } from "vitest"
 import { CodexBinaryNotFoundError } from "./errors.js"
 import { conversationStateFixture } from "./extension/testing/conversation-fixtures.js"

@@ -8,7 +8,7 @@
  * resume, subscribe to, compact or start a turn on the thread. Unreachable parts are findings in
  * the report, not failures.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { CodexBinary } from "./codex-binary.js"
 import { discoverCodexBinary } from "./codex-binary.js"
 import type { CodexConnection } from "./codex-connection.js"

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
 import { conversationStateFixture } from "./extension/testing/conversation-fixtures.js"

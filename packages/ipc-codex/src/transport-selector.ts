@@ -6,7 +6,8 @@
  * safe `no-client-found` retries). Selection never resumes, follows, compacts or otherwise
  * touches the thread; the chosen option's `openController` does that when the caller runs it.
  */
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { Scope } from "effect"
 import type { CodexBinary } from "./codex-binary.js"
 import { discoverCodexBinary } from "./codex-binary.js"

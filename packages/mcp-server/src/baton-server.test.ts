@@ -1,6 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import { afterEach, describe, expect, it } from "vitest"
 import { z } from "zod"
 import { createBatonServer } from "./baton-server.js"

@@ -3,7 +3,7 @@
 import { readFile } from "node:fs/promises"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
 import { createBatonServer } from "./baton-server.js"

@@ -7,7 +7,8 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import {
   embedBacklog,
   embedderFromEnvironment,

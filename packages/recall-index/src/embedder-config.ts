@@ -11,7 +11,7 @@
  * `BATON_EMBEDDINGS_MODEL`, `BATON_EMBEDDINGS_KEY`, `BATON_EMBEDDINGS_DIM`; paid providers:
  * `BATON_EMBED_MAX_TOKENS` (estimated-token budget per run).
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Embedder, EmbedderError, Reranker } from "./embedder.js"
 import { EmbedderConfigError } from "./errors.js"
 import { DEFAULT_TOKEN_BUDGET, makeCostGuard } from "./embedders/call-policy.js"

@@ -11,7 +11,7 @@
  *   are comparable across queries;
  * - errors are `EmbedderError` values that say whether retrying can help; no text in them.
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type { Effect } from "effect"
 
 /** What a provider is and how to call it efficiently. */

@@ -11,7 +11,8 @@
  * (`EmbedderError` `bad_response`), never stored.
  */
 import type { Database } from "better-sqlite3"
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import type { Embedder } from "./embedder.js"
 import { EmbedderError } from "./embedder.js"
 import type { IndexBusyError } from "./errors.js"

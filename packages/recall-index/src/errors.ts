@@ -2,7 +2,7 @@
  * Tagged errors of @baton/recall-index. Each carries what a user needs to act; none carries
  * file contents or query text.
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /** Stage at which the vector store probe failed. */
 export type VectorStoreProbeStage = "load-driver" | "open-database" | "load-extension" | "query"

@@ -4,7 +4,8 @@
  * `NEAR`, `*` and column filters are plain words. This is the lexical arm of `searchRecall`;
  * filters (source, scope, days) run inside the query, so a small scope is never starved.
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { RecallStorageError } from "./errors.js"
 import type { Database } from "better-sqlite3"
 import { RecallDatabase, storageFailure } from "./recall-database.js"

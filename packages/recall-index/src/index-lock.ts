@@ -6,7 +6,9 @@
  * {@link IndexerProcess} service, never of `process` directly.
  */
 import type { Database } from "better-sqlite3"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { IndexBusyError } from "./errors.js"
 import type { RecallStorageError } from "./errors.js"
 import { storageFailure } from "./recall-database.js"

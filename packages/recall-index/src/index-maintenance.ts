@@ -5,7 +5,8 @@
  * transaction; child rows go by cascade (turns → raw records, chunks → FTS rows); status reads
  * decode every row with effect/Schema.
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { Database } from "better-sqlite3"
 import { statSync } from "node:fs"
 import type { RecallStorageError } from "./errors.js"

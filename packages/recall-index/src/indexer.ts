@@ -10,7 +10,8 @@
  * All IO arrives as services: files, database, clock, process. Memory: one file's parse result
  * is held at a time, so peak memory scales with the largest transcript.
  */
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { createHash } from "node:crypto"
 import type { ChunkOptions } from "./chunker.js"
 import type { IndexBusyError, RecallStorageError, TranscriptError } from "./errors.js"

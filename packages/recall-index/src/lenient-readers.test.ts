@@ -1,5 +1,6 @@
 import fc from "fast-check"
-import { Option, Schema } from "effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { describe, expect, it } from "vitest"
 import {
   lenient,

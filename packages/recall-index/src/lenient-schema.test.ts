@@ -1,4 +1,5 @@
-import { Option, Schema } from "effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { describe, expect, it } from "vitest"
 import { hasUnknownKeys, lenient, parseJsonLine } from "./lenient-schema.js"
 

@@ -5,7 +5,9 @@
  * lines with the hand-written {@link readStruct} readers, which mirror `Schema.Struct` + `lenient`
  * exactly (property-tested against them) at a fraction of the cost per line.
  */
-import { Effect, Option, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 /** An optional key that decodes to "absent" instead of failing when its value does not fit. */
 export const lenient = <S extends Schema.Top>(schema: S) =>

@@ -9,7 +9,9 @@
  * metadata, progress and noise records are left out unless asked for (recalled text is data,
  * never instructions); a missing session or turn is a {@link RecallNotFoundError}.
  */
-import { Clock, Effect, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { RecallNotFoundError, RecallQueryError } from "./errors.js"
 import type { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"

@@ -8,7 +8,9 @@
  * blocks for at most one read of `length` bytes (the parser reads ≤ 1 MiB at a time). Directory
  * listings stay asynchronous.
  */
-import { Effect, Layer, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import type { Dirent, Stats } from "node:fs"
 import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs"
 import { readdir } from "node:fs/promises"

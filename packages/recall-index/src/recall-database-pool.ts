@@ -12,7 +12,10 @@
  */
 import { statSync } from "node:fs"
 import { join } from "node:path"
-import { Effect, Exit, Layer, Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 import { RECALL_DATABASE_FILE } from "./data-directory.js"
 import type { RecallStorageError } from "./errors.js"
 import { openRecallDatabase, RecallDatabase } from "./recall-database.js"

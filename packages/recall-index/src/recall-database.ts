@@ -7,7 +7,9 @@
  */
 import type BetterSqlite3 from "better-sqlite3"
 import type { Database } from "better-sqlite3"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { Scope } from "effect"
 import { Kysely, Migrator, SqliteDialect } from "kysely"
 import { closeSync, existsSync, mkdirSync, openSync } from "node:fs"

@@ -6,7 +6,7 @@
  * matches that root and everything below it, never a sibling sharing a prefix (`/repo-backend`
  * is not inside `/repo`); any date bound excludes turns without a timestamp.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { RecallQueryError } from "./errors.js"
 import { repoRootOf } from "./repo-root.js"
 import { dateRange, resolveTimeZone } from "./time-format.js"

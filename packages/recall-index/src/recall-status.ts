@@ -6,7 +6,9 @@
  * database; `empty` is true exactly when no session is indexed, so callers can say "nothing
  * indexed yet" with the roots that were searched instead of reporting an error.
  */
-import { Clock, Effect, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { RecallStorageError } from "./errors.js"
 import { indexStatus } from "./index-maintenance.js"
 import type { IndexStatus } from "./index-maintenance.js"

@@ -6,7 +6,9 @@
  * the first prompt, capped — its last activity, turn count, and how fresh its index rows are (when
  * its transcript was last indexed, and whether the transcript still exists on disk).
  */
-import { Clock, Effect, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { RecallQueryError, RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { compileFilters } from "./recall-filters.js"

@@ -10,7 +10,8 @@
  * `last-prompt`, …) and noise are skipped unless asked; at most `limit` hits, each with a short
  * snippet around the match and the address (session id, turn id) to expand.
  */
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { RecallQueryError } from "./errors.js"
 import type { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"

@@ -1,4 +1,5 @@
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import { compileSafeRegex, escapeRegExp, unsafePatternReason } from "./regex-safety.js"
 

@@ -9,7 +9,7 @@
  * also bound the text each test sees (grep tests windows of at most a few KiB), which keeps
  * the remaining polynomial worst cases small.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { RecallQueryError } from "./errors.js"
 
 /** Longest accepted pattern. */

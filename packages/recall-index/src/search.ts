@@ -12,7 +12,9 @@
  * (`textChars`, `snippetChars`) and every hit is addressable by (session id, turn id) for
  * `expandAround` / `step`. Reads only; no IO besides the database and the given providers.
  */
-import { Clock, Effect, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { Embedder, Reranker } from "./embedder.js"
 import type { FusionPlan } from "./embedder-config.js"
 import { RecallQueryError } from "./errors.js"

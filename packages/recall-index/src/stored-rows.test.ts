@@ -1,6 +1,7 @@
 // The hand-written `files` row check agrees with the Schema it stands in for, on good rows and on
 // rows with one field broken; a broken row still fails with the Schema's message.
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { decodeFileRows, isStoredFileRow, StoredFileRow } from "./stored-rows.js"

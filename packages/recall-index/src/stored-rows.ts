@@ -3,7 +3,8 @@
  * `ParseState`. Rows are decoded at the boundary with effect/Schema, so a corrupted or foreign
  * database surfaces as a {@link RecallStorageError}, never as a wrong resume point.
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { RecallStorageError } from "./errors.js"
 import type { ParseState } from "./transcript-model.js"
 

@@ -7,7 +7,7 @@
  * `yesterday` against the `now` passed in); a bad date or zone is a {@link RecallQueryError},
  * never a throw. Pure: `now` and the zone are arguments (`hostTimeZone` reads the process's).
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { RecallQueryError } from "./errors.js"
 
 let hostZone: { readonly tz: string | undefined; readonly zone: string } | undefined

@@ -8,7 +8,7 @@
  * directories are not followed (no loops); a plain rollout wins over its `.zst` twin; Codex
  * compression temp files and non-transcript files are ignored. Output is sorted by path.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { createHash } from "node:crypto"
 import { posix } from "node:path"
 import type { TranscriptReadError } from "./errors.js"

@@ -3,7 +3,7 @@
  * range. Domain code (discovery, parsing) reaches files only through this service, so tests swap
  * in the in-memory twin from `@baton/recall-index/testing`. Implementations never write.
  */
-import { Context } from "effect"
+import * as Context from "effect/Context"
 import type { Effect, Result } from "effect"
 import type { TranscriptReadError } from "./errors.js"
 

@@ -13,7 +13,7 @@
  * Never throws; bad lines are counted in `stats`. Effect errors are IO / decompression / resume
  * mismatches only.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Decompress } from "fzstd"
 import { createClaudeReader } from "./claude-parser.js"
 import { createCodexReader } from "./codex-parser.js"

@@ -15,7 +15,7 @@
  * pre-filter (at most the pool size) every allowed vector is rescored directly.
  */
 import type { Database } from "better-sqlite3"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { blobOf, codeTablesOf, readSignScanner, usableCodes } from "./vector-code-store.js"

@@ -6,7 +6,7 @@
  */
 import type BetterSqlite3 from "better-sqlite3"
 import type { Database } from "better-sqlite3"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { VectorStoreUnavailableError } from "./errors.js"
 import type { VectorStoreProbeStage } from "./errors.js"
 

@@ -7,7 +7,8 @@
  * against its keys (the same embedder keeps the flags: new chunks arrive flagged). No embedding
  * here.
  */
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 

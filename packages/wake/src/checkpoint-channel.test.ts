@@ -1,5 +1,5 @@
 import { fakeTransport, makeFakeAppServer } from "@baton/ipc-codex/testing"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { expect, test } from "vitest"
 import { makeDaemonCheckpointChannel, statusOnlyCheckpointChannel } from "./checkpoint-channel.js"
 import { defaultJobBounds, newJobRecord } from "./job-record.js"

@@ -8,7 +8,9 @@
  * says why it did not deliver. Adapters hold no job rules.
  */
 import type { CodexConnection, CodexConnectError } from "@baton/ipc-codex"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { Scope } from "effect"
 import type { JobRecord } from "./job-record.js"
 import type { PressureBand } from "./pressure.js"

@@ -3,7 +3,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { afterEach, expect, test } from "vitest"
 import { nodeContinuationProcesses as processes, parseProcStat } from "./continuation-processes.js"
 

@@ -8,7 +8,10 @@
  */
 import { spawn } from "node:child_process"
 import { open, readFile, stat } from "node:fs/promises"
-import { Context, Deferred, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { LaunchError } from "./errors.js"
 
 /** What to spawn. */

@@ -2,7 +2,7 @@
  * Tagged errors of @baton/wake. The class is `<Thing>Error`, the `_tag` is the name without the
  * suffix. Each names the job or file involved and says what to do; none carries checkpoint text.
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /** A job id that is not a safe directory name. */
 export class InvalidJobIdError extends Data.TaggedError("InvalidJobId")<{

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { TestClock } from "effect/testing"
 import { expect, test } from "vitest"
 import { type FakeProcess, makeFakeContinuationProcesses } from "./continuation-processes.js"

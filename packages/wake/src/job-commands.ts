@@ -6,7 +6,8 @@
  * continuation's process group (pid and start time checked first). Settings that will reach a
  * command line (model, effort) are validated here, before they are stored. Time from the Clock.
  */
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { checkpointProblems, CHECKPOINT_MAX_BYTES } from "./checkpoint.js"
 import type { ContinuationProcessesShape } from "./continuation-processes.js"
 import { isValidModel, isValidReasoningEffort } from "./continuation-plan.js"

@@ -5,7 +5,10 @@
  * deleted, and taken over; a current lease is always respected (the caller retries later).
  * Acquisition never waits. Time comes from the Effect Clock.
  */
-import { Clock, Effect, Result, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { JobLockHeldError } from "./errors.js"
 import type { WakeIoError } from "./errors.js"
 import { WAKE_FILE_MODE } from "./job-paths.js"

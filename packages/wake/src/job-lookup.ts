@@ -4,7 +4,7 @@
  * threads — most recently updated first. Never a guess by recency alone: without either variable
  * the caller must name the job.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { WakeStoreError } from "./errors.js"
 import { NoJobForThreadError } from "./errors.js"
 import type { JobRecord } from "./job-record.js"

@@ -10,7 +10,7 @@
  * Pure: the environment arrives as an argument.
  */
 import * as path from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { InvalidJobIdError } from "./errors.js"
 
 /** Directory mode of every wake directory. */

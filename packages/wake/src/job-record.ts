@@ -3,7 +3,7 @@
  * the transition table reads and returns. All times are epoch milliseconds from the Effect Clock.
  * The schema is the only way a record enters the package from disk. Pure data, no IO.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /** The job's states (wake v0.5's nine). */
 export const jobStates = [

@@ -7,7 +7,12 @@
  * an existing job, checkpoint or sealed capsule is never overwritten by create or seal. The capsule
  * is always projected from the checkpoint on disk, locally (no model). Time from the Effect Clock.
  */
-import { Clock, Context, Effect, Layer, Result, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { capsuleFreshness, projectCapsule, sha256Hex } from "./capsule.js"
 import type { Capsule, CapsuleFreshness } from "./capsule.js"
 import {

@@ -14,7 +14,8 @@
  * It decides nothing about the job: the watcher feeds what it returns to the transition table.
  */
 import { createHash } from "node:crypto"
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { classifyRun } from "./failure-classifier.js"
 import type { RunClassification } from "./failure-classifier.js"
 import { execPlan } from "./continuation-plan.js"

@@ -1,7 +1,7 @@
 // The Codex quota reader against the in-memory twin of the app-server.
 import type { FakeAppServer } from "@baton/ipc-codex/testing"
 import { fakeTransport, makeFakeAppServer } from "@baton/ipc-codex/testing"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { expect, test } from "vitest"
 import { makeCodexQuotaReader } from "./quota-reader.js"
 

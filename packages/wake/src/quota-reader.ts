@@ -13,7 +13,12 @@
  */
 import type { CodexConnection, CodexConnectError, RateLimitsState } from "@baton/ipc-codex"
 import { applyRateLimitsRead } from "@baton/ipc-codex"
-import { Clock, Context, Effect, Exit, Layer, Scope } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 
 /** One quota reading. */
 export type QuotaReading =

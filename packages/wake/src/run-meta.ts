@@ -7,7 +7,8 @@
  * a torn meta file reads as absent, never as a run. Pure.
  */
 import * as path from "node:path"
-import { Result, Schema } from "effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import type { JobPaths } from "./job-paths.js"
 import { deliveryModes } from "./job-record.js"
 

@@ -9,7 +9,8 @@
  * the next read. Only structured fields are kept: no tool output, no message scanning. Pure.
  */
 import type { RateLimitSnapshot, RateLimitWindow } from "@baton/ipc-codex"
-import { Option, Schema } from "effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { codexErrorKind } from "./failure-classifier.js"
 import type { CodexErrorKind } from "./failure-classifier.js"
 

@@ -1,5 +1,5 @@
 import { fakeTransport, makeFakeAppServer } from "@baton/ipc-codex/testing"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { expect, test } from "vitest"
 import { acceptsTurn, makeDaemonSameThreadTurns } from "./same-thread-turns.js"
 

@@ -10,7 +10,9 @@
  * other continuation's. Adapters hold no job rules.
  */
 import type { CodexConnection, CodexConnectError } from "@baton/ipc-codex"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { Scope } from "effect"
 
 /** The result of asking for a turn. */

@@ -1,7 +1,7 @@
 import { appendFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { afterEach, expect, test } from "vitest"
 import { findRolloutFile, makeRolloutThreadSignals } from "./thread-signals.js"
 

@@ -9,7 +9,9 @@
  */
 import { open, readdir } from "node:fs/promises"
 import * as path from "node:path"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { scanRollout, splitCompleteLines } from "./run-signals.js"
 import type { RolloutSignal } from "./run-signals.js"
 

@@ -7,7 +7,9 @@
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { WakeIoError } from "./errors.js"
 
 /** What the store needs from a file system. Paths are absolute. */

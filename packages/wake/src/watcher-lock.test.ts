@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { TestClock } from "effect/testing"
 import { expect, test } from "vitest"
 import { makeMemoryWakeFileSystem } from "./wake-file-system.js"

@@ -8,7 +8,10 @@
  * through WakeFileSystem.
  */
 import * as path from "node:path"
-import { Clock, Effect, Result, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { WatcherLockHeldError, WatcherLockLostError } from "./errors.js"
 import type { WakeIoError } from "./errors.js"
 import { WAKE_DIR_MODE, WAKE_FILE_MODE } from "./job-paths.js"

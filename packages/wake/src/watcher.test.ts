@@ -1,7 +1,12 @@
 // The watcher on its in-memory twins (file system, quota reader, rollout signals, processes) and
 // TestClock: time moves only when the test adjusts it; the driver yields one event-loop turn per
 // step, so nothing here sleeps on the wall clock.
-import { Clock, Effect, Exit, Fiber, Layer, Scope } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 import { TestClock } from "effect/testing"
 import { describe, expect, test } from "vitest"
 import { CheckpointChannel, statusOnlyCheckpointChannel } from "./checkpoint-channel.js"

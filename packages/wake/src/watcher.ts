@@ -23,7 +23,11 @@
  */
 import type { RateLimitsState } from "@baton/ipc-codex"
 import { applyRateLimitsUpdate } from "@baton/ipc-codex"
-import { Clock, Effect, Fiber, Queue, Scope } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
+import * as Scope from "effect/Scope"
 import { CheckpointChannel } from "./checkpoint-channel.js"
 import { ContinuationProcesses } from "./continuation-processes.js"
 import type { ProcessExit } from "./continuation-processes.js"

@@ -12,7 +12,8 @@
  *   over the canonical JSON of its id, input and user message items.
  * Pure (hashing aside) and never throws.
  */
-import { Result, Schema } from "effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 import { canonicalJson } from "./canonical-json.js"
 import { StateLayoutError } from "./errors.js"

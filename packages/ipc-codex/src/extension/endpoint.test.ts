@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import { IpcFileSystem, resolveExtensionEndpoint, WINDOWS_PIPE_PATH } from "./endpoint.js"
 import type { EndpointEnvironment, IpcFileStat, IpcFsFailure } from "./endpoint.js"

@@ -11,7 +11,8 @@
  *   opts in, and then passes the same private-ownership checks (a 0755 shared dir is refused).
  * All filesystem access goes through the injected {@link IpcFileSystem}.
  */
-import { Context, Effect } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as path from "node:path"
 import {
   EndpointAccessError,

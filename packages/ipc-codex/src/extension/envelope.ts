@@ -5,7 +5,7 @@
  * at it; unknown extra fields are tolerated (and dropped from the decoded value); `params`,
  * `result` and `conversationState` stay `unknown` so large states are not traversed twice.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /** The `hostId` of the local VS Code host. */
 export const LOCAL_HOST_ID = "local"

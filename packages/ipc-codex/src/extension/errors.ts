@@ -4,7 +4,7 @@
  * what to do next. Guarantee: no error carries user text, conversation content or patch
  * values; ids, paths, method names, versions and counts only.
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /** Which filesystem entry an endpoint check was about. */
 export type EndpointRole = "codex-home" | "ipc-directory" | "socket"

@@ -21,7 +21,14 @@
  * - all waiting uses the Effect Clock (TestClock in tests); closing the scope unfollows (best
  *   effort) and closes the socket.
  */
-import { Clock, Effect, Fiber, Option, Queue, Schema, Stream, SubscriptionRef } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { Result, Scope } from "effect"
 import { randomUUID } from "node:crypto"
 import type { ConversationView } from "./conversation-state.js"

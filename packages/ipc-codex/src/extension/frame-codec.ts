@@ -12,7 +12,7 @@
  * - buffered bytes never exceed `maxFrameBytes + 4` plus the current chunk.
  * Pure, synchronous and never throws.
  */
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import {
   FrameEmptyError,
   FrameEncodeError,

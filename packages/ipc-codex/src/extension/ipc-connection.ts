@@ -13,7 +13,10 @@
  *   emits exactly one `Closed` event;
  * - the connection never resends anything.
  */
-import { Deferred, Effect, Queue, Schema } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
 import type { Scope } from "effect"
 import {
   decodeIncomingEnvelope,

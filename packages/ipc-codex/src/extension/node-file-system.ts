@@ -3,7 +3,8 @@
  * purpose: it classifies `fs` results into kinds and errno codes and holds no rules (those are
  * in endpoint.ts). Never creates, chmods or deletes anything.
  */
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { Stats } from "node:fs"
 import { lstat, realpath, stat } from "node:fs/promises"
 import { homedir, tmpdir } from "node:os"

@@ -3,7 +3,10 @@
  * Tiny on purpose: it maps socket events to the port's queue and errno codes to tagged errors
  * and holds no protocol rules.
  */
-import { Cause, Effect, Layer, Queue } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
 import { createConnection } from "node:net"
 import type { Socket } from "node:net"
 import { IpcConnectError, IpcDisconnectedError } from "./errors.js"

@@ -5,7 +5,7 @@
  * with the bounded delays given (safe: nothing was delivered); every other failure is returned
  * at once; delays run on the injected Clock.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { LOCAL_HOST_ID } from "./envelope.js"
 import { OwnerNotFoundError } from "./errors.js"
 import type { IpcRequestError } from "./errors.js"

@@ -4,7 +4,8 @@
  * `no-client-found` retries (safe: nothing is delivered), then disconnect. Never follows the
  * thread or sends a write.
  */
-import { Effect, Queue } from "effect"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
 import { randomUUID } from "node:crypto"
 import { resolveExtensionEndpoint } from "./endpoint.js"
 import type { EndpointEnvironment, IpcFileSystem } from "./endpoint.js"

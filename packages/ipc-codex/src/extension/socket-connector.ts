@@ -4,7 +4,7 @@
  * with {@link IpcDisconnectedError} once the stream ends (after the chunks already received);
  * `write` fails with it when the peer is gone; closing the scope destroys the socket.
  */
-import { Context } from "effect"
+import * as Context from "effect/Context"
 import type { Effect, Queue, Scope } from "effect"
 import type { IpcConnectError, IpcDisconnectedError } from "./errors.js"
 

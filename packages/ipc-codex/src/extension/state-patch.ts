@@ -13,7 +13,7 @@
  *   (`remove` of the root is refused).
  * Pure and never throws.
  */
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { StatePatchError } from "./errors.js"
 import type { PatchOperation } from "./envelope.js"
 

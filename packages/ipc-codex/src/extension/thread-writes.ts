@@ -12,7 +12,8 @@
  *   a string or null (null: no such turn was running).
  * Pure; never throws.
  */
-import { Result, Schema } from "effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 
 /** Params of `thread-follower-compact-thread`. */
 export const compactThreadParams = (

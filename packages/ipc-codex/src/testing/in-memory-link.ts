@@ -4,7 +4,7 @@
  * asynchronous (a microtask), as on a real wire, so no side ever re-enters the other; frames
  * written before a close are delivered before the close, as on a socket.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { FrameLink, FrameSink, OpenFrameLink } from "../json-rpc-connection.js"
 import { DisconnectedError } from "../errors.js"
 

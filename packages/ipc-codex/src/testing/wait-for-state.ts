@@ -2,7 +2,9 @@
  * Waiting helpers for tests of code built on `CodexConnection`: wait until a thread's state
  * satisfies a predicate (checked on the current state first, then on every change).
  */
-import { Cause, Effect, Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import type { CodexConnection } from "../codex-connection.js"
 import type { DisconnectedError } from "../errors.js"
 import type { ThreadState } from "../thread-state.js"

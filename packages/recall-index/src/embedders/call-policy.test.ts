@@ -1,4 +1,6 @@
-import { Effect, Exit, Fiber } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
 import { EmbedderError } from "../embedder.js"

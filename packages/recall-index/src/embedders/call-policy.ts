@@ -6,7 +6,9 @@
  * sent, with `EmbedderError` failure `cost_guard`). Time is Effect's `Clock` and jitter Effect's
  * `Random`, so tests drive backoff with `TestClock`. Never logs or carries input text.
  */
-import { Clock, Effect, Random } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
 import { EmbedderError } from "../embedder.js"
 import type { EmbedderFailure } from "../embedder.js"
 

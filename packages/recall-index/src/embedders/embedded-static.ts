@@ -12,7 +12,7 @@
  */
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { EmbeddedParts, Embedder } from "../embedder.js"
 import { EmbedderError, normalizeVector } from "../embedder.js"
 import {

@@ -11,7 +11,7 @@
 import { createRequire } from "node:module"
 import { availableParallelism } from "node:os"
 import { Worker } from "node:worker_threads"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Embedder } from "../embedder.js"
 import { EmbedderError, normalizeVector } from "../embedder.js"
 

@@ -6,7 +6,8 @@
  * non-loopback endpoint counts as remote and paid, so the cost guard applies; retries follow
  * `call-policy.ts`. The key never appears in errors.
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { Embedder } from "../embedder.js"
 import { EmbedderError, normalizeVector } from "../embedder.js"
 import {

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import { makeDeterministicEmbedder } from "../testing/deterministic-embedder.js"
 import { lexicalQuery } from "../lexical-query.js"

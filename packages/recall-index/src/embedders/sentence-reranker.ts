@@ -9,7 +9,7 @@
  * are all considered gets its whole-candidate vector from the same pass as its sentences
  * instead of a second embedding; the scores are the same up to float rounding.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Embedder, Reranker, RerankResult } from "../embedder.js"
 
 /** Options of {@link makeSentenceReranker}. */

@@ -6,7 +6,7 @@
  * is loaded; no IO per query. Guarantees: the original terms come first and are all kept; at most
  * `perWord` additions per word, each at least `minSimilarity` similar, none repeated.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { EmbedderError } from "../embedder.js"
 import { lexicalQuery } from "../lexical-query.js"
 import { readFileSync } from "node:fs"

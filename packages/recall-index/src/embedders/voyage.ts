@@ -6,7 +6,7 @@
  * the per-run cost guard first; vectors come back in input order (by `index`) and L2-normalised;
  * the key never appears in an error. Always remote and paid.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type * as Voyage from "voyageai"
 import type { VoyageAIClient } from "voyageai"
 import type { Embedder, Reranker, RerankResult } from "../embedder.js"

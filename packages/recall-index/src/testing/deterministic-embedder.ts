@@ -4,7 +4,7 @@
  * vector, on every machine; no model, no network. Not a semantic model: use it to test plumbing.
  */
 import { createHash } from "node:crypto"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Embedder } from "../embedder.js"
 import { normalizeVector } from "../embedder.js"
 

@@ -3,7 +3,8 @@
  * inodes, mtimes, symlinks and unreadable paths, plus the calls a test needs to imitate an agent
  * (write, append, rename keeping the inode, remove). Directories are implied by file paths.
  */
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { posix } from "node:path"
 import { TranscriptReadError } from "../errors.js"
 import { TranscriptFileSystem } from "../transcript-file-system.js"

@@ -3,7 +3,7 @@
  * points CODEX_HOME at the router's private directory, and the real node filesystem and
  * socket layers (the fake is a real socket, so the trust checks run for real). Test support.
  */
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import type { EndpointEnvironment, IpcFileSystem } from "../endpoint.js"
 import { nodeIpcFileSystemLayer } from "../node-file-system.js"
 import { nodeIpcSocketConnectorLayer } from "../node-socket-connector.js"
