@@ -55,11 +55,64 @@ export const DEFAULT_MAX_DOC_SHARE = 0.25
 export const DEFAULT_EXPANSION_MAX_DOC_SHARE = 0.05
 
 /**
+ * Document frequencies already counted on a connection, valid while the FTS5 index's structure
+ * record (`chunks_fts_data` row 10: its segments and write counter, rewritten by every change to
+ * the index) is byte-for-byte the one they were counted under. `fts5vocab` counts a term by
+ * walking its whole doclist, so the common words most queries share ("how", "did", "we") cost the
+ * most; a kept connection (the MCP server's pool) counts each once per index state.
+ */
+interface DfCache {
+  readonly structure: Buffer
+  readonly df: Map<string, number>
+}
+const dfCaches = new WeakMap<Database, DfCache>()
+/** Terms remembered per connection; past it the cache starts over. */
+const DF_CACHE_TERMS = 20_000
+
+const ftsStructure = (sqlite: Database): Buffer =>
+  (sqlite.prepare("select block from chunks_fts_data where id = 10").pluck().get() as
+    Buffer | undefined) ?? Buffer.alloc(0)
+
+/** The rarest token's document count of each of `terms` (a multi-token term is a phrase). */
+const documentFrequencies = (sqlite: Database, terms: ReadonlyArray<string>): Array<number> => {
+  const structure = ftsStructure(sqlite)
+  let cache = dfCaches.get(sqlite)
+  if (cache === undefined || !cache.structure.equals(structure) || cache.df.size > DF_CACHE_TERMS) {
+    cache = { structure, df: new Map() }
+    dfCaches.set(sqlite, cache)
+  }
+  const { df } = cache
+  const missing = [...new Set(terms.filter((term) => !df.has(term)))]
+  if (missing.length > 0) {
+    sqlite.exec(
+      `create virtual table if not exists temp.baton_query_terms using fts5(t, tokenize='${FTS_TOKENIZER}');
+       create virtual table if not exists temp.baton_query_tokens using fts5vocab(temp, baton_query_terms, 'instance');
+       create virtual table if not exists temp.baton_chunk_terms using fts5vocab(main, chunks_fts, 'row');
+       delete from temp.baton_query_terms;`,
+    )
+    const put = sqlite.prepare("insert into temp.baton_query_terms (rowid, t) values (?, ?)")
+    missing.forEach((term, i) => put.run(i + 1, term))
+    const rows = sqlite
+      .prepare(
+        `select q.doc as at, coalesce(c.doc, 0) as df from temp.baton_query_tokens q
+         left join temp.baton_chunk_terms c on c.term = q.term`,
+      )
+      .all() as Array<{ at: number; df: number }>
+    sqlite.exec("delete from temp.baton_query_terms")
+    const rarest = new Map<number, number>()
+    for (const row of rows) rarest.set(row.at, Math.min(rarest.get(row.at) ?? Infinity, row.df))
+    // A term without a token (punctuation only) counts as in no chunk.
+    missing.forEach((term, i) => df.set(term, rarest.get(i + 1) ?? 0))
+  }
+  return terms.map((term) => df.get(term) ?? 0)
+}
+
+/**
  * The terms of an OR query worth scoring: query terms whose rarest token is in at most
  * `maxDocShare` of the indexed chunks (the single rarest query term when none is), then
  * expansion terms within `expansionMaxDocShare`. Tokens are taken with the index's own
  * tokenizer (a temp FTS5 table) and counted with `fts5vocab`, so stems match what bm25 sees.
- * Costs a few index lookups per term.
+ * Costs a few index lookups per term not yet counted under the index's current state.
  */
 const selectiveTerms = (
   sqlite: Database,
@@ -70,31 +123,14 @@ const selectiveTerms = (
 ): ReadonlyArray<string> => {
   const terms = [...queryTerms, ...expansionTerms]
   if (expansionTerms.length === 0 && terms.length < 2) return terms
-  sqlite.exec(
-    `create virtual table if not exists temp.baton_query_terms using fts5(t, tokenize='${FTS_TOKENIZER}');
-     create virtual table if not exists temp.baton_query_tokens using fts5vocab(temp, baton_query_terms, 'instance');
-     create virtual table if not exists temp.baton_chunk_terms using fts5vocab(main, chunks_fts, 'row');
-     delete from temp.baton_query_terms;`,
-  )
-  const put = sqlite.prepare("insert into temp.baton_query_terms (rowid, t) values (?, ?)")
-  terms.forEach((term, i) => put.run(i + 1, term))
-  const rows = sqlite
-    .prepare(
-      `select q.doc as at, coalesce(c.doc, 0) as df from temp.baton_query_tokens q
-       left join temp.baton_chunk_terms c on c.term = q.term`,
-    )
-    .all() as Array<{ at: number; df: number }>
-  sqlite.exec("delete from temp.baton_query_terms")
-  // A term's selectivity is its rarest token's (a multi-token term is a phrase).
-  const rarest = new Map<number, number>()
-  for (const row of rows) rarest.set(row.at, Math.min(rarest.get(row.at) ?? Infinity, row.df))
+  const counts = documentFrequencies(sqlite, terms)
   const total = (sqlite.prepare("select max(id) from chunks").pluck().get() as number | null) ?? 0
-  const within = (i: number, share: number) => (rarest.get(i + 1) ?? 0) <= share * total
+  const within = (i: number, share: number) => counts[i]! <= share * total
   const kept = queryTerms.filter((_, i) => within(i, maxDocShare))
   if (kept.length === 0 && queryTerms.length > 0) {
     let best = 0
     queryTerms.forEach((_, i) => {
-      if ((rarest.get(i + 1) ?? 0) < (rarest.get(best + 1) ?? 0)) best = i
+      if (counts[i]! < counts[best]!) best = i
     })
     kept.push(queryTerms[best]!)
   }

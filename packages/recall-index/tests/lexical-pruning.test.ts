@@ -2,9 +2,15 @@
 // scores of rows matching another term are unchanged, rows matching only a common term go, stems
 // are counted as bm25 sees them, and a query of only common terms keeps its rarest term.
 // Expansion terms (a query expander's additions) have their own, lower share.
+import { Effect } from "effect"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { matchChunks, rankChunks } from "@baton/recall-index"
+import {
+  makeRecallDatabasePool,
+  matchChunks,
+  rankChunks,
+  RecallDatabase,
+} from "@baton/recall-index"
 import { insertChunkRows, tempDir, withIndex } from "./index-harness.js"
 
 const data = tempDir("lexical-pruning")
@@ -149,5 +155,56 @@ describe("rankChunks", () => {
       expect(ranked).toEqual(matched.map((m) => ({ chunkId: m.chunkId, rank: m.rank })))
     }
     expect(await withIndex(dataDir, rankChunks("  ", { mode: "any" }))).toEqual([])
+  })
+})
+
+describe("document frequencies on a kept connection", () => {
+  it("are counted again once another connection changes the index", async () => {
+    const dir = join(data.path, "kept")
+    // 40 chunks: "heron" in 4 (10 %), "kestrel" in 2.
+    await insertChunkRows(dir, [
+      {
+        sessionId: "k",
+        texts: Array.from(
+          { length: 40 },
+          (_, i) =>
+            `${i < 4 ? "a heron stood" : "grey water"}, ${i >= 38 ? "a kestrel" : "wind"} ${i}`,
+        ),
+      },
+    ])
+    const pool = makeRecallDatabasePool()
+    const kept = pool.layer({ dataDir: dir })
+    const ranked = () =>
+      Effect.runPromise(
+        rankChunks("heron kestrel", { limit: 100, mode: "any" }).pipe(Effect.provide(kept)),
+      )
+    try {
+      expect(await ranked()).toHaveLength(6)
+      expect(await ranked()).toHaveLength(6) // counted once, then remembered
+      // The indexer's connection adds 40 chunks that all say "heron": 44 of 80 is over a quarter.
+      await withIndex(
+        dir,
+        RecallDatabase.use((db) =>
+          Effect.sync(() => {
+            const s = db.sqlite
+            const turn = s.prepare(
+              "insert into turns (id, session_row, file_id, turn_id, ordinal, role, start_offset, end_offset) values (?, 1, 1, ?, ?, 'assistant', 0, 0)",
+            )
+            const chunk = s.prepare(
+              "insert into chunks (turn_row, surface_index, chunk_index, role, char_start, char_end, text, content_hash, needs_embedding) values (?, 0, 0, 'assistant', 0, 12, 'heron again', ?, 1)",
+            )
+            s.transaction(() => {
+              for (let id = 41; id <= 80; id++) {
+                turn.run(id, `t${id}`, id)
+                chunk.run(id, `h${id}`)
+              }
+            })()
+          }),
+        ),
+      )
+      expect(await ranked()).toHaveLength(2) // heron is common now: only the kestrels
+    } finally {
+      await Effect.runPromise(pool.close())
+    }
   })
 })
