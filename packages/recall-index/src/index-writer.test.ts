@@ -53,27 +53,31 @@ describe("makeCommitGroup", () => {
   })
 
   it("commits once the group has lasted maxMs or read maxBytes", () => {
-    const byTime = database()
-    const timed = makeCommitGroup(byTime.writer, { maxFiles: 1e9, maxMs: 250, maxBytes: 1e12 })
-    timed.begin(1_000)
-    byTime.writeFile("a")
-    timed.counted(1, 1_249)
-    expect(byTime.committed()).toEqual([])
-    timed.begin(1_249)
-    byTime.writeFile("b")
-    timed.counted(1, 1_250)
-    expect(byTime.committed()).toEqual(["a", "b"])
-
-    const bySize = database()
-    const sized = makeCommitGroup(bySize.writer, { maxFiles: 1e9, maxMs: 1e9, maxBytes: 100 })
-    sized.begin(0)
-    bySize.writeFile("a")
-    sized.counted(99, 0)
-    expect(bySize.committed()).toEqual([])
-    sized.begin(0)
-    bySize.writeFile("b")
-    sized.counted(1, 0)
-    expect(bySize.committed()).toEqual(["a", "b"])
+    /** Two files a and b; `[begun, bytes, at]` per file; what is committed after each. */
+    const twoFiles = (
+      limits: { maxMs: number; maxBytes: number },
+      files: ReadonlyArray<readonly [number, number, number]>,
+    ) => {
+      const { writer, writeFile, committed } = database()
+      const group = makeCommitGroup(writer, { maxFiles: 1e9, ...limits })
+      return files.map(([begun, bytes, at], i) => {
+        group.begin(begun)
+        writeFile(i === 0 ? "a" : "b")
+        group.counted(bytes, at)
+        return committed()
+      })
+    }
+    const after = [[], ["a", "b"]]
+    const byTime = twoFiles({ maxMs: 250, maxBytes: 1e12 }, [
+      [1_000, 1, 1_249],
+      [1_249, 1, 1_250],
+    ])
+    expect(byTime).toEqual(after)
+    const bySize = twoFiles({ maxMs: 1e9, maxBytes: 100 }, [
+      [0, 99, 0],
+      [0, 1, 0],
+    ])
+    expect(bySize).toEqual(after)
   })
 
   it("rolls back a failing file alone: its group-mates commit", () => {

@@ -151,6 +151,25 @@ export interface SyntheticSession {
   readonly texts: ReadonlyArray<string>
 }
 
+/** Inserts `texts` as chunks of session row `sessionRow`, a turn each, ids from `firstId`. */
+const chunkWriter = (s: RecallDatabaseShape["sqlite"]) => {
+  const turn = s.prepare(
+    "insert into turns (id, session_row, file_id, turn_id, ordinal, role, start_offset, end_offset) values (?, ?, 1, ?, ?, 'assistant', 0, 0)",
+  )
+  const chunk = s.prepare(
+    "insert into chunks (turn_row, surface_index, chunk_index, role, char_start, char_end, text, content_hash, needs_embedding) values (?, 0, 0, 'assistant', 0, ?, ?, ?, 1)",
+  )
+  return (sessionRow: number, texts: ReadonlyArray<string>, firstId: number): number => {
+    let id = firstId - 1
+    for (const text of texts) {
+      id += 1
+      turn.run(id, sessionRow, `t${id}`, id)
+      chunk.run(id, text.length, text, `h${id}`)
+    }
+    return id
+  }
+}
+
 /**
  * Writes sessions of chunk rows straight into the index (one file row, a turn per chunk, every
  * chunk waiting for embedding), in one transaction: for tests of search over many chunks without
@@ -168,26 +187,31 @@ export const insertChunkRows = (
         const session = s.prepare(
           "insert into sessions (id, source, session_id, file_id, cwd, repo_root) values (?, 'claude', ?, 1, ?, ?)",
         )
-        const turn = s.prepare(
-          "insert into turns (id, session_row, file_id, turn_id, ordinal, role, start_offset, end_offset) values (?, ?, 1, ?, ?, 'assistant', 0, 0)",
-        )
-        const chunk = s.prepare(
-          "insert into chunks (turn_row, surface_index, chunk_index, role, char_start, char_end, text, content_hash, needs_embedding) values (?, 0, 0, 'assistant', 0, ?, ?, ?, 1)",
-        )
+        const write = chunkWriter(s)
         s.transaction(() => {
           s.prepare(
             "insert into files (id, path, source, role, compression, size, mtime_ms, inode, head_hash, status) values (1, '/t.jsonl', 'claude', 'session', 'none', 0, 0, 0, '', 'indexed')",
           ).run()
-          let id = 0
+          let last = 0
           sessions.forEach((spec, i) => {
             session.run(i + 1, spec.sessionId, spec.repoRoot ?? null, spec.repoRoot ?? null)
-            for (const text of spec.texts) {
-              id += 1
-              turn.run(id, i + 1, `t${id}`, id)
-              chunk.run(id, text.length, text, `h${id}`)
-            }
+            last = write(i + 1, spec.texts, last + 1)
           })
         })()
       }),
     ),
   )
+
+/**
+ * Adds chunks to session row `sessionRow` of an index written by {@link insertChunkRows}, ids
+ * following the last chunk's, in one transaction (through its own connection, as an indexer).
+ */
+export const appendChunkRows = (
+  dataDir: string,
+  sessionRow: number,
+  texts: ReadonlyArray<string>,
+): Promise<void> =>
+  withSqlite(dataDir, (s) => {
+    const last = (s.prepare("select max(id) from chunks").pluck().get() as number | null) ?? 0
+    s.transaction(() => chunkWriter(s)(sessionRow, texts, last + 1))()
+  })

@@ -66,6 +66,21 @@ const claudeSession = (corpus: ReturnType<typeof generateFixtureCorpus>) => {
   return e.path
 }
 
+/**
+ * A Claude session of the corpus grown past the 4 KiB head (so an append is unambiguous), and
+ * the next exchange to append to it.
+ */
+const lengthenedSession = (corpus: ReturnType<typeof generateFixtureCorpus>) => {
+  const path = claudeSession(corpus)
+  const random = seededRandom(9)
+  const session = { sessionId: "11111111-2222-4333-8444-555555555555", cwd: "/work/x" }
+  appendFileSync(path, claudeExchange(random, session, Date.UTC(2026, 1, 1), 6000))
+  return {
+    path,
+    nextExchange: () => claudeExchange(random, session, Date.UTC(2026, 1, 2), 800),
+  }
+}
+
 describe("recall database", () => {
   it("creates the data directory 0700 and the database 0600, migrates, and re-opens", async () => {
     const { dataDir } = setup()
@@ -143,14 +158,10 @@ describe("indexTranscripts", () => {
 
   it("resumes an appended turn reading only the new bytes", async () => {
     const { dataDir, environment, corpus } = setup()
-    const path = claudeSession(corpus)
-    // Make the file larger than the 4 KiB head so the append is unambiguous.
-    const random = seededRandom(9)
-    const session = { sessionId: "11111111-2222-4333-8444-555555555555", cwd: "/work/x" }
-    appendFileSync(path, claudeExchange(random, session, Date.UTC(2026, 1, 1), 6000))
+    const { path, nextExchange } = lengthenedSession(corpus)
     await runIndex(dataDir, { environment })
     const sizeBefore = statSync(path).size
-    const extra = claudeExchange(random, session, Date.UTC(2026, 1, 2), 800)
+    const extra = nextExchange()
     appendFileSync(path, extra)
     const fs = countingFileSystem()
     const report = await runIndex(dataDir, { environment }, fs.layer)
@@ -164,10 +175,7 @@ describe("indexTranscripts", () => {
 
   it("upgrades a schema-1 index (parse states in files) and still resumes appends from it", async () => {
     const { dataDir, environment, corpus } = setup()
-    const path = claudeSession(corpus)
-    const random = seededRandom(9)
-    const session = { sessionId: "11111111-2222-4333-8444-555555555555", cwd: "/work/x" }
-    appendFileSync(path, claudeExchange(random, session, Date.UTC(2026, 1, 1), 6000))
+    const { path, nextExchange } = lengthenedSession(corpus)
     const first = await runIndex(dataDir, { environment })
     // Put the file back in schema 1's shape: the parse state in files.parse_state.
     const states = await withIndex(
@@ -189,7 +197,7 @@ describe("indexTranscripts", () => {
       }),
     )
     expect(states).toEqual({ n: first.indexedNew })
-    const extra = claudeExchange(random, session, Date.UTC(2026, 1, 2), 800)
+    const extra = nextExchange()
     appendFileSync(path, extra)
     const report = await runIndex(dataDir, { environment })
     expect(report.appended).toBe(1)

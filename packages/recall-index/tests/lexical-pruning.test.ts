@@ -5,13 +5,8 @@
 import { Effect } from "effect"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  makeRecallDatabasePool,
-  matchChunks,
-  rankChunks,
-  RecallDatabase,
-} from "@baton/recall-index"
-import { insertChunkRows, tempDir, withIndex } from "./index-harness.js"
+import { makeRecallDatabasePool, matchChunks, rankChunks } from "@baton/recall-index"
+import { appendChunkRows, insertChunkRows, tempDir, withIndex } from "./index-harness.js"
 
 const data = tempDir("lexical-pruning")
 afterAll(() => data.dispose())
@@ -182,25 +177,10 @@ describe("document frequencies on a kept connection", () => {
       expect(await ranked()).toHaveLength(6)
       expect(await ranked()).toHaveLength(6) // counted once, then remembered
       // The indexer's connection adds 40 chunks that all say "heron": 44 of 80 is over a quarter.
-      await withIndex(
+      await appendChunkRows(
         dir,
-        RecallDatabase.use((db) =>
-          Effect.sync(() => {
-            const s = db.sqlite
-            const turn = s.prepare(
-              "insert into turns (id, session_row, file_id, turn_id, ordinal, role, start_offset, end_offset) values (?, 1, 1, ?, ?, 'assistant', 0, 0)",
-            )
-            const chunk = s.prepare(
-              "insert into chunks (turn_row, surface_index, chunk_index, role, char_start, char_end, text, content_hash, needs_embedding) values (?, 0, 0, 'assistant', 0, 12, 'heron again', ?, 1)",
-            )
-            s.transaction(() => {
-              for (let id = 41; id <= 80; id++) {
-                turn.run(id, `t${id}`, id)
-                chunk.run(id, `h${id}`)
-              }
-            })()
-          }),
-        ),
+        1,
+        Array.from({ length: 40 }, () => "heron again"),
       )
       expect(await ranked()).toHaveLength(2) // heron is common now: only the kestrels
     } finally {
