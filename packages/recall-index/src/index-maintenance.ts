@@ -11,6 +11,7 @@ import type { Database } from "better-sqlite3"
 import { statSync } from "node:fs"
 import type { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
+import type { RecallDatabaseShape } from "./recall-database.js"
 import { decodeRows } from "./stored-rows.js"
 import type { IndexRunReport } from "./indexer.js"
 import { forgetCodes } from "./vector-code-store.js"
@@ -38,37 +39,52 @@ export interface RemovalCounts {
   readonly files: number
 }
 
+/**
+ * Runs a write transaction announced to a running indexer (see
+ * `RecallDatabaseShape.announceWriter`), so the indexer pauses between files and lets it in.
+ */
+const announced = <A>(db: RecallDatabaseShape, write: () => A): A => {
+  const release = db.announceWriter()
+  try {
+    return write()
+  } finally {
+    release()
+  }
+}
+
 /** Removes sessions (turns, records, chunks) whose transcript file vanished, and those file rows. */
 export const pruneDeleted = (): Effect.Effect<RemovalCounts, RecallStorageError, RecallDatabase> =>
   RecallDatabase.use((db) =>
     Effect.try({
       try: () =>
-        db.sqlite
-          .transaction((): RemovalCounts => {
-            const missing = "select id from files where status = 'missing'"
-            db.sqlite.prepare(`delete from turns where file_id in (${missing})`).run()
-            db.sqlite.prepare(`delete from raw_records where file_id in (${missing})`).run()
-            const sessions = db.sqlite
-              .prepare(
-                `delete from sessions where file_id in (${missing})
+        announced(db, () =>
+          db.sqlite
+            .transaction((): RemovalCounts => {
+              const missing = "select id from files where status = 'missing'"
+              db.sqlite.prepare(`delete from turns where file_id in (${missing})`).run()
+              db.sqlite.prepare(`delete from raw_records where file_id in (${missing})`).run()
+              const sessions = db.sqlite
+                .prepare(
+                  `delete from sessions where file_id in (${missing})
                    and not exists (select 1 from turns t where t.session_row = sessions.id)`,
-              )
-              .run().changes
-            // A session that also has turns in a present file stays, pointed at that file.
-            db.sqlite
-              .prepare(
-                `update sessions set file_id = (select t.file_id from turns t
+                )
+                .run().changes
+              // A session that also has turns in a present file stays, pointed at that file.
+              db.sqlite
+                .prepare(
+                  `update sessions set file_id = (select t.file_id from turns t
                    where t.session_row = sessions.id and t.file_id is not null limit 1)
                  where file_id in (${missing})`,
-              )
-              .run()
-            const files = db.sqlite
-              .prepare("delete from files where status = 'missing'")
-              .run().changes
-            dropUnreferencedVectors(db.sqlite)
-            return { sessions, files }
-          })
-          .immediate(),
+                )
+                .run()
+              const files = db.sqlite
+                .prepare("delete from files where status = 'missing'")
+                .run().changes
+              dropUnreferencedVectors(db.sqlite)
+              return { sessions, files }
+            })
+            .immediate(),
+        ),
       catch: storageFailure("write", db.path),
     }),
   )
@@ -89,50 +105,52 @@ export const forgetSessions = (
   RecallDatabase.use((db) =>
     Effect.try({
       try: () =>
-        db.sqlite
-          .transaction((): RemovalCounts => {
-            if (target._tag === "All") {
-              const sessions = db.sqlite.prepare("delete from sessions").run().changes
-              const files = db.sqlite.prepare("delete from files").run().changes
-              db.sqlite.prepare("delete from raw_records").run()
-              dropUnreferencedVectors(db.sqlite)
-              return { sessions, files }
-            }
-            const where =
-              target._tag === "Session"
-                ? target.source === undefined
-                  ? { sql: "session_id = ?", args: [target.sessionId] }
+        announced(db, () =>
+          db.sqlite
+            .transaction((): RemovalCounts => {
+              if (target._tag === "All") {
+                const sessions = db.sqlite.prepare("delete from sessions").run().changes
+                const files = db.sqlite.prepare("delete from files").run().changes
+                db.sqlite.prepare("delete from raw_records").run()
+                dropUnreferencedVectors(db.sqlite)
+                return { sessions, files }
+              }
+              const where =
+                target._tag === "Session"
+                  ? target.source === undefined
+                    ? { sql: "session_id = ?", args: [target.sessionId] }
+                    : {
+                        sql: "session_id = ? and source = ?",
+                        args: [target.sessionId, target.source],
+                      }
                   : {
-                      sql: "session_id = ? and source = ?",
-                      args: [target.sessionId, target.source],
+                      sql: "(repo_root = ? or repo_root like ? escape '\\')",
+                      args: [
+                        target.repoRoot,
+                        `${target.repoRoot.replace(/[\\%_]/g, (c) => `\\${c}`)}/%`,
+                      ],
                     }
-                : {
-                    sql: "(repo_root = ? or repo_root like ? escape '\\')",
-                    args: [
-                      target.repoRoot,
-                      `${target.repoRoot.replace(/[\\%_]/g, (c) => `\\${c}`)}/%`,
-                    ],
-                  }
-            const ids = `select id from sessions where ${where.sql}`
-            const files = db.sqlite
-              .prepare(
-                `update files set status = 'forgotten', resumable = 0, indexed_offset = 0
+              const ids = `select id from sessions where ${where.sql}`
+              const files = db.sqlite
+                .prepare(
+                  `update files set status = 'forgotten', resumable = 0, indexed_offset = 0
                  where id in (select file_id from turns where session_row in (${ids})
                               union select file_id from sessions where id in (${ids}))`,
-              )
-              .run(...where.args, ...where.args).changes
-            db.sqlite
-              .prepare(
-                "delete from file_states where file_id in (select id from files where status = 'forgotten')",
-              )
-              .run()
-            const sessions = db.sqlite
-              .prepare(`delete from sessions where ${where.sql}`)
-              .run(...where.args).changes
-            dropUnreferencedVectors(db.sqlite)
-            return { sessions, files }
-          })
-          .immediate(),
+                )
+                .run(...where.args, ...where.args).changes
+              db.sqlite
+                .prepare(
+                  "delete from file_states where file_id in (select id from files where status = 'forgotten')",
+                )
+                .run()
+              const sessions = db.sqlite
+                .prepare(`delete from sessions where ${where.sql}`)
+                .run(...where.args).changes
+              dropUnreferencedVectors(db.sqlite)
+              return { sessions, files }
+            })
+            .immediate(),
+        ),
       catch: storageFailure("write", db.path),
     }),
   )

@@ -26,6 +26,11 @@ export interface FileWriteCounts {
   readonly turns: number
   readonly rawRecords: number
   readonly chunks: number
+  /**
+   * True when nothing was written because the file was forgotten after the run planned it (a
+   * `forget` let in mid-run): a forgotten file is never indexed again while unchanged.
+   */
+  readonly forgotten?: boolean
 }
 
 /** Input of {@link IndexWriter.writeFile}. */
@@ -203,8 +208,8 @@ const multiRowInsert = (
 
 /** Prepares the writer's statements on `sqlite`. */
 export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): IndexWriter => {
-  const fileByPath: Statement<[string], { id: number }> = sqlite.prepare(
-    "select id from files where path = ?",
+  const fileByPath: Statement<[string], { id: number; status: string }> = sqlite.prepare(
+    "select id, status from files where path = ?",
   )
   const upsertFile = sqlite.prepare(`
     insert into files (path, source, role, compression, size, mtime_ms, inode, head_hash,
@@ -345,6 +350,8 @@ export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): I
   const writeFileTx = sqlite.transaction((write: FileWrite): FileWriteCounts => {
     const { file, result, mode } = write
     const existing = fileByPath.get(file.path)
+    if (existing?.status === "forgotten")
+      return { turns: 0, rawRecords: 0, chunks: 0, forgotten: true }
     if (existing !== undefined && mode === "full") {
       deleteTurns.run(existing.id)
       deletePreamble.run(existing.id)

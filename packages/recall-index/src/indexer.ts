@@ -195,6 +195,9 @@ export const indexTranscripts = (
     )
   })
 
+/** Longest pause of an index run for an announced writer (its own busy timeout is 5 s). */
+const WRITER_PAUSE_MAX_MS = 10_000
+
 const runIndex = (
   options: IndexOptions,
   startedAt: number,
@@ -317,8 +320,6 @@ const runIndex = (
     let renewedAt = startedAt
     for (const item of work) {
       const { file } = item
-      const begun = yield* Clock.currentTimeMillis
-      yield* Effect.try({ try: () => group.begin(begun), catch: storageFailure("write", db.path) })
       const parseOptions = { includeSidechains: file.role === "subagent" }
       const attempt: Effect.Effect<
         { mode: IndexedFileMode; result: ParseResult; written: FileWriteCounts },
@@ -352,6 +353,9 @@ const runIndex = (
           result = yield* parseTranscriptFile(file, undefined, parseOptions)
         }
         const now = yield* Clock.currentTimeMillis
+        // The group's transaction starts at its first write, so parsing the file that opens a
+        // group happens outside it (another writer can take the lock in between).
+        yield* Effect.try({ try: () => group.begin(now), catch: storageFailure("write", db.path) })
         const written = yield* Effect.try({
           try: () =>
             writer.writeFile({
@@ -377,7 +381,9 @@ const runIndex = (
         )
       }
       done += 1
-      if (outcome._tag === "Success") {
+      if (outcome._tag === "Success" && outcome.success.written.forgotten === true) {
+        skippedForgotten += 1
+      } else if (outcome._tag === "Success") {
         const { mode, result, written } = outcome.success
         counts[mode] += 1
         turnsAdded += written.turns
@@ -416,6 +422,12 @@ const runIndex = (
         try: () => group.counted(parsed, at),
         catch: storageFailure("write", db.path),
       })
+      // A writer (forget, prune) waits for the lock: commit and let it in, for a bounded time.
+      if (db.writerWaiting()) {
+        yield* Effect.try({ try: () => group.commit(), catch: storageFailure("write", db.path) })
+        for (let waited = 0; waited < WRITER_PAUSE_MAX_MS && db.writerWaiting(); waited += 20)
+          yield* Effect.sleep(20)
+      }
     }
     yield* Effect.try({ try: () => group.commit(), catch: storageFailure("write", db.path) })
 

@@ -12,8 +12,16 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Scope } from "effect"
 import { Kysely, Migrator, SqliteDialect } from "kysely"
-import { closeSync, existsSync, mkdirSync, openSync } from "node:fs"
-import { join } from "node:path"
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs"
+import { basename, dirname, join } from "node:path"
 import { RECALL_DATABASE_FILE } from "./data-directory.js"
 import { RecallStorageError } from "./errors.js"
 import type { RecallStorageOperation } from "./errors.js"
@@ -25,6 +33,57 @@ export interface RecallDatabaseShape {
   readonly path: string
   readonly kysely: Kysely<RecallTables>
   readonly sqlite: Database
+  /**
+   * Announces a writer that is about to wait for the write lock (`forget`, `prune`): an index
+   * run holds that lock almost continuously (its commit groups) and pauses between files while
+   * a writer is announced. Returns the release, to call once the writer's transaction ended.
+   */
+  readonly announceWriter: () => () => void
+  /** True while a writer is announced (the indexer asks between files). */
+  readonly writerWaiting: () => boolean
+}
+
+/**
+ * An announcement older than this is a dead writer's leftover and ignored (a live writer's
+ * transaction is over long before: the busy timeout is 5 s).
+ */
+const WRITER_ANNOUNCEMENT_STALE_MS = 60_000
+
+/**
+ * Writer announcements: one file per waiting writer beside the database,
+ * `<db>-writer-<epoch ms>-<pid>-<n>`, so concurrent writers never remove each other's.
+ */
+const writerAnnouncements = (path: string) => {
+  const dir = dirname(path)
+  const prefix = `${basename(path)}-writer-`
+  let sequence = 0
+  return {
+    announceWriter: (): (() => void) => {
+      sequence += 1
+      const file = join(dir, `${prefix}${Date.now()}-${process.pid}-${sequence}`)
+      try {
+        writeFileSync(file, "", { mode: 0o600, flag: "wx" })
+      } catch {
+        // Without the announcement the writer still gets the lock when the run ends (or times out).
+        return () => undefined
+      }
+      return () => rmSync(file, { force: true })
+    },
+    writerWaiting: (): boolean => {
+      let names: Array<string>
+      try {
+        names = readdirSync(dir)
+      } catch {
+        return false
+      }
+      const now = Date.now()
+      return names.some(
+        (name) =>
+          name.startsWith(prefix) &&
+          now - Number(name.slice(prefix.length).split("-")[0]) < WRITER_ANNOUNCEMENT_STALE_MS,
+      )
+    },
+  }
 }
 
 /** Service key for the open recall database. */
@@ -125,7 +184,7 @@ export const openRecallDatabase = (
       })
       const sqlite = yield* openFile(path, options.busyTimeoutMs ?? 5000)
       const kysely = new Kysely<RecallTables>({ dialect: new SqliteDialect({ database: sqlite }) })
-      const shape: RecallDatabaseShape = { path, kysely, sqlite }
+      const shape: RecallDatabaseShape = { path, kysely, sqlite, ...writerAnnouncements(path) }
       if (!isCurrent(sqlite)) {
         yield* migrate(kysely, path).pipe(
           Effect.tapError(() => Effect.promise(() => kysely.destroy())),

@@ -1,11 +1,17 @@
 // A real child indexer killed with SIGKILL mid-run leaves a consistent database, and the next
-// run finishes with exactly the rows of a clean run.
+// run finishes with exactly the rows of a clean run; a forget while the child runs gets in
+// between its files.
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { afterAll, describe, expect, it } from "vitest"
-import { indexTranscripts, RecallDatabase } from "@baton/recall-index"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  forgetSessions,
+  indexTranscripts,
+  RecallDatabase,
+  recallDatabaseLayer,
+} from "@baton/recall-index"
 import { generateBulkCorpus } from "@baton/recall-index/testing"
 import { counts, runIndex, tempDir, withIndex, writeTree } from "./index-harness.js"
 
@@ -18,14 +24,39 @@ afterAll(() => {
 
 const child = fileURLToPath(new URL("./fixtures/index-child.mjs", import.meta.url))
 
+const environment = {
+  env: { CLAUDE_CONFIG_DIR: join(home.path, ".claude"), CODEX_HOME: join(home.path, ".codex") },
+  homeDir: home.path,
+}
+beforeAll(() => {
+  const corpus = generateBulkCorpus({
+    homeDir: home.path,
+    files: 200,
+    seed: 5,
+    exchangesPerFile: 10,
+  })
+  writeTree(corpus.files)
+})
+
+const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /**
  * Starts the child; once it has indexed `after` files runs `whileRunning` (the child is still
- * holding the lock), then SIGKILLs it.
+ * holding the lock), then SIGKILLs it (`end: "kill"`, resolves with the files seen) or lets it
+ * finish (`end: "finish"`, resolves once it exits 0).
  */
-const killMidRun = (
+const childMidRun = (
   dataDir: string,
   after: number,
   whileRunning: (pid: number) => Promise<void> = () => Promise.resolve(),
+  end: "kill" | "finish" = "kill",
 ): Promise<number> =>
   new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [child, dataDir, home.path], {
@@ -42,9 +73,11 @@ const killMidRun = (
         .filter((l) => l.startsWith("indexed")).length
       if (seen >= after && !triggered) {
         triggered = true
-        proc.stdout.pause()
+        if (end === "kill") proc.stdout.pause()
         whileRunning(proc.pid!).then(
-          () => proc.kill("SIGKILL"),
+          () => {
+            if (end === "kill") proc.kill("SIGKILL")
+          },
           (error: unknown) => {
             proc.kill("SIGKILL")
             reject(error instanceof Error ? error : new Error(String(error)))
@@ -53,27 +86,17 @@ const killMidRun = (
       }
     })
     proc.on("exit", (code, signal) => {
-      if (signal === "SIGKILL") resolve(seen)
-      else reject(new Error(`child exited ${code} before the kill: ${stderr}`))
+      if (end === "kill" && signal === "SIGKILL") resolve(seen)
+      else if (end === "finish" && code === 0) resolve(seen)
+      else reject(new Error(`child exited ${code ?? signal} unexpectedly: ${stderr}`))
     })
   })
 
 describe("crash consistency", () => {
   it("recovers from kill -9 mid-run to the same rows as a clean run", async () => {
-    const corpus = generateBulkCorpus({
-      homeDir: home.path,
-      files: 200,
-      seed: 5,
-      exchangesPerFile: 10,
-    })
-    writeTree(corpus.files)
-    const environment = {
-      env: { CLAUDE_CONFIG_DIR: corpus.claudeConfigDir, CODEX_HOME: join(home.path, ".codex") },
-      homeDir: home.path,
-    }
     const crashed = join(data.path, "crashed")
     let busy: unknown
-    const seen = await killMidRun(crashed, 30, async (pid) => {
+    const seen = await childMidRun(crashed, 30, async (pid) => {
       // A second indexer while the child holds the lock gets a clear answer, not a crash.
       busy = await withIndex(crashed, Effect.flip(indexTranscripts({ environment })))
       expect(busy).toMatchObject({ _tag: "IndexBusyError", pid })
@@ -110,5 +133,49 @@ describe("crash consistency", () => {
     const clean = join(data.path, "clean")
     await runIndex(clean, { environment })
     expect(await counts(crashed)).toEqual(await counts(clean))
+  }, 120_000)
+
+  it("lets a forget in mid-run: the indexer pauses between files and goes on after it", async () => {
+    const dataDir = join(data.path, "forget-mid-run")
+    const clean = join(data.path, "forget-clean")
+    await runIndex(clean, { environment })
+    const total = (await counts(clean)).files
+    let stillRunning = false
+    let removed: unknown
+    await childMidRun(
+      dataDir,
+      40,
+      async (pid) => {
+        // A short busy timeout: without the pause, the run would hold the lock for seconds more.
+        removed = await Effect.runPromise(
+          Effect.scoped(
+            Effect.gen(function* () {
+              const db = yield* RecallDatabase
+              const first = db.sqlite
+                .prepare("select session_id from sessions order by id limit 1")
+                .pluck()
+                .get() as string
+              return yield* forgetSessions({ _tag: "Session", sessionId: first })
+            }),
+          ).pipe(Effect.provide(recallDatabaseLayer({ dataDir, busyTimeoutMs: 2_000 }))),
+        )
+        stillRunning = isRunning(pid)
+      },
+      "finish",
+    )
+    expect(removed).toEqual({ sessions: 1, files: 1 })
+    expect(stillRunning).toBe(true)
+    // The run went on after the forget: every other file indexed, the forgotten one kept out.
+    const after = await counts(dataDir)
+    expect(after.files).toBe(total)
+    const forgotten = await withIndex(
+      dataDir,
+      RecallDatabase.use((db) =>
+        Effect.sync(() =>
+          db.sqlite.prepare("select count(*) from files where status = 'forgotten'").pluck().get(),
+        ),
+      ),
+    )
+    expect(forgotten).toBe(1)
   }, 120_000)
 })

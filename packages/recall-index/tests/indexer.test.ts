@@ -37,6 +37,7 @@ import {
   snapshot,
   tempDir,
   withIndex,
+  withSqlite,
   writeTree,
 } from "./index-harness.js"
 
@@ -131,6 +132,36 @@ describe("recall database", () => {
   })
 })
 
+describe("writer announcements", () => {
+  it("are seen until their last writer releases, and a dead writer's leftover expires", async () => {
+    const { dataDir } = setup()
+    const seen = await withIndex(
+      dataDir,
+      RecallDatabase.use((db) =>
+        Effect.sync(() => {
+          const states = [db.writerWaiting()]
+          const first = db.announceWriter()
+          const second = db.announceWriter()
+          states.push(db.writerWaiting())
+          first()
+          states.push(db.writerWaiting())
+          second()
+          states.push(db.writerWaiting())
+          // Left by a writer killed a minute ago; and one that is still waiting.
+          const dir = dirname(db.path)
+          const name = (at: number) => join(dir, `recall-index.db-writer-${at}-1-1`)
+          writeFileSync(name(Date.now() - 61_000), "")
+          states.push(db.writerWaiting())
+          writeFileSync(name(Date.now()), "")
+          states.push(db.writerWaiting())
+          return states
+        }),
+      ),
+    )
+    expect(seen).toEqual([false, true, true, false, false, true])
+  })
+})
+
 describe("indexTranscripts", () => {
   it("indexes the synthetic corpus, reports progress, and is idempotent", async () => {
     const { dataDir, environment } = setup()
@@ -171,6 +202,44 @@ describe("indexTranscripts", () => {
     // Discovery hashes the head (4 KiB); the parser reads only the appended bytes.
     expect(fs.bytesRead.get(path)).toBe(headBytes + Buffer.byteLength(extra))
     expect(report.bytesRead).toBe(Buffer.byteLength(extra))
+  })
+
+  it("does not write a file forgotten after the run planned it (a forget let in mid-run)", async () => {
+    const { dataDir, environment, corpus } = setup()
+    const { path, nextExchange } = lengthenedSession(corpus)
+    await runIndex(dataDir, { environment })
+    const turnsOf = () =>
+      withSqlite(
+        dataDir,
+        (s) =>
+          s
+            .prepare(
+              "select f.status, count(t.id) as turns from files f left join turns t on t.file_id = f.id where f.path = ?",
+            )
+            .get(path) as { status: string; turns: number },
+      )
+    const before = await turnsOf()
+    appendFileSync(path, nextExchange())
+    // The forget lands while the run reads the appended bytes (its group not begun yet).
+    const forgetting = Layer.succeed(TranscriptFileSystem, {
+      ...nodeTranscriptFileSystem,
+      read: (file, offset, length) =>
+        (file === path && offset > 0
+          ? Effect.promise(() =>
+              withSqlite(dataDir, (s) =>
+                s.prepare("update files set status = 'forgotten' where path = ?").run(path),
+              ),
+            )
+          : Effect.void
+        ).pipe(Effect.andThen(nodeTranscriptFileSystem.read(file, offset, length))),
+    })
+    const report = await runIndex(
+      dataDir,
+      { environment, commitGroup: { maxFiles: 1 } },
+      forgetting,
+    )
+    expect(report).toMatchObject({ appended: 0, rewritten: 0, skippedForgotten: 1, failed: [] })
+    expect(await turnsOf()).toEqual({ status: "forgotten", turns: before.turns })
   })
 
   it("upgrades a schema-1 index (parse states in files) and still resumes appends from it", async () => {
