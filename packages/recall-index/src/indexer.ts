@@ -195,8 +195,12 @@ export const indexTranscripts = (
     )
   })
 
-/** Longest pause of an index run for an announced writer (its own busy timeout is 5 s). */
-const WRITER_PAUSE_MAX_MS = 10_000
+/**
+ * Longest pause of an index run for announced writers: as long as an announcement counts (60 s,
+ * then it is a dead writer's leftover). A long `forget --all` keeps the run waiting rather than
+ * failing it with a busy error when the run resumes too early.
+ */
+const WRITER_PAUSE_MAX_MS = 60_000
 
 const runIndex = (
   options: IndexOptions,
