@@ -20,7 +20,7 @@ import type { FileChange, SignatureStored } from "./file-change.js"
 import { acquireIndexLock, IndexerProcess } from "./index-lock.js"
 import { deferWalCheckpoints, makeCommitGroup, makeIndexWriter } from "./index-writer.js"
 import type { CommitGroup, CommitGroupLimits, FileWriteCounts } from "./index-writer.js"
-import { RecallDatabase, storageFailure } from "./recall-database.js"
+import { RecallDatabase, storageFailure, WRITER_ANNOUNCEMENT_STALE_MS } from "./recall-database.js"
 import { decodeFileRows, decodeParseState } from "./stored-rows.js"
 import type { StoredFile } from "./stored-rows.js"
 import { discoverTranscripts } from "./transcript-discovery.js"
@@ -194,13 +194,6 @@ export const indexTranscripts = (
       (lease) => lease.release,
     )
   })
-
-/**
- * Longest pause of an index run for announced writers: as long as an announcement counts (60 s,
- * then it is a dead writer's leftover). A long `forget --all` keeps the run waiting rather than
- * failing it with a busy error when the run resumes too early.
- */
-const WRITER_PAUSE_MAX_MS = 60_000
 
 const runIndex = (
   options: IndexOptions,
@@ -426,10 +419,16 @@ const runIndex = (
         try: () => group.counted(parsed, at),
         catch: storageFailure("write", db.path),
       })
-      // A writer (forget, prune) waits for the lock: commit and let it in, for a bounded time.
+      // A writer (forget, prune) waits for the lock: commit and let it in. The pause lasts while
+      // an announcement counts (a long `forget --all` keeps the run waiting instead of failing it
+      // busy), capped at that same span in case a clock step keeps one counting.
       if (db.writerWaiting()) {
         yield* Effect.try({ try: () => group.commit(), catch: storageFailure("write", db.path) })
-        for (let waited = 0; waited < WRITER_PAUSE_MAX_MS && db.writerWaiting(); waited += 20)
+        for (
+          let waited = 0;
+          waited < WRITER_ANNOUNCEMENT_STALE_MS && db.writerWaiting();
+          waited += 20
+        )
           yield* Effect.sleep(20)
       }
     }

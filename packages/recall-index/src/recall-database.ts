@@ -47,7 +47,7 @@ export interface RecallDatabaseShape {
  * An announcement older than this is a dead writer's leftover and ignored (a live writer's
  * transaction is over long before: the busy timeout is 5 s).
  */
-const WRITER_ANNOUNCEMENT_STALE_MS = 60_000
+export const WRITER_ANNOUNCEMENT_STALE_MS = 60_000
 
 /**
  * Writer announcements: one file per waiting writer beside the database,
