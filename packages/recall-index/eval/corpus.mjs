@@ -56,7 +56,7 @@ const fill = (random, project, template) =>
     .replaceAll("{lib}", random.pick(project.libs))
     .replaceAll("{n}", String(random.int(2, 14)))
 
-const reply = (random, project, sentences) =>
+const replyOf = (random, project, sentences) =>
   Array.from({ length: sentences }, () => fill(random, project, random.pick(REPLY_SENTENCES))).join(
     " ",
   )
@@ -70,8 +70,27 @@ export const buildEvalCorpus = ({
   seed = 7,
   sessionsPerProject = 10,
   exchangesPerSession = 12,
+  replyScale = 1,
+  prose = [],
+  proseSentences = [0, 0],
 }) => {
   const random = seededRandom(seed)
+  // replyScale > 1 lengthens every reply (more filler sentences); `prose` sentences (real English
+  // of wide vocabulary, `proseSentences` [min, max] of them per reply) make long replies that span
+  // several chunks as real assistant answers do, without repeating the project's words.
+  const proseOf = () =>
+    prose.length === 0
+      ? []
+      : Array.from({ length: random.int(proseSentences[0], proseSentences[1]) }, () =>
+          random.pick(prose),
+        )
+  const reply = (random, project, sentences) => {
+    const own = replyOf(random, project, Math.max(1, Math.round(sentences * replyScale)))
+    const extra = proseOf()
+    if (extra.length === 0) return own
+    const cut = random.int(0, extra.length)
+    return [...extra.slice(0, cut), own, ...extra.slice(cut)].join(" ")
+  }
   const claudeConfigDir = `${homeDir}/.claude`
   // Plan: each session is a list of exchange slots; facts and distractors take some slots.
   const sessions = []

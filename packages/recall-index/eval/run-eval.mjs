@@ -5,9 +5,16 @@
 // evidence turn). Prints markdown tables.
 // Env: EVAL_EMBEDDERS (comma list; default "hash,use-static,use-lite"), EVAL_SEED (7),
 //      EVAL_SESSIONS (10 per project), EVAL_EXCHANGES (12 per session), EVAL_EXPANSION_SHARE
-//      (expansion words in more than this share of chunks are dropped; default the library's).
+//      (expansion words in more than this share of chunks are dropped; default the library's),
+//      EVAL_REPLY_SCALE (1; > 1 lengthens replies so they span several chunks), EVAL_PROSE
+//      ("min-max" sentences of real prose added to every reply), EVAL_CHUNK_CHARS /
+//      EVAL_CHUNK_OVERLAP (index with other chunk bounds), EVAL_PLANS (comma list of
+//      "lexical:vector:rerank[:rrfK]" plans run through searchRecall; default the embedded plan),
+//      EVAL_NO_EXPANSION (searchRecall without the static expansion), EVAL_MISSES (list the
+//      queries searchRecall misses in its top 5).
 import { Effect, Layer } from "effect"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import {
@@ -25,6 +32,7 @@ import {
   nodeTranscriptFileSystemLayer,
   RecallDatabase,
   recallDatabaseLayer,
+  searchRecall,
   searchVectors,
 } from "@baton/recall-index"
 import { makeDeterministicEmbedder } from "@baton/recall-index/testing"
@@ -77,6 +85,33 @@ const WEIGHTS = [
   [2, 1],
 ]
 
+// EVAL_PROSE="min-max": each reply gains that many sentences of real English prose, taken from
+// the JSDoc of the pinned @types/node (wide vocabulary, pinned by the lockfile).
+const proseOption = () => {
+  const range = process.env.EVAL_PROSE
+  if (range === undefined || range === "") return {}
+  const [min, max] = range.split("-").map(Number)
+  const require = createRequire(import.meta.url)
+  const dir = dirname(require.resolve("@types/node/package.json"))
+  const text = readdirSync(dir)
+    .filter((f) => f.endsWith(".d.ts"))
+    .sort()
+    .map((f) => readFileSync(join(dir, f), "utf8"))
+    .join("\n")
+  const lines = text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith("* ") && !l.startsWith("* @"))
+    .map((l) => l.slice(2))
+  const sentences = lines
+    .join(" ")
+    .split(/(?<=[.!?])\s+/)
+    .filter(
+      (s) => s.length >= 40 && s.length <= 220 && !/[{}()=<>`[\]]/.test(s) && /^[A-Z]/.test(s),
+    )
+  return { prose: [...new Set(sentences)], proseSentences: [min, max ?? min] }
+}
+
 const metrics = (ranks) => {
   const n = ranks.length
   const at = (k) => ranks.filter((r) => r !== null && r <= k).length / n
@@ -91,6 +126,8 @@ try {
     seed,
     sessionsPerProject: Number(process.env.EVAL_SESSIONS ?? 10),
     exchangesPerSession: Number(process.env.EVAL_EXCHANGES ?? 12),
+    replyScale: Number(process.env.EVAL_REPLY_SCALE ?? 1),
+    ...proseOption(),
   })
   for (const [path, content] of Object.entries(corpus.files)) {
     mkdirSync(dirname(path), { recursive: true })
@@ -102,6 +139,14 @@ try {
         env: { CLAUDE_CONFIG_DIR: corpus.claudeConfigDir, CODEX_HOME: join(home, ".codex") },
         homeDir: home,
       },
+      ...(process.env.EVAL_CHUNK_CHARS === undefined
+        ? {}
+        : {
+            chunkOptions: {
+              maxChars: Number(process.env.EVAL_CHUNK_CHARS),
+              overlapChars: Number(process.env.EVAL_CHUNK_OVERLAP ?? 100),
+            },
+          }),
     }),
   )
   const turnText = new Map()
@@ -255,7 +300,6 @@ try {
       vectorLists.push(hits.map((h) => h.chunkId))
     }
     const queryMs = (performance.now() - queryStarted) / queries.length
-    if (embedder.close) await Effect.runPromise(embedder.close())
     const speed = `${backlog.embedded} texts in ${(embedMs / 1000).toFixed(1)} s (${Math.round(backlog.embedded / (embedMs / 1000))}/s); ${queryMs.toFixed(1)} ms/query`
     addRow(
       name,
@@ -317,6 +361,42 @@ try {
       )
       addRow(name, `fused ${wl}:${wv} + rerank arm (${wl}:${wv}:${wl + wv})`, threeWay)
     }
+    // The product: searchRecall with this embedder, the local reranker, the static expansion and
+    // the embedded plan, k = 10, ranked by the turns of its hits as returned (what a caller sees).
+    if (name !== "voyage") {
+      const plans = (process.env.EVAL_PLANS ?? "3:1:2:10").split(",").map((p) => {
+        const [lexical, vector, rerank, rrfK = 60] = p.split(":").map(Number)
+        return { lexical, vector, rerank, rerankDepth: RERANK_DEPTH, rrfK }
+      })
+      for (const plan of plans) {
+        const perQuery = []
+        for (const q of queries) {
+          const result = await run(
+            searchRecall(
+              { query: q.text, k: 10 },
+              {
+                embedder,
+                reranker,
+                expandQuery: process.env.EVAL_NO_EXPANSION ? lexicalQuery : expand,
+                fusion: plan,
+              },
+            ),
+          )
+          const hitTurns = result.hits.map((h) => turnOf.get(h.chunkId))
+          const rank = rankOf(hitTurns, q.gold)
+          perQuery.push({ kind: q.kind, rank })
+          // EVAL_MISSES=1 lists the queries whose evidence turn is not in the top 5.
+          if (process.env.EVAL_MISSES && (rank === null || rank > 5))
+            console.log(`miss (${rank ?? "-"}) [${q.kind}] ${q.text}`)
+        }
+        addRow(
+          name,
+          `searchRecall ${plan.lexical}:${plan.vector}:${plan.rerank} rrf ${plan.rrfK} (k = 10, hits as returned)`,
+          perQuery,
+        )
+      }
+    }
+    if (embedder.close) await Effect.runPromise(embedder.close())
   }
   console.log(
     "| embedder | arm | R@1 | R@5 | R@10 | MRR | keyword R@5 | paraphrase R@5 | mixed R@5 | cost |",

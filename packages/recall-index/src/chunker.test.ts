@@ -29,7 +29,7 @@ describe("chunkText", () => {
       maxChars: 16,
       overlapChars: 4,
     })
-    expect(normaliseChunkOptions()).toEqual({ maxChars: 1600, overlapChars: 200 })
+    expect(normaliseChunkOptions()).toEqual({ maxChars: 600, overlapChars: 100 })
   })
 
   it("property: covers every character, bounded, overlaps as configured, never splits a pair", () => {

@@ -9,9 +9,9 @@ import type { SurfaceText, Turn, TurnRole } from "./transcript-model.js"
 
 /** Chunking options; out-of-range values are clamped (see {@link normaliseChunkOptions}). */
 export interface ChunkOptions {
-  /** Upper bound of a chunk, in UTF-16 code units; default 1 600 (minimum 16). */
+  /** Upper bound of a chunk, in UTF-16 code units; default 600 (minimum 16). */
   readonly maxChars?: number
-  /** Characters repeated at the start of the next chunk; default 200, at most `maxChars / 4`. */
+  /** Characters repeated at the start of the next chunk; default 100, at most `maxChars / 4`. */
   readonly overlapChars?: number
 }
 
@@ -32,12 +32,23 @@ export interface SurfaceChunk extends TextChunk {
   readonly surfaceIndex: number
 }
 
+/**
+ * Default chunk bound: about 100 words. Measured on the retrieval eval's long-reply corpus
+ * (README): against 1 600-character windows, the lexical arm's R@5 went 63 → 68 and the vector
+ * arm's 21 → 33, because one fact inside a long reply is a larger share of a smaller window for
+ * both bm25 and a mean-of-words vector.
+ */
+export const DEFAULT_CHUNK_CHARS = 600
+
+/** Default overlap between consecutive windows. */
+export const DEFAULT_CHUNK_OVERLAP = 100
+
 /** The effective options: `maxChars >= 16`, `0 <= overlapChars <= floor(maxChars / 4)`. */
 export const normaliseChunkOptions = (options: ChunkOptions = {}): Required<ChunkOptions> => {
-  const maxChars = Math.max(16, Math.floor(options.maxChars ?? 1600))
+  const maxChars = Math.max(16, Math.floor(options.maxChars ?? DEFAULT_CHUNK_CHARS))
   const overlapChars = Math.min(
     Math.floor(maxChars / 4),
-    Math.max(0, Math.floor(options.overlapChars ?? 200)),
+    Math.max(0, Math.floor(options.overlapChars ?? DEFAULT_CHUNK_OVERLAP)),
   )
   return { maxChars, overlapChars }
 }

@@ -67,14 +67,17 @@ export interface FusionPlan {
   readonly vector: number
   readonly rerank: number
   readonly rerankDepth: number
+  /** RRF constant of the fusion (`fuseRanks` `k`); default 60. */
+  readonly rrfK?: number | undefined
 }
 
 /** The fusion plan chosen on the retrieval eval for the embedded default. */
 export const EMBEDDED_FUSION_PLAN: FusionPlan = {
-  lexical: 2,
+  lexical: 3,
   vector: 1,
-  rerank: 3,
+  rerank: 2,
   rerankDepth: 30,
+  rrfK: 10,
 }
 
 /** The embedder, reranker and query handling of a configuration (`embedder` undefined: lexical only). */

@@ -140,7 +140,13 @@ export {
   stripClaudeHarness,
   stripCodexInjected,
 } from "./harness-text.js"
-export { chunkText, chunkTurns, normaliseChunkOptions } from "./chunker.js"
+export {
+  chunkText,
+  chunkTurns,
+  DEFAULT_CHUNK_CHARS,
+  DEFAULT_CHUNK_OVERLAP,
+  normaliseChunkOptions,
+} from "./chunker.js"
 export { maskTranscriptText } from "./secret-masking.js"
 
 export type { VectorStoreProbe } from "./vector-store-probe.js"

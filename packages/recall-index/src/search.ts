@@ -3,7 +3,8 @@
  * query expansion) and the vector arm (KNN through `searchVectors`, when an embedder is given and
  * its vectors exist) are fused by weighted reciprocal rank (`fuseRanks`); a reranker's order over
  * the fused head joins as a third weighted list (the plan measured on the retrieval eval, see
- * `FusionPlan`); then hits are de-duplicated by text, capped per session and cut to k.
+ * `FusionPlan`); then hits are cut to one per turn (its best chunk) and one per text, capped per
+ * session and cut to k.
  * Guarantees: every filter (source, repository scope, session, calendar
  * days in an IANA zone, headless / subagent) runs inside each arm's query, so a small scope is
  * never starved by a large one; each arm can run alone (`arms`) and each hit reports its rank
@@ -21,7 +22,7 @@ import { RecallQueryError } from "./errors.js"
 import type { RecallStorageError } from "./errors.js"
 import { ftsMatchExpression, rankChunks } from "./fts-query.js"
 import { lexicalQuery } from "./lexical-query.js"
-import { fuseRanks } from "./rank-fusion.js"
+import { DEFAULT_RRF_K, fuseRanks } from "./rank-fusion.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { compileFilters } from "./recall-filters.js"
 import type { RecallFilters } from "./recall-filters.js"
@@ -184,6 +185,7 @@ const ChunkRows = Schema.Array(
     chunk_id: Schema.Number,
     role: Schema.String,
     content_hash: Schema.String,
+    turn_row: Schema.Number,
     turn_id: Schema.String,
     timestamp: Schema.NullOr(Schema.String),
     source: Schema.Literals(["claude", "codex"]),
@@ -373,7 +375,7 @@ export const searchRecall = (
       { name: "lexical", weight: plan.lexical, ids: lexical.map((m) => m.chunkId) },
       { name: "vector", weight: plan.vector, ids: vectorHits.map((h) => h.chunkId) },
     ]
-    const fused = fuseRanks(armLists, { k: 60 }).slice(0, candidates * 2)
+    const fused = fuseRanks(armLists, { k: plan.rrfK ?? DEFAULT_RRF_K }).slice(0, candidates * 2)
 
     const rows = new Map<number, ChunkRow>()
     if (fused.length > 0) {
@@ -383,7 +385,7 @@ export const searchRecall = (
         yield* read(() =>
           db.sqlite
             .prepare(
-              `select c.id as chunk_id, c.role, c.content_hash, t.turn_id, t.timestamp,
+              `select c.id as chunk_id, c.role, c.content_hash, c.turn_row, t.turn_id, t.timestamp,
                       s.source, s.session_id, s.cwd, s.repo_root, s.headless, s.subagent
                from chunks c join turns t on t.id = c.turn_row
                join sessions s on s.id = t.session_row
@@ -412,13 +414,18 @@ export const searchRecall = (
         for (const [id, text] of loaded) texts.set(id, text)
       })
     const textOf = (id: number): string => texts.get(id) ?? ""
-    // Same text in several places (fork / resume copies, repeated answers): keep the best.
+    // One hit per turn (its best chunk: a long reply's other windows add nothing a caller
+    // cannot expand), and the same text in several places (fork / resume copies, repeated
+    // answers) once: keep the best.
     const distinct = <T extends { readonly id: number }>(list: ReadonlyArray<T>) => {
-      const seen = new Set<string>()
+      const seenTexts = new Set<string>()
+      const seenTurns = new Set<number>()
       return list.flatMap((f) => {
         const row = rows.get(f.id)
-        if (row === undefined || seen.has(row.content_hash)) return []
-        seen.add(row.content_hash)
+        if (row === undefined || seenTexts.has(row.content_hash) || seenTurns.has(row.turn_row))
+          return []
+        seenTexts.add(row.content_hash)
+        seenTurns.add(row.turn_row)
         return [{ fused: f, row }]
       })
     }
@@ -456,7 +463,7 @@ export const searchRecall = (
         ranked = distinct(
           fuseRanks(
             [...armLists, { name: "rerank", weight: plan.rerank, ids: [...rerankRank.keys()] }],
-            { k: 60 },
+            { k: plan.rrfK ?? DEFAULT_RRF_K },
           ),
         )
       }

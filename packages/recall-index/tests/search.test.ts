@@ -4,7 +4,7 @@
 // the per-session cap, text de-duplication, reranking and graceful degradation.
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { EmbedderError, searchRecall } from "@baton/recall-index"
+import { EmbedderError, RecallDatabase, searchRecall } from "@baton/recall-index"
 import type {
   Embedder,
   RecallSearchInput,
@@ -383,6 +383,55 @@ describe("searchRecall de-duplication", () => {
       expect(new Set(texts).size).toBe(texts.length)
     } finally {
       forked.dispose()
+    }
+  })
+})
+
+describe("searchRecall per turn", () => {
+  it("returns one hit per turn: a long reply's other windows do not take the other slots", async () => {
+    // One reply of many paragraphs that all match, next to short turns that match less.
+    const paragraphs = Array.from(
+      { length: 12 },
+      (_, i) =>
+        `Paragraph ${i}: the glacier sensor calibration drifted again on node ${i}. ` +
+        `The readings before the drift were steady for weeks, then the offset grew every night.`,
+    )
+    const history = await indexedHistory(
+      [
+        {
+          source: "claude",
+          id: "33333333-cccc-4ccc-8ccc-000000000003",
+          cwd: "/work/glacier",
+          at: "2026-03-03T10:00:00.000Z",
+          exchanges: [
+            { user: "Why is the glacier sensor off?", assistant: paragraphs.join("\n\n") },
+            { user: "Log the calibration of the sensor once a day.", assistant: "Done." },
+            { user: "Which glacier node fails most?", assistant: "Node 4, by far." },
+          ],
+        },
+      ],
+      embedder,
+    )
+    try {
+      const result = await history.run(
+        searchRecall({ query: "glacier sensor calibration", k: 10, perSession: 10 }, { embedder }),
+      )
+      const turns = result.hits.map((h) => h.turnId)
+      expect(new Set(turns).size).toBe(turns.length)
+      // The reply really is several chunks, and the other turns still make the list.
+      const replyChunks = await history.run(
+        Effect.map(
+          RecallDatabase,
+          (db) =>
+            db.sqlite
+              .prepare("select count(*) as n from chunks where text like '%calibration drifted%'")
+              .get() as { n: number },
+        ),
+      )
+      expect(replyChunks.n).toBeGreaterThan(3)
+      expect(result.hits.length).toBeGreaterThanOrEqual(3)
+    } finally {
+      history.dispose()
     }
   })
 })
