@@ -19,6 +19,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import {
   embedBacklog,
+  EMBEDDED_FUSION_PLAN,
   fuseRanks,
   indexTranscripts,
   lexicalQuery,
@@ -364,10 +365,13 @@ try {
     // The product: searchRecall with this embedder, the local reranker, the static expansion and
     // the embedded plan, k = 10, ranked by the turns of its hits as returned (what a caller sees).
     if (name !== "voyage") {
-      const plans = (process.env.EVAL_PLANS ?? "3:1:2:10").split(",").map((p) => {
-        const [lexical, vector, rerank, rrfK = 60] = p.split(":").map(Number)
-        return { lexical, vector, rerank, rerankDepth: RERANK_DEPTH, rrfK }
-      })
+      const plans =
+        process.env.EVAL_PLANS === undefined
+          ? [EMBEDDED_FUSION_PLAN]
+          : process.env.EVAL_PLANS.split(",").map((p) => {
+              const [lexical, vector, rerank, rrfK = 60] = p.split(":").map(Number)
+              return { lexical, vector, rerank, rerankDepth: RERANK_DEPTH, rrfK }
+            })
       for (const plan of plans) {
         const perQuery = []
         for (const q of queries) {

@@ -375,7 +375,8 @@ export const searchRecall = (
       { name: "lexical", weight: plan.lexical, ids: lexical.map((m) => m.chunkId) },
       { name: "vector", weight: plan.vector, ids: vectorHits.map((h) => h.chunkId) },
     ]
-    const fused = fuseRanks(armLists, { k: plan.rrfK ?? DEFAULT_RRF_K }).slice(0, candidates * 2)
+    const rrf = { k: plan.rrfK ?? DEFAULT_RRF_K }
+    const fused = fuseRanks(armLists, rrf).slice(0, candidates * 2)
 
     const rows = new Map<number, ChunkRow>()
     if (fused.length > 0) {
@@ -463,7 +464,7 @@ export const searchRecall = (
         ranked = distinct(
           fuseRanks(
             [...armLists, { name: "rerank", weight: plan.rerank, ids: [...rerankRank.keys()] }],
-            { k: plan.rrfK ?? DEFAULT_RRF_K },
+            rrf,
           ),
         )
       }
