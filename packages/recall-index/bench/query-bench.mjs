@@ -214,7 +214,7 @@ try {
     const providers = { embedder, expandQuery, reranker, fusion }
     const search = (q) => searchRecall({ query: q, timezone: "UTC" }, providers)
     await measure(
-      "hybrid, searchRecall default plan (expanded lexical + vector + sentence rerank@30, 2:1:3), CLI",
+      `hybrid, searchRecall default plan (expanded lexical + vector + sentence rerank@${fusion.rerankDepth}, ${fusion.lexical}:${fusion.vector}:${fusion.rerank}, RRF k ${fusion.rrfK ?? 60}), CLI`,
       (q) => time(search(q)),
     )
     const worker = makeVectorSearchWorker()

@@ -35,6 +35,7 @@ export { forgetSessions, indexStatus, pruneDeleted } from "./index-maintenance.j
 export {
   DEFAULT_EXPANSION_MAX_DOC_SHARE,
   DEFAULT_MAX_DOC_SHARE,
+  DEFAULT_MAX_SCORED_ROWS,
   ftsMatchExpression,
   matchChunks,
   rankChunks,

@@ -85,6 +85,63 @@ describe("matchChunks any-mode term pruning", () => {
   })
 })
 
+describe("matchChunks any-mode row budget", () => {
+  // kestrel (4 rows) and osprey (8) fit a budget of 12 rows; heron (12) does not.
+  const query = "heron osprey kestrel"
+  const ranked = (
+    limit: number,
+    maxScoredRows: number,
+    filter?: { sql: string; args: unknown[] },
+  ) =>
+    withIndex(
+      dataDir,
+      matchChunks(query, {
+        limit,
+        mode: "any",
+        maxDocShare: 1,
+        maxScoredRows,
+        ...(filter === undefined ? {} : { filter }),
+      }),
+    )
+  const kestrelOrOsprey = (id: number) => (id - 1) % 13 === 0 || (id - 1) % 10 < 2
+
+  it("past the budget, scores only rows with a selecting term, each with its whole-query score", async () => {
+    const whole = await ranked(100, Infinity)
+    expect(whole).toHaveLength(15) // 11 with kestrel or osprey, 4 with only a heron
+    const split = await ranked(11, 12)
+    expect(split.map((m) => m.chunkId).sort((a, b) => a - b)).toEqual(
+      whole
+        .map((m) => m.chunkId)
+        .filter(kestrelOrOsprey)
+        .sort((a, b) => a - b),
+    )
+    const wholeRank = new Map(whole.map((m) => [m.chunkId, m.rank]))
+    for (const m of split) expect(m.rank).toBe(wholeRank.get(m.chunkId))
+    // heron still scores: rows with it rank as in the whole query, ahead of rows without.
+    expect(split.map((m) => m.chunkId)).toEqual(
+      whole.filter((m) => kestrelOrOsprey(m.chunkId)).map((m) => m.chunkId),
+    )
+    // Within the budget nothing is split: 24 rows (12 + 8 + 4) keeps the heron-only rows.
+    expect(await ranked(100, 24)).toEqual(whole)
+  })
+
+  it("runs the whole query when the selecting terms find fewer rows than asked", async () => {
+    const whole = await ranked(12, Infinity)
+    expect(whole.some((m) => !kestrelOrOsprey(m.chunkId))).toBe(true)
+    expect(await ranked(12, 12)).toEqual(whole)
+  })
+
+  it("splits a filtered query the same way", async () => {
+    const filter = { sql: "t.ordinal < ?", args: [30] }
+    const whole = await ranked(100, Infinity, filter)
+    expect(whole.some((m) => !kestrelOrOsprey(m.chunkId))).toBe(true)
+    const split = await ranked(8, 12, filter)
+    // Notes 0, 1, 10, 11, 13, 20, 21 and 26: all 8 under ordinal 30 with a kestrel or an osprey.
+    expect(split).toHaveLength(8)
+    expect(split).toEqual(whole.filter((m) => kestrelOrOsprey(m.chunkId)))
+  })
+})
+
 describe("matchChunks expansion terms", () => {
   const expand = (query: string, expansion: string, expansionMaxDocShare?: number) =>
     withIndex(
