@@ -146,4 +146,30 @@ describe("sentence reranker over the static table", () => {
     // Three candidates in one pass each; the long one: its first five sentences, then itself.
     expect(calls).toEqual({ parts: 3, documentTexts: 5 + 1 })
   })
+
+  it("counts the query's words a sentence holds, even words the table does not know", async () => {
+    const table = await run(makeStaticTableEmbedder())
+    // "zorblax" is in no table row: both candidates embed to the same vectors.
+    const documents = ["We deploy the fix on Monday.", "We deploy the zorblax fix on Monday."]
+    const query = "zorblax deploy"
+    const [a, b] = await run(table.embedDocuments(documents))
+    expect([...a!]).toEqual([...b!])
+    const bySimilarity = await run(
+      makeSentenceReranker(table, { termWeight: 0 }).rerank(query, documents, 2),
+    )
+    expect(bySimilarity.map((r) => r.index)).toEqual([0, 1]) // a tie, kept in index order
+    expect(bySimilarity[0]!.score).toBe(bySimilarity[1]!.score)
+    const withTerms = await run(makeSentenceReranker(table).rerank(query, documents, 2))
+    expect(withTerms.map((r) => r.index)).toEqual([1, 0])
+    // Weights over 2 candidates: zorblax (in 1) ln 2, deploy (in both) ln(5/3); each candidate is
+    // one sentence, scored 0.7 × (similarity + 0.3 × share) + 0.3 × whole similarity.
+    const zorblax = Math.log(2)
+    const deploy = Math.log(5 / 3)
+    const gap = 0.7 * 0.3 * (1 - deploy / (zorblax + deploy))
+    expect(withTerms[0]!.score - withTerms[1]!.score).toBeCloseTo(gap, 6)
+    expect(withTerms[1]!.score - bySimilarity[0]!.score).toBeCloseTo(
+      0.7 * 0.3 * (deploy / (zorblax + deploy)),
+      6,
+    )
+  })
 })

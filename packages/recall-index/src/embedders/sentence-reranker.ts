@@ -8,9 +8,14 @@
  * When the embedder offers `embedParts` (the static table does), a candidate whose sentences
  * are all considered gets its whole-candidate vector from the same pass as its sentences
  * instead of a second embedding; the scores are the same up to float rounding.
+ * A sentence also scores the share of the query's content words it holds (weighted by their
+ * rarity among the candidates), so a name or identifier the embedder does not know still counts
+ * where it occurs: a word missing from the static table adds nothing to any vector.
  */
 import * as Effect from "effect/Effect"
 import type { Embedder, Reranker, RerankResult } from "../embedder.js"
+import { lexicalQuery } from "../lexical-query.js"
+import { staticTokens } from "./static-word-table.js"
 
 /** Options of {@link makeSentenceReranker}. */
 export interface SentenceRerankerOptions {
@@ -18,6 +23,48 @@ export interface SentenceRerankerOptions {
   readonly wholeWeight?: number
   /** Sentences per candidate considered (the first ones); default 40. */
   readonly maxSentences?: number
+  /**
+   * Weight of a sentence's query-word share next to its similarity; default 0.3 (measured on
+   * the retrieval eval: MRR up on both corpora and seeds, README); 0 scores by similarity only.
+   */
+  readonly termWeight?: number
+}
+
+/** A word's crude stem, the same for the query and the sentences ("retries" ~ "retried"). */
+const stemOf = (word: string): string =>
+  word.length < 5 ? word : word.replace(/(?:ies|ied|ing|es|ed|s)$/u, "")
+
+/** The distinct stems of `text`'s words. */
+const stemsOf = (text: string): Set<string> => new Set(staticTokens(text).map(stemOf))
+
+/**
+ * Scores a sentence's share of the query's content words: each word weighted by
+ * ln(1 + n / (1 + df)) over the n candidates (df: candidates holding it), so a word every
+ * candidate has counts least. 0 for every sentence when the query has no content word.
+ */
+const termShare = (
+  query: string,
+  sentenceStems: ReadonlyArray<ReadonlyArray<Set<string>>>,
+): ((stems: Set<string>) => number) => {
+  const terms = [...stemsOf(lexicalQuery(query))]
+  if (terms.length === 0) return () => 0
+  const candidates = sentenceStems.map((sentences) => {
+    const all = new Set<string>()
+    for (const stems of sentences) for (const stem of stems) all.add(stem)
+    return all
+  })
+  const weights = terms.map((term) => {
+    const df = candidates.filter((all) => all.has(term)).length
+    return Math.log(1 + candidates.length / (1 + df))
+  })
+  const total = weights.reduce((a, b) => a + b, 0)
+  return (stems) => {
+    let held = 0
+    terms.forEach((term, i) => {
+      if (stems.has(term)) held += weights[i]!
+    })
+    return held / total
+  }
 }
 
 /**
@@ -62,6 +109,7 @@ export const makeSentenceReranker = (
 ): Reranker => {
   const wholeWeight = options.wholeWeight ?? 0.3
   const maxSentences = options.maxSentences ?? 40
+  const termWeight = options.termWeight ?? 0.3
   const embedParts = embedder.embedParts
   return {
     provider: embedder.info.provider,
@@ -95,9 +143,21 @@ export const makeSentenceReranker = (
             at += count
           })
         }
+        // The sentences scored are those embedded: all of them, or the first `maxSentences`.
+        const scoredStems =
+          termWeight === 0
+            ? []
+            : sentences.map((all, index) =>
+                all.slice(0, embedded[index]?.sentences.length ?? 0).map(stemsOf),
+              )
+        const share = termWeight === 0 ? () => 0 : termShare(query, scoredStems)
         const results: RerankResult[] = documents.map((_, index) => {
           let best = -1
-          for (const v of embedded[index]?.sentences ?? []) best = Math.max(best, dot(q, v))
+          embedded[index]?.sentences.forEach((v, i) => {
+            const stems = scoredStems[index]?.[i]
+            const held = stems === undefined ? 0 : termWeight * share(stems)
+            best = Math.max(best, dot(q, v) + held)
+          })
           const w = embedded[index]?.whole
           const score = (1 - wholeWeight) * best + wholeWeight * (w === undefined ? 0 : dot(q, w))
           return { index, score }
