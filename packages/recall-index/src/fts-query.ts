@@ -119,9 +119,9 @@ const documentFrequencies = (sqlite: Database, terms: ReadonlyArray<string>): Ar
   return terms.map((term) => df.get(term) ?? 0)
 }
 
-/** The terms an OR query scores, and those of them that do not select rows (see below). */
+/** The terms an OR query scores: those that select rows, and those that only score them. */
 interface ScoredTerms {
-  readonly terms: ReadonlyArray<string>
+  readonly selecting: ReadonlyArray<string>
   /** Terms past the row budget: they score the rows the others select; empty within it. */
   readonly unselective: ReadonlyArray<string>
 }
@@ -144,7 +144,7 @@ const selectiveTerms = (
   maxScoredRows: number,
 ): ScoredTerms => {
   const terms = [...queryTerms, ...expansionTerms]
-  if (expansionTerms.length === 0 && terms.length < 2) return { terms, unselective: [] }
+  if (expansionTerms.length === 0 && terms.length < 2) return { selecting: terms, unselective: [] }
   const counts = documentFrequencies(sqlite, terms)
   const total = (sqlite.prepare("select max(id) from chunks").pluck().get() as number | null) ?? 0
   const within = (i: number, share: number) => counts[i]! <= share * total
@@ -174,10 +174,9 @@ const selectiveTerms = (
       })
       .map(({ term }) => term),
   )
-  return {
-    terms: chosen.map(({ term }) => term),
-    unselective: chosen.filter(({ term }) => !selecting.has(term)).map(({ term }) => term),
-  }
+  const termsWhere = (selects: boolean) =>
+    chosen.filter(({ term }) => selecting.has(term) === selects).map(({ term }) => term)
+  return { selecting: termsWhere(true), unselective: termsWhere(false) }
 }
 
 /** One chunk that matched, best first. */
@@ -352,11 +351,10 @@ const rankingPlan = (
               selectiveTerms(sqlite, queryTerms, expansionTerms, share, expansionShare, budget),
             catch: storageFailure("read", path),
           })
-        : { terms: [...queryTerms, ...expansionTerms], unselective: [] }
-    const unselective = new Set(scored.unselective)
-    const selecting = scored.terms.filter((t) => !unselective.has(t))
+        : { selecting: [...queryTerms, ...expansionTerms], unselective: [] }
+    const { selecting, unselective } = scored
     // Selecting terms first in every form of the query, so bm25 sums its phrases in one order.
-    const expression = quoted([...selecting, ...scored.unselective], mode)
+    const expression = quoted([...selecting, ...unselective], mode)
     if (expression === undefined) return undefined
     const filter = options.filter ?? { sql: "1 = 1", args: [] }
     const unfiltered = filter.sql === "1 = 1" && filter.args.length === 0
@@ -379,12 +377,12 @@ const rankingPlan = (
       sql: `${matching} order by score, chunk_id limit ?`,
       args: [...argsOf(expression), limit],
     }
-    if (unselective.size === 0) return { ...whole, limit }
+    if (unselective.length === 0) return { ...whole, limit }
     // Split: the rows holding a selecting term, with and without an unselective one. Both
     // queries have every term as a phrase, in the same order, so bm25 scores each row as the
     // whole query would.
     const some = quoted(selecting, "any")!
-    const rest = quoted(scored.unselective, "any")!
+    const rest = quoted(unselective, "any")!
     return {
       sql: `select chunk_id, score from (${matching} union all ${matching})
             order by score, chunk_id limit ?`,
