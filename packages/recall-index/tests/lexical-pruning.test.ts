@@ -91,7 +91,7 @@ describe("matchChunks any-mode row budget", () => {
   const ranked = (
     limit: number,
     maxScoredRows: number,
-    filter?: { sql: string; args: unknown[] },
+    filter?: { sql: string; args: Array<string | number> },
   ) =>
     withIndex(
       dataDir,
