@@ -150,7 +150,7 @@ try {
           }),
     }),
   )
-  const turnText = new Map()
+  const turnChunks = new Map()
   const { turnOf, gold } = await run(
     Effect.gen(function* () {
       const db = yield* RecallDatabase
@@ -163,10 +163,8 @@ try {
       for (const r of db.sqlite
         .prepare("select turn_row, text from chunks order by turn_row, surface_index, chunk_index")
         .all()) {
-        turnText.set(
-          r.turn_row,
-          (turnText.has(r.turn_row) ? turnText.get(r.turn_row) + " " : "") + r.text,
-        )
+        if (!turnChunks.has(r.turn_row)) turnChunks.set(r.turn_row, [])
+        turnChunks.get(r.turn_row).push(r.text)
       }
       const gold = FACTS.map((fact) => {
         const turns = db.sqlite
@@ -256,18 +254,24 @@ try {
     queries.map((q, i) => ({ kind: q.kind, rank: rankOf(turnsOf(lexical.handled[i]), q.gold) })),
   )
 
-  // The local sentence reranker (static table) over the top of a ranked turn list.
+  // The local sentence reranker (static table) over the top of a ranked turn list. It sees
+  // chunks, as in searchRecall (a whole long turn would be cut at its first 40 sentences): every
+  // chunk of the head's turns, each turn placed by its best chunk.
   const reranker = makeSentenceReranker(await Effect.runPromise(makeStaticTableEmbedder()))
   const rerankTurns = async (query, turns) => {
     const head = turns.slice(0, RERANK_DEPTH)
+    const pieces = head.flatMap((turn) =>
+      (turnChunks.get(turn) ?? [""]).map((text) => ({ turn, text })),
+    )
     const order = await Effect.runPromise(
       reranker.rerank(
         query,
-        head.map((t) => turnText.get(t) ?? ""),
-        head.length,
+        pieces.map((p) => p.text),
+        pieces.length,
       ),
     )
-    return [...order.map((r) => head[r.index]), ...turns.slice(RERANK_DEPTH)]
+    const placed = [...new Set(order.map((r) => pieces[r.index].turn))]
+    return [...placed, ...turns.slice(RERANK_DEPTH)]
   }
   {
     const perQuery = []
