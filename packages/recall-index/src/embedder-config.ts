@@ -75,7 +75,7 @@ export interface FusionPlan {
 export const EMBEDDED_FUSION_PLAN: FusionPlan = {
   lexical: 3,
   vector: 1,
-  rerank: 2,
+  rerank: 6,
   rerankDepth: 30,
   rrfK: 10,
 }
