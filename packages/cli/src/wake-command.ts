@@ -55,7 +55,11 @@ const wakeContext = (io: CliIo) => {
     HOME: io.env["HOME"] ?? homedir(),
   })
   const fs = wake.nodeWakeFileSystem
-  return { wakeDir, fs, store: wake.makeJobStore(wakeDir, fs, process.pid) }
+  return {
+    wakeDir,
+    fs,
+    store: wake.makeJobStore(wakeDir, fs, process.pid, { holderAlive: wake.isProcessAlive }),
+  }
 }
 
 /** Runs an Effect; a tagged failure becomes the command's Failed outcome. */

@@ -34,7 +34,7 @@ const loadWake = async () => {
     HOME: env["HOME"] ?? homedir(),
   })
   const fs = wake.nodeWakeFileSystem
-  const store = wake.makeJobStore(wakeDir, fs, process.pid)
+  const store = wake.makeJobStore(wakeDir, fs, process.pid, { holderAlive: wake.isProcessAlive })
   const run = <A, E extends { readonly _tag: string }>(program: EffectTypes.Effect<A, E>) =>
     Effect.runPromise(Effect.result(program))
   const watcherRunning = async () => {

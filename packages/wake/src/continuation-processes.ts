@@ -85,7 +85,8 @@ const procStat = async (pid: number) => {
   }
 }
 
-const aliveByKill = (pid: number): boolean => {
+/** True while a process `pid` exists on this machine (signal 0; EPERM: it exists). */
+export const isProcessAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
     return true
@@ -101,7 +102,7 @@ const isAliveNode = async (pid: number, startTicks: number | null): Promise<bool
     if (facts.state === "Z" || facts.state === "X" || facts.state === "x") return false
     return startTicks === null || facts.startTicks === startTicks
   }
-  return aliveByKill(pid)
+  return isProcessAlive(pid)
 }
 
 /** The real processes (Node `child_process`). */

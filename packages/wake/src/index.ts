@@ -44,6 +44,7 @@ export { execPlan, isValidModel, isValidReasoningEffort } from "./continuation-p
 export type { ExecPlan, ExecPlanInput } from "./continuation-plan.js"
 export {
   ContinuationProcesses,
+  isProcessAlive,
   makeFakeContinuationProcesses,
   nodeContinuationProcesses,
   nodeContinuationProcessesLayer,
@@ -88,6 +89,7 @@ export {
 } from "./job-commands.js"
 export type { CreateJobRequest, CreatedJob, JobListEntry } from "./job-commands.js"
 export { LOCK_LEASE_MS, withJobLock } from "./job-lock.js"
+export type { HolderAlive } from "./job-lock.js"
 export { findJobForThread, jobBelongsToThread, resolveJobId } from "./job-lookup.js"
 export {
   RETRY_BASE_MS,
@@ -143,6 +145,7 @@ export type { DeliveryLabel, JobStatusReport } from "./job-status.js"
 export { JobStore, jobStoreLayer, makeJobStore } from "./job-store.js"
 export type {
   CreateJobInput,
+  JobStoreOptions,
   JobStoreShape,
   MemoryStatus,
   Projection,

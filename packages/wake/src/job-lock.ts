@@ -2,8 +2,10 @@
  * The per-job lock: a lease file created exclusively, naming its holder. Every change to a job
  * happens inside `withJobLock`, and the write itself is still compare-and-set on the revision.
  * A lock whose lease expired (or that is unreadable, i.e. torn by a crash) is moved aside, never
- * deleted, and taken over; a current lease is always respected (the caller retries later).
- * Acquisition never waits. Time comes from the Effect Clock.
+ * deleted, and taken over; so is a current lease whose holder process is gone, when the caller
+ * can tell (`holderAlive`: a watcher killed mid-change must not block `wake complete` for the
+ * rest of its lease). A current lease of a live holder is always respected (the caller retries
+ * later). Acquisition never waits. Time comes from the Effect Clock.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -38,10 +40,14 @@ const decodeLock = (text: string): Lock | null => {
 
 let sequence = 0
 
+/** Whether a lock holder's process still runs (see {@link withJobLock}). */
+export type HolderAlive = (pid: number) => boolean
+
 const acquire = (
   fs: WakeFileSystemShape,
   file: string,
   pid: number,
+  holderAlive: HolderAlive | undefined,
 ): Effect.Effect<string, JobLockHeldError | WakeIoError> =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
@@ -53,13 +59,17 @@ const acquire = (
       const existingText = yield* fs.readText(file)
       if (existingText === null) continue
       const existing = decodeLock(existingText)
-      if (existing !== null && existing.leaseExpiresAt > now)
+      const current =
+        existing !== null &&
+        existing.leaseExpiresAt > now &&
+        (holderAlive === undefined || existing.pid === pid || holderAlive(existing.pid))
+      if (current)
         return yield* new JobLockHeldError({
           path: file,
           holderPid: existing.pid,
           leaseExpiresAt: existing.leaseExpiresAt,
         })
-      // Stale or torn: move it aside, and check that what moved is what was judged.
+      // Stale, torn or orphaned: move it aside, and check that what moved is what was judged.
       const aside = `${file}.stale-${now}-${sequence}`
       if (!(yield* fs.rename(file, aside))) continue
       const moved = yield* fs.readText(aside)
@@ -82,15 +92,20 @@ const release = (fs: WakeFileSystemShape, file: string, token: string): Effect.E
     if (text !== null && decodeLock(text)?.token === token) yield* fs.remove(file)
   }).pipe(Effect.ignore)
 
-/** Runs `use` while holding the lock file `file`; the lock is released whatever happens. */
+/**
+ * Runs `use` while holding the lock file `file`; the lock is released whatever happens. With
+ * `holderAlive`, a lease held by a process that no longer runs is taken over at once (on this
+ * machine's process table; the write stays compare-and-set on the revision either way).
+ */
 export const withJobLock = <A, E, R>(
   fs: WakeFileSystemShape,
   file: string,
   pid: number,
   use: Effect.Effect<A, E, R>,
+  holderAlive?: HolderAlive,
 ): Effect.Effect<A, E | JobLockHeldError | WakeIoError, R> =>
   Effect.acquireUseRelease(
-    acquire(fs, file, pid),
+    acquire(fs, file, pid, holderAlive),
     () => use,
     (token) => release(fs, file, token),
   )

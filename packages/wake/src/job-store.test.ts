@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
 import { mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -11,6 +12,7 @@ import type { WakeStoreError } from "./errors.js"
 import { newJobId, wakeDirectory } from "./job-paths.js"
 import { defaultJobBounds } from "./job-record.js"
 import { JobStore, jobStoreLayer } from "./job-store.js"
+import { isProcessAlive } from "./continuation-processes.js"
 import { memoryWakeFileSystemLayer, nodeWakeFileSystemLayer } from "./wake-file-system.js"
 
 const dirs: Array<string> = []
@@ -147,6 +149,55 @@ describe("job store", () => {
     expect(error._tag).toBe("WakeFileCorrupt")
     expect(error.message).toContain(p.state)
     expect(await readFile(p.state, "utf8")).toBe('{"schemaVersion": 1, "revis')
+  })
+
+  test("with holderAlive, a current lease of a process that is gone is taken over at once", async () => {
+    const dir = await tempDir()
+    const p = jobStorePaths(dir)
+    await run(dir, create)
+    const lease = (pid: number) =>
+      writeFile(
+        p.lock,
+        JSON.stringify({
+          schemaVersion: 1,
+          pid,
+          token: "t",
+          acquiredAt: 0,
+          leaseExpiresAt: 10 ** 15,
+        }),
+      )
+    const withLiveness = <A>(program: Effect.Effect<A, WakeStoreError, JobStore>) =>
+      Effect.runPromise(
+        Effect.result(program).pipe(
+          Effect.provide(
+            jobStoreLayer(dir, 4242, { holderAlive: (pid) => pid !== 999_999 }).pipe(
+              Layer.provide(nodeWakeFileSystemLayer),
+            ),
+          ),
+          Effect.provide(TestClock.layer()),
+        ),
+      )
+    const refresh = Effect.flatMap(JobStore, (s) => s.refreshCapsule(JOB))
+    // A live holder (pid 1 here) is respected, with liveness or without.
+    await lease(1)
+    const held = await withLiveness(refresh)
+    expect(held._tag === "Failure" && held.failure._tag).toBe("JobLockHeld")
+    // A killed holder's lease: without liveness it blocks until it ends; with it, taken over.
+    await lease(999_999)
+    expect((await failure(dir, refresh))._tag).toBe("JobLockHeld")
+    const taken = await withLiveness(refresh)
+    expect(taken._tag).toBe("Success")
+    const files = await readdir(path.dirname(p.lock))
+    expect(files.filter((f) => f.startsWith("lock.stale-"))).toHaveLength(1)
+    expect(files).not.toContain("lock")
+  })
+
+  test("isProcessAlive tells a running process from one that exited", async () => {
+    expect(isProcessAlive(process.pid)).toBe(true)
+    const child = spawn(process.execPath, ["-e", ""])
+    const pid = child.pid!
+    await new Promise((resolve) => child.on("exit", resolve))
+    expect(isProcessAlive(pid)).toBe(false)
   })
 
   test("a held lock is refused, an expired one taken over; a write racing modify is a conflict", async () => {

@@ -35,6 +35,7 @@ import type { JobEvent, Transition } from "./job-machine.js"
 import { checkJobId, isValidJobId, jobPaths, WAKE_DIR_MODE, WAKE_FILE_MODE } from "./job-paths.js"
 import type { JobPaths } from "./job-paths.js"
 import { withJobLock } from "./job-lock.js"
+import type { HolderAlive } from "./job-lock.js"
 import { JobRecordSchema, newJobRecord } from "./job-record.js"
 import type { JobBounds, JobRecord } from "./job-record.js"
 import { WakeFileSystem } from "./wake-file-system.js"
@@ -137,11 +138,21 @@ const decodeState = (
       )
 }
 
+/** Options of {@link makeJobStore}. */
+export interface JobStoreOptions {
+  /**
+   * Tells whether a lock holder's process runs, so a lock left by a killed process is taken over
+   * at once instead of when its lease ends (`isProcessAlive` on Node); default: leases only.
+   */
+  readonly holderAlive?: HolderAlive
+}
+
 /** Builds the store over a file system, rooted at `wakeDir`; `pid` names the lock holder. */
 export const makeJobStore = (
   wakeDir: string,
   fs: WakeFileSystemShape,
   pid: number,
+  options: JobStoreOptions = {},
 ): JobStoreShape => {
   const paths = (jobId: string) => jobPaths(wakeDir, jobId)
 
@@ -167,7 +178,9 @@ export const makeJobStore = (
     })
 
   const locked = <A>(jobId: string, use: Effect.Effect<A, WakeStoreError>) =>
-    Effect.flatMap(checkJobId(jobId), () => withJobLock(fs, paths(jobId).lock, pid, use))
+    Effect.flatMap(checkJobId(jobId), () =>
+      withJobLock(fs, paths(jobId).lock, pid, use, options.holderAlive),
+    )
 
   /** Projects the capsule from the checkpoint on disk; writes it when it differs. */
   const project = (job: JobRecord) =>
@@ -344,8 +357,9 @@ export const makeJobStore = (
 export const jobStoreLayer = (
   wakeDir: string,
   pid: number,
+  options: JobStoreOptions = {},
 ): Layer.Layer<JobStore, never, WakeFileSystem> =>
   Layer.effect(
     JobStore,
-    WakeFileSystem.useSync((fs) => makeJobStore(wakeDir, fs, pid)),
+    WakeFileSystem.useSync((fs) => makeJobStore(wakeDir, fs, pid, options)),
   )

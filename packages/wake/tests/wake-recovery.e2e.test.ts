@@ -4,6 +4,7 @@
 // watcher, and two watchers racing for the lock. Jobs are created, filled and armed through the
 // `baton` CLI; the watcher is the real `baton wake watch`; continuations are real `codex exec`.
 import { handlerReply, httpErrorReply, textReply } from "@baton/testkit"
+import { jobPaths } from "@baton/wake"
 import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
@@ -164,6 +165,19 @@ describe("wake recovery with real Codex", () => {
     first.process.kill("SIGKILL")
     await first.process.exited
     expect(await isRunning(running.run!.pid!)).toBe(true)
+    // As if the kill landed mid-change: the dead watcher's lease on the job lock, 30 s to run.
+    // `baton wake complete` below must take it over, not fail (it did ~1 run in 8 before).
+    const now = Date.now()
+    await writeFile(
+      jobPaths(rig.wakeDir, jobId).lock,
+      JSON.stringify({
+        schemaVersion: 1,
+        pid: first.process.pid,
+        token: `${first.process.pid}:${now}:1`,
+        acquiredAt: now,
+        leaseExpiresAt: now + 30_000,
+      }),
+    )
     const second = rig.startWatcher()
     const adopted = await second.waitForEvent((e) => e.kind === "adopted")
     expect(adopted).toMatchObject({ jobId, generation: 1, pid: running.run!.pid })

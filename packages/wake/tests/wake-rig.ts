@@ -28,7 +28,7 @@ import type {
   TestProcess,
 } from "@baton/testkit"
 import type { JobRecord } from "@baton/wake"
-import { makeJobStore, nodeWakeFileSystem } from "@baton/wake"
+import { isProcessAlive, makeJobStore, nodeWakeFileSystem } from "@baton/wake"
 import { Effect } from "effect"
 
 /** The built CLI. */
@@ -205,7 +205,9 @@ export const wakeRig = async (
     BATON_WAKE_DIR: wakeDir,
     BATON_CODEX_BINARY: native,
   }
-  const store = makeJobStore(wakeDir, nodeWakeFileSystem, process.pid)
+  const store = makeJobStore(wakeDir, nodeWakeFileSystem, process.pid, {
+    holderAlive: isProcessAlive,
+  })
   const watchers: Array<TestProcess> = []
   const daemons: Array<CodexDaemon> = []
 
