@@ -58,7 +58,9 @@ const wakeContext = (io: CliIo) => {
   return {
     wakeDir,
     fs,
-    store: wake.makeJobStore(wakeDir, fs, process.pid, { holderAlive: wake.isProcessAlive }),
+    store: wake.makeJobStore(wakeDir, fs, process.pid, {
+      holderProbe: wake.nodeContinuationProcesses.isAlive,
+    }),
   }
 }
 

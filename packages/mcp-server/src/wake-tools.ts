@@ -34,7 +34,9 @@ const loadWake = async () => {
     HOME: env["HOME"] ?? homedir(),
   })
   const fs = wake.nodeWakeFileSystem
-  const store = wake.makeJobStore(wakeDir, fs, process.pid, { holderAlive: wake.isProcessAlive })
+  const store = wake.makeJobStore(wakeDir, fs, process.pid, {
+    holderProbe: wake.nodeContinuationProcesses.isAlive,
+  })
   const run = <A, E extends { readonly _tag: string }>(program: EffectTypes.Effect<A, E>) =>
     Effect.runPromise(Effect.result(program))
   const watcherRunning = async () => {

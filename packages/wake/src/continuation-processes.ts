@@ -85,8 +85,7 @@ const procStat = async (pid: number) => {
   }
 }
 
-/** True while a process `pid` exists on this machine (signal 0; EPERM: it exists). */
-export const isProcessAlive = (pid: number): boolean => {
+const aliveByKill = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
     return true
@@ -102,7 +101,7 @@ const isAliveNode = async (pid: number, startTicks: number | null): Promise<bool
     if (facts.state === "Z" || facts.state === "X" || facts.state === "x") return false
     return startTicks === null || facts.startTicks === startTicks
   }
-  return isProcessAlive(pid)
+  return aliveByKill(pid)
 }
 
 /** The real processes (Node `child_process`). */

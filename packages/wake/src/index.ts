@@ -44,7 +44,6 @@ export { execPlan, isValidModel, isValidReasoningEffort } from "./continuation-p
 export type { ExecPlan, ExecPlanInput } from "./continuation-plan.js"
 export {
   ContinuationProcesses,
-  isProcessAlive,
   makeFakeContinuationProcesses,
   nodeContinuationProcesses,
   nodeContinuationProcessesLayer,
@@ -89,7 +88,6 @@ export {
 } from "./job-commands.js"
 export type { CreateJobRequest, CreatedJob, JobListEntry } from "./job-commands.js"
 export { LOCK_LEASE_MS, withJobLock } from "./job-lock.js"
-export type { HolderAlive } from "./job-lock.js"
 export { findJobForThread, jobBelongsToThread, resolveJobId } from "./job-lookup.js"
 export {
   RETRY_BASE_MS,

@@ -3,7 +3,7 @@
  * happens inside `withJobLock`, and the write itself is still compare-and-set on the revision.
  * A lock whose lease expired (or that is unreadable, i.e. torn by a crash) is moved aside, never
  * deleted, and taken over; so is a current lease whose holder process is gone, when the caller
- * can tell (`holderAlive`: a watcher killed mid-change must not block `wake complete` for the
+ * can tell (`probe`: a watcher killed mid-change must not block `wake complete` for the
  * rest of its lease). A current lease of a live holder is always respected (the caller retries
  * later). Acquisition never waits. Time comes from the Effect Clock.
  */
@@ -15,6 +15,7 @@ import { JobLockHeldError } from "./errors.js"
 import type { WakeIoError } from "./errors.js"
 import { WAKE_FILE_MODE } from "./job-paths.js"
 import type { WakeFileSystemShape } from "./wake-file-system.js"
+import type { HolderProbe } from "./watcher-lock.js"
 
 /** How long a lock is valid without renewal; store operations take milliseconds. */
 export const LOCK_LEASE_MS = 30_000
@@ -40,14 +41,11 @@ const decodeLock = (text: string): Lock | null => {
 
 let sequence = 0
 
-/** Whether a lock holder's process still runs (see {@link withJobLock}). */
-export type HolderAlive = (pid: number) => boolean
-
 const acquire = (
   fs: WakeFileSystemShape,
   file: string,
   pid: number,
-  holderAlive: HolderAlive | undefined,
+  probe: HolderProbe | undefined,
 ): Effect.Effect<string, JobLockHeldError | WakeIoError> =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
@@ -62,7 +60,7 @@ const acquire = (
       const current =
         existing !== null &&
         existing.leaseExpiresAt > now &&
-        (holderAlive === undefined || existing.pid === pid || holderAlive(existing.pid))
+        (probe === undefined || existing.pid === pid || (yield* probe(existing.pid, null)))
       if (current)
         return yield* new JobLockHeldError({
           path: file,
@@ -94,7 +92,7 @@ const release = (fs: WakeFileSystemShape, file: string, token: string): Effect.E
 
 /**
  * Runs `use` while holding the lock file `file`; the lock is released whatever happens. With
- * `holderAlive`, a lease held by a process that no longer runs is taken over at once (on this
+ * `probe` (the watcher lock's {@link HolderProbe}; the job lock records no start time), a lease held by a process that no longer runs is taken over at once (on this
  * machine's process table; the write stays compare-and-set on the revision either way).
  */
 export const withJobLock = <A, E, R>(
@@ -102,10 +100,10 @@ export const withJobLock = <A, E, R>(
   file: string,
   pid: number,
   use: Effect.Effect<A, E, R>,
-  holderAlive?: HolderAlive,
+  probe?: HolderProbe,
 ): Effect.Effect<A, E | JobLockHeldError | WakeIoError, R> =>
   Effect.acquireUseRelease(
-    acquire(fs, file, pid, holderAlive),
+    acquire(fs, file, pid, probe),
     () => use,
     (token) => release(fs, file, token),
   )

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
 import { mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -12,7 +11,6 @@ import type { WakeStoreError } from "./errors.js"
 import { newJobId, wakeDirectory } from "./job-paths.js"
 import { defaultJobBounds } from "./job-record.js"
 import { JobStore, jobStoreLayer } from "./job-store.js"
-import { isProcessAlive } from "./continuation-processes.js"
 import { memoryWakeFileSystemLayer, nodeWakeFileSystemLayer } from "./wake-file-system.js"
 
 const dirs: Array<string> = []
@@ -151,7 +149,7 @@ describe("job store", () => {
     expect(await readFile(p.state, "utf8")).toBe('{"schemaVersion": 1, "revis')
   })
 
-  test("with holderAlive, a current lease of a process that is gone is taken over at once", async () => {
+  test("with holderProbe, a current lease of a process that is gone is taken over at once", async () => {
     const dir = await tempDir()
     const p = jobStorePaths(dir)
     await run(dir, create)
@@ -170,9 +168,9 @@ describe("job store", () => {
       Effect.runPromise(
         Effect.result(program).pipe(
           Effect.provide(
-            jobStoreLayer(dir, 4242, { holderAlive: (pid) => pid !== 999_999 }).pipe(
-              Layer.provide(nodeWakeFileSystemLayer),
-            ),
+            jobStoreLayer(dir, 4242, {
+              holderProbe: (pid) => Effect.succeed(pid !== 999_999),
+            }).pipe(Layer.provide(nodeWakeFileSystemLayer)),
           ),
           Effect.provide(TestClock.layer()),
         ),
@@ -190,14 +188,6 @@ describe("job store", () => {
     const files = await readdir(path.dirname(p.lock))
     expect(files.filter((f) => f.startsWith("lock.stale-"))).toHaveLength(1)
     expect(files).not.toContain("lock")
-  })
-
-  test("isProcessAlive tells a running process from one that exited", async () => {
-    expect(isProcessAlive(process.pid)).toBe(true)
-    const child = spawn(process.execPath, ["-e", ""])
-    const pid = child.pid!
-    await new Promise((resolve) => child.on("exit", resolve))
-    expect(isProcessAlive(pid)).toBe(false)
   })
 
   test("a held lock is refused, an expired one taken over; a write racing modify is a conflict", async () => {

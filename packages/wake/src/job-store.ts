@@ -35,10 +35,10 @@ import type { JobEvent, Transition } from "./job-machine.js"
 import { checkJobId, isValidJobId, jobPaths, WAKE_DIR_MODE, WAKE_FILE_MODE } from "./job-paths.js"
 import type { JobPaths } from "./job-paths.js"
 import { withJobLock } from "./job-lock.js"
-import type { HolderAlive } from "./job-lock.js"
 import { JobRecordSchema, newJobRecord } from "./job-record.js"
 import type { JobBounds, JobRecord } from "./job-record.js"
 import { WakeFileSystem } from "./wake-file-system.js"
+import type { HolderProbe } from "./watcher-lock.js"
 import type { WakeFileSystemShape } from "./wake-file-system.js"
 
 const StateFileSchema = Schema.Struct({
@@ -142,9 +142,10 @@ const decodeState = (
 export interface JobStoreOptions {
   /**
    * Tells whether a lock holder's process runs, so a lock left by a killed process is taken over
-   * at once instead of when its lease ends (`isProcessAlive` on Node); default: leases only.
+   * at once instead of when its lease ends (`nodeContinuationProcesses.isAlive` on Node, as the
+   * watcher lock uses); default: leases only.
    */
-  readonly holderAlive?: HolderAlive
+  readonly holderProbe?: HolderProbe
 }
 
 /** Builds the store over a file system, rooted at `wakeDir`; `pid` names the lock holder. */
@@ -179,7 +180,7 @@ export const makeJobStore = (
 
   const locked = <A>(jobId: string, use: Effect.Effect<A, WakeStoreError>) =>
     Effect.flatMap(checkJobId(jobId), () =>
-      withJobLock(fs, paths(jobId).lock, pid, use, options.holderAlive),
+      withJobLock(fs, paths(jobId).lock, pid, use, options.holderProbe),
     )
 
   /** Projects the capsule from the checkpoint on disk; writes it when it differs. */

@@ -28,7 +28,7 @@ import type {
   TestProcess,
 } from "@baton/testkit"
 import type { JobRecord } from "@baton/wake"
-import { isProcessAlive, makeJobStore, nodeWakeFileSystem } from "@baton/wake"
+import { makeJobStore, nodeContinuationProcesses, nodeWakeFileSystem } from "@baton/wake"
 import { Effect } from "effect"
 
 /** The built CLI. */
@@ -206,7 +206,7 @@ export const wakeRig = async (
     BATON_CODEX_BINARY: native,
   }
   const store = makeJobStore(wakeDir, nodeWakeFileSystem, process.pid, {
-    holderAlive: isProcessAlive,
+    holderProbe: nodeContinuationProcesses.isAlive,
   })
   const watchers: Array<TestProcess> = []
   const daemons: Array<CodexDaemon> = []
