@@ -10,6 +10,12 @@ const layer = (files, forbidden, why) => ({
   },
 })
 
+const effectBarrel = {
+  name: "effect",
+  message: 'Import the module instead: import * as Effect from "effect/Effect".',
+  allowTypeImports: true,
+}
+
 export default tseslint.config(
   {
     ignores: [
@@ -82,17 +88,35 @@ export default tseslint.config(
   ),
   {
     // Under plain Node ESM the `effect` barrel evaluates all ~140 of its modules: ~250 ms of every
-    // CLI call and hook. Shipped code imports modules (`import * as Effect from "effect/Effect"`).
+    // CLI call and hook. Shipped code imports modules (`import * as Effect from "effect/Effect"`),
+    // statically or dynamically.
     files: ["packages/*/src/**/*.ts"],
+    ignores: ["**/*.test.ts"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": ["error", { paths: [effectBarrel] }],
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "ImportExpression[source.value='effect']",
+          message: 'Import the module instead: await import("effect/Effect").',
+        },
+      ],
+    },
+  },
+  {
+    // Kysely is ~260 ES modules (~0.2 s): recall-index loads it with `import("kysely")` only where
+    // it is used (the indexer's queries, migrations), so read calls never pay for it.
+    files: ["packages/recall-index/src/**/*.ts"],
     ignores: ["**/*.test.ts"],
     rules: {
       "@typescript-eslint/no-restricted-imports": [
         "error",
         {
           paths: [
+            effectBarrel,
             {
-              name: "effect",
-              message: 'Import the module instead: import * as Effect from "effect/Effect".',
+              name: "kysely",
+              message: 'Load it where it is used: (await import("kysely")).sql, or db.kysely().',
               allowTypeImports: true,
             },
           ],

@@ -18,7 +18,7 @@ export const runCodexProbe: CommandRunner = async (invocation, io) => {
   const resolved = resolveThreadId(invocation.positionals[0], io, "baton codex probe")
   if (resolved._tag === "Invalid") return { _tag: "Failed", json, error: resolved.error }
   const { threadId } = resolved
-  const [{ Effect }, ipc] = await Promise.all([import("effect"), import("@baton/ipc-codex")])
+  const [Effect, ipc] = await Promise.all([import("effect/Effect"), import("@baton/ipc-codex")])
   const home = homedir()
   const codexHome = resolveCodexHome(io.env, home, io.cwd).path
   const report = await Effect.runPromise(

@@ -56,8 +56,8 @@ const parseSettings = (
 }
 
 const load = async (io: CliIo) => {
-  const [{ Effect }, compaction] = await Promise.all([
-    import("effect"),
+  const [Effect, compaction] = await Promise.all([
+    import("effect/Effect"),
     import("@baton/compaction"),
   ])
   const layer = compaction.nodeCompactionLayer({ env: io.env, cwd: io.cwd })

@@ -15,8 +15,9 @@ export const codexVersionTimeoutMs = 5_000
 
 const probeVectorStoreFacts = async (): Promise<VectorStoreFacts> => {
   try {
-    const [{ Effect, Result }, { probeVectorStore }] = await Promise.all([
-      import("effect"),
+    const [Effect, Result, { probeVectorStore }] = await Promise.all([
+      import("effect/Effect"),
+      import("effect/Result"),
       import("@baton/recall-index"),
     ])
     const result = await Effect.runPromise(Effect.result(probeVectorStore()))

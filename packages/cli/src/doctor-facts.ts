@@ -147,8 +147,9 @@ const inspectPresence = async (resolved: ResolvedPath): Promise<PresenceFacts> =
 
 const inspectCodex = async (probes: DoctorProbes, home: string): Promise<CodexFacts> => {
   try {
-    const [{ Effect, Result }, ipc] = await Promise.all([
-      import("effect"),
+    const [Effect, Result, ipc] = await Promise.all([
+      import("effect/Effect"),
+      import("effect/Result"),
       import("@baton/ipc-codex"),
     ])
     const host = {

@@ -97,7 +97,7 @@ export const scheduleCompactionTool = defineBatonTool({
   },
   annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: false },
   handler: async (input) => {
-    const [{ Effect }, ops] = await Promise.all([import("effect"), import("@baton/compaction")])
+    const [Effect, ops] = await Promise.all([import("effect/Effect"), import("@baton/compaction")])
     const result = await Effect.runPromise(
       Effect.result(
         ops
@@ -145,7 +145,7 @@ export const compactionStatusTool = defineBatonTool({
   },
   annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: false },
   handler: async ({ threadId: id }) => {
-    const [{ Effect }, ops] = await Promise.all([import("effect"), import("@baton/compaction")])
+    const [Effect, ops] = await Promise.all([import("effect/Effect"), import("@baton/compaction")])
     const result = await Effect.runPromise(
       Effect.result(
         ops
@@ -181,7 +181,7 @@ export const cancelCompactionTool = defineBatonTool({
   },
   annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: false },
   handler: async ({ threadId: id, jobId }) => {
-    const [{ Effect }, ops] = await Promise.all([import("effect"), import("@baton/compaction")])
+    const [Effect, ops] = await Promise.all([import("effect/Effect"), import("@baton/compaction")])
     return Effect.runPromise(
       Effect.result(
         ops

@@ -94,7 +94,7 @@ export const probeCompactionTool = defineBatonTool({
   outputSchema: probeCompactionOutput,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   handler: async ({ threadId }) => {
-    const [{ Effect }, ipc] = await Promise.all([import("effect"), import("@baton/ipc-codex")])
+    const [Effect, ipc] = await Promise.all([import("effect/Effect"), import("@baton/ipc-codex")])
     if (!ipc.isCodexThreadId(threadId))
       return toolFailure(new ipc.InvalidThreadIdError({ value: threadId }))
     const report = await Effect.runPromise(

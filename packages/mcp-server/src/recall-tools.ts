@@ -39,7 +39,7 @@ const environment = () => ({ env: process.env, homeDir: homedir() })
 let embeddingOnce: Promise<Embedding> | undefined
 
 const loadEmbedding = async (recall: RecallIndex) => {
-  const { Effect } = await import("effect")
+  const Effect = await import("effect/Effect")
   const result = await Effect.runPromise(Effect.result(recall.embedderFromEnvironment(process.env)))
   return result._tag === "Success"
     ? {
@@ -78,7 +78,10 @@ let connections: RecallDatabasePool | undefined
 const withIndex = async <A>(
   read: (recall: RecallIndex) => EffectType.Effect<A, { readonly _tag: string }, RecallDatabase>,
 ): Promise<ToolOutcome<A> | undefined> => {
-  const [{ Effect }, recall] = await Promise.all([import("effect"), import("@baton/recall-index")])
+  const [Effect, recall] = await Promise.all([
+    import("effect/Effect"),
+    import("@baton/recall-index"),
+  ])
   const dir = dataDir(process.env)
   if (!existsSync(join(dir, recall.RECALL_DATABASE_FILE))) return undefined
   connections ??= recall.makeRecallDatabasePool()
@@ -637,7 +640,7 @@ export const recentSessionsTool = defineBatonTool({
   annotations: readOnly,
   handler: async (input) => {
     const filters = await filtersOf(input)
-    const { Effect } = await import("effect")
+    const Effect = await import("effect/Effect")
     const outcome = await withIndex((r) =>
       Effect.all([
         r.recentSessions({

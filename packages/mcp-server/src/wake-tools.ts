@@ -26,7 +26,7 @@ const states = z
   )
 
 const loadWake = async () => {
-  const [{ Effect }, wake] = await Promise.all([import("effect"), import("@baton/wake")])
+  const [Effect, wake] = await Promise.all([import("effect/Effect"), import("@baton/wake")])
   const env = process.env
   const wakeDir = wake.wakeDirectory({
     BATON_WAKE_DIR: env["BATON_WAKE_DIR"],

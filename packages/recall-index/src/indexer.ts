@@ -216,8 +216,8 @@ const runIndex = (
     })
 
     const rows = yield* Effect.tryPromise({
-      try: () =>
-        db.kysely
+      try: async () =>
+        (await db.kysely())
           .selectFrom("files")
           .select([
             "id",
@@ -329,8 +329,8 @@ const runIndex = (
         const stateJson =
           mode === "append" && item.row !== undefined
             ? yield* Effect.tryPromise({
-                try: () =>
-                  db.kysely
+                try: async () =>
+                  (await db.kysely())
                     .selectFrom("file_states")
                     .select("parse_state")
                     .where("file_id", "=", item.row!.id)
@@ -435,8 +435,8 @@ const runIndex = (
     yield* Effect.try({ try: () => group.commit(), catch: storageFailure("write", db.path) })
 
     const backlog = yield* Effect.tryPromise({
-      try: () =>
-        db.kysely
+      try: async () =>
+        (await db.kysely())
           .selectFrom("chunks")
           .select((eb) => eb.fn.countAll<number>().as("n"))
           .where("needs_embedding", "=", 1)
@@ -466,8 +466,8 @@ const runIndex = (
       problems: discovery.problems,
     }
     yield* Effect.tryPromise({
-      try: () =>
-        db.kysely
+      try: async () =>
+        (await db.kysely())
           .insertInto("meta")
           .values({ key: "last_run", value: JSON.stringify(report) })
           .onConflict((oc) => oc.column("key").doUpdateSet({ value: JSON.stringify(report) }))

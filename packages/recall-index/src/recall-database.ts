@@ -11,7 +11,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Scope } from "effect"
-import { Kysely, Migrator, SqliteDialect } from "kysely"
+import type { Kysely } from "kysely"
 import {
   closeSync,
   existsSync,
@@ -31,7 +31,12 @@ import type { RecallTables } from "./recall-schema.js"
 /** An open recall database: Kysely for queries, the raw handle for prepared bulk writes. */
 export interface RecallDatabaseShape {
   readonly path: string
-  readonly kysely: Kysely<RecallTables>
+  /**
+   * Kysely over the same handle, built on first call and then reused. Loading Kysely (~260 ES
+   * modules, ~0.2 s) is left to the callers that use it (the indexer, migrations), so a search,
+   * grep or status call does not pay it.
+   */
+  readonly kysely: () => Promise<Kysely<RecallTables>>
   readonly sqlite: Database
   /**
    * Announces a writer that is about to wait for the write lock (`forget`, `prune`): an index
@@ -146,7 +151,8 @@ const openFile = (
 /**
  * True when the file already carries the latest schema (`meta.schema_version`, written by the
  * latest migration), so opening can skip kysely's Migrator (~10 ms per open, which every CLI
- * call and MCP tool call pays). Any doubt (no meta table, other version) runs the Migrator.
+ * call and MCP tool call pays, and loading Kysely itself). Any doubt (no meta table, other
+ * version) runs the Migrator.
  */
 const isCurrent = (sqlite: Database): boolean => {
   try {
@@ -159,12 +165,13 @@ const isCurrent = (sqlite: Database): boolean => {
 }
 
 const migrate = (
-  kysely: Kysely<RecallTables>,
+  kysely: () => Promise<Kysely<RecallTables>>,
   path: string,
 ): Effect.Effect<void, RecallStorageError> =>
   Effect.tryPromise({
     try: async (): Promise<void> => {
-      const migrator = new Migrator({ db: kysely, provider: recallMigrationProvider })
+      const { Migrator } = await import("kysely")
+      const migrator = new Migrator({ db: await kysely(), provider: recallMigrationProvider })
       const { error } = await migrator.migrateToLatest()
       if (error !== undefined) throw error
     },
@@ -183,25 +190,51 @@ export const openRecallDatabase = (
         catch: storageFailure("create-directory", options.dataDir),
       })
       const sqlite = yield* openFile(path, options.busyTimeoutMs ?? 5000)
-      const kysely = new Kysely<RecallTables>({ dialect: new SqliteDialect({ database: sqlite }) })
-      const shape: RecallDatabaseShape = { path, kysely, sqlite, ...writerAnnouncements(path) }
-      if (!isCurrent(sqlite)) {
-        yield* migrate(kysely, path).pipe(
-          Effect.tapError(() => Effect.promise(() => kysely.destroy())),
-        )
+      const builder = lazyKysely(sqlite)
+      const shape: RecallDatabaseShape = {
+        path,
+        kysely: builder.get,
+        sqlite,
+        ...writerAnnouncements(path),
       }
-      return shape
+      if (!isCurrent(sqlite)) {
+        yield* migrate(builder.get, path).pipe(Effect.tapError(() => closeHandle(builder, sqlite)))
+      }
+      return { shape, builder }
     }),
-    (shape) =>
-      Effect.promise(() => shape.kysely.destroy()).pipe(
-        Effect.andThen(
-          Effect.sync(() => {
-            if (shape.sqlite.open) shape.sqlite.close()
-          }),
-        ),
-      ),
-  )
+    ({ builder, shape }) => closeHandle(builder, shape.sqlite),
+  ).pipe(Effect.map(({ shape }) => shape))
 }
+
+/** Kysely over `sqlite`, built on the first `get`; `destroy` only destroys what was built. */
+const lazyKysely = (sqlite: Database) => {
+  let built: Promise<Kysely<RecallTables>> | undefined
+  return {
+    get: (): Promise<Kysely<RecallTables>> =>
+      (built ??= import("kysely").then(
+        ({ Kysely, SqliteDialect }) =>
+          new Kysely<RecallTables>({ dialect: new SqliteDialect({ database: sqlite }) }),
+      )),
+    destroy: async (): Promise<void> => {
+      // A failed build or destroy must not keep the finalizer from closing the handle.
+      const kysely = await built?.catch(() => undefined)
+      await kysely?.destroy().catch(() => undefined)
+    },
+  }
+}
+
+/** Destroys the Kysely instance if one was built (it closes the handle), then the handle. */
+const closeHandle = (
+  builder: ReturnType<typeof lazyKysely>,
+  sqlite: Database,
+): Effect.Effect<void> =>
+  Effect.promise(builder.destroy).pipe(
+    Effect.andThen(
+      Effect.sync(() => {
+        if (sqlite.open) sqlite.close()
+      }),
+    ),
+  )
 
 /** Layer opening the recall database for the layer's lifetime. */
 export const recallDatabaseLayer = (

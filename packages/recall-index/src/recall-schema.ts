@@ -4,8 +4,13 @@
  * from its turn or session, so deleting a session or a file's turns leaves no orphan; the FTS
  * index is external-content over `chunks` and kept in step by triggers (rowid = chunk id).
  */
-import { sql } from "kysely"
 import type { Generated, Kysely, Migration, MigrationProvider } from "kysely"
+
+/**
+ * Kysely's `sql` tag, loaded when a migration runs: this module's constants and types are read on
+ * every open, and Kysely's ~260 ES modules cost ~0.2 s to load in a short-lived CLI call.
+ */
+const sqlTag = async () => (await import("kysely")).sql
 
 /** Schema version written to `meta.schema_version` by the latest migration. */
 export const RECALL_SCHEMA_VERSION = 2
@@ -159,6 +164,7 @@ export interface RecallTables {
 
 const initial: Migration = {
   up: async (db: Kysely<unknown>): Promise<void> => {
+    const sql = await sqlTag()
     const statements = [
       `create table meta (key text primary key, value text not null) strict`,
       `create table files (
@@ -302,6 +308,7 @@ const initial: Migration = {
  */
 const fileStates: Migration = {
   up: async (db: Kysely<unknown>): Promise<void> => {
+    const sql = await sqlTag()
     const run = (statement: string) => sql.raw(statement).execute(db)
     const version = await sql<{
       value: string
