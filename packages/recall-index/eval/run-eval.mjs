@@ -1,13 +1,17 @@
-// Retrieval eval: builds the synthetic multi-project corpus (eval/corpus.mjs), indexes it with
+// Retrieval eval: builds a synthetic corpus (EVAL_CORPUS: the multi-project coding corpus of
+// eval/corpus.mjs, or the everyday-life chat corpus of eval/chat-corpus.mjs), indexes it with
 // the real indexer, embeds it with each embedder (embedBacklog), and reports R@1/R@5/R@10 and
 // MRR per query set for the lexical arm (matchChunks, bm25), the vector arm (searchVectors) and
 // weighted RRF fusions of the two (fuseRanks). Ranking unit: distinct turns (a hit is the
 // evidence turn). Prints markdown tables.
-// Env: EVAL_EMBEDDERS (comma list; default "hash,use-static,use-lite"), EVAL_SEED (7),
-//      EVAL_SESSIONS (10 per project), EVAL_EXCHANGES (12 per session), EVAL_EXPANSION_SHARE
-//      (expansion words in more than this share of chunks are dropped; default the library's),
-//      EVAL_REPLY_SCALE (1; > 1 lengthens replies so they span several chunks), EVAL_PROSE
-//      ("min-max" sentences of real prose added to every reply), EVAL_CHUNK_CHARS /
+// Env: EVAL_CORPUS ("coding", the default: eval/corpus.mjs with the facts of eval/gold.mjs;
+//      "chat": eval/chat-corpus.mjs with the facts of eval/chat-gold.mjs), EVAL_EMBEDDERS (comma
+//      list; default "hash,use-static,use-lite"), EVAL_SEED (7), EVAL_SESSIONS (coding: 10 per
+//      project; chat: 50 in all), EVAL_EXCHANGES (coding only: 12 per session),
+//      EVAL_EXPANSION_SHARE (expansion words in more than this share of chunks are dropped;
+//      default the library's), EVAL_REPLY_SCALE (coding only: 1; > 1 lengthens replies so they
+//      span several chunks), EVAL_PROSE (both corpora: "min-max" sentences of real prose added
+//      to every reply), EVAL_CHUNK_CHARS /
 //      EVAL_CHUNK_OVERLAP (index with other chunk bounds), EVAL_PLANS (comma list of
 //      "lexical:vector:rerank[:rrfK]" plans run through searchRecall; default the embedded plan),
 //      EVAL_NO_EXPANSION (searchRecall without the static expansion), EVAL_MISSES (list the
@@ -37,10 +41,16 @@ import {
   searchVectors,
 } from "@baton/recall-index"
 import { makeDeterministicEmbedder } from "@baton/recall-index/testing"
+import { buildChatCorpus } from "./chat-corpus.mjs"
+import { CHAT_FACTS } from "./chat-gold.mjs"
 import { buildEvalCorpus } from "./corpus.mjs"
 import { FACTS } from "./gold.mjs"
 
 const seed = Number(process.env.EVAL_SEED ?? 7)
+const corpusName = process.env.EVAL_CORPUS ?? "coding"
+if (corpusName !== "coding" && corpusName !== "chat")
+  throw new Error(`unknown EVAL_CORPUS ${corpusName} (coding or chat)`)
+const facts = corpusName === "chat" ? CHAT_FACTS : FACTS
 const which = (process.env.EVAL_EMBEDDERS ?? "hash,use-static,use-lite")
   .split(",")
   .map((s) => s.trim())
@@ -122,14 +132,22 @@ const metrics = (ranks) => {
 const pct = (x) => `${(100 * x).toFixed(0)}`
 
 try {
-  const corpus = buildEvalCorpus({
-    homeDir: home,
-    seed,
-    sessionsPerProject: Number(process.env.EVAL_SESSIONS ?? 10),
-    exchangesPerSession: Number(process.env.EVAL_EXCHANGES ?? 12),
-    replyScale: Number(process.env.EVAL_REPLY_SCALE ?? 1),
-    ...proseOption(),
-  })
+  const corpus =
+    corpusName === "chat"
+      ? buildChatCorpus({
+          homeDir: home,
+          seed,
+          sessions: Number(process.env.EVAL_SESSIONS ?? 50),
+          ...proseOption(),
+        })
+      : buildEvalCorpus({
+          homeDir: home,
+          seed,
+          sessionsPerProject: Number(process.env.EVAL_SESSIONS ?? 10),
+          exchangesPerSession: Number(process.env.EVAL_EXCHANGES ?? 12),
+          replyScale: Number(process.env.EVAL_REPLY_SCALE ?? 1),
+          ...proseOption(),
+        })
   for (const [path, content] of Object.entries(corpus.files)) {
     mkdirSync(dirname(path), { recursive: true })
     writeFileSync(path, content)
@@ -166,7 +184,7 @@ try {
         if (!turnChunks.has(r.turn_row)) turnChunks.set(r.turn_row, [])
         turnChunks.get(r.turn_row).push(r.text)
       }
-      const gold = FACTS.map((fact) => {
+      const gold = facts.map((fact) => {
         const turns = db.sqlite
           .prepare("select distinct turn_row from chunks where instr(text, ?) > 0")
           .pluck()
@@ -177,11 +195,11 @@ try {
       return { turnOf, gold }
     }),
   )
-  const queries = FACTS.flatMap((fact, i) =>
+  const queries = facts.flatMap((fact, i) =>
     Object.entries(fact.queries).map(([kind, text]) => ({ kind, text, gold: gold[i] })),
   )
   console.log(
-    `\nCorpus: ${Object.keys(corpus.files).length} sessions, ${report.chunksAdded} chunks, ${turnOf.size} chunk rows; ${queries.length} queries (${FACTS.length} facts × keyword / paraphrase / mixed)\n`,
+    `\nCorpus: ${Object.keys(corpus.files).length} sessions, ${report.chunksAdded} chunks, ${turnOf.size} chunk rows; ${queries.length} queries (${facts.length} facts × keyword / paraphrase / mixed)\n`,
   )
   const turnsOf = (chunkIds) => {
     const seen = new Set()
