@@ -36,6 +36,7 @@ export {
   DEFAULT_EXPANSION_MAX_DOC_SHARE,
   DEFAULT_MAX_DOC_SHARE,
   DEFAULT_MAX_SCORED_ROWS,
+  DEFAULT_SCORING_MAX_DOC_SHARE,
   ftsMatchExpression,
   matchChunks,
   rankChunks,
@@ -99,7 +100,7 @@ export {
 } from "./vector-search-worker.js"
 export type { VectorSearchWorker, VectorSearchWorkerOptions } from "./vector-search-worker.js"
 export { DEFAULT_RRF_K, fuseRanks } from "./rank-fusion.js"
-export { lexicalQuery } from "./lexical-query.js"
+export { lexicalQuery, speakerWords } from "./lexical-query.js"
 export {
   DEFAULT_RETRY_POLICY,
   DEFAULT_TOKEN_BUDGET,

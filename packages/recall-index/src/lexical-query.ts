@@ -28,3 +28,23 @@ export const lexicalQuery = (text: string): string => {
   })
   return kept.length === 0 ? text : kept.join(" ")
 }
+
+// Personal pronouns: who said something. "What breed is my dog?" asks about a turn where the user
+// wrote "my"; assistants write "you" and "your". Too common to score in most histories, so they
+// join the lexical arm as soft terms (`matchChunks` `expansion`): scored only where selective.
+const SPEAKER_WORDS = new Set(
+  "i me my mine myself we us our ours ourselves you your yours yourself".split(" "),
+)
+
+/**
+ * The personal pronouns of `text` (lower case, each once, in order): for the lexical arm's soft
+ * terms, since {@link lexicalQuery} drops them as function words.
+ */
+export const speakerWords = (text: string): string => {
+  const found = new Set<string>()
+  for (const t of text.split(/\s+/)) {
+    const bare = t.toLowerCase().replace(/[^\p{L}\p{N}]/gu, "")
+    if (SPEAKER_WORDS.has(bare)) found.add(bare)
+  }
+  return [...found].join(" ")
+}

@@ -21,7 +21,7 @@ import type { FusionPlan } from "./embedder-config.js"
 import { RecallQueryError } from "./errors.js"
 import type { RecallStorageError } from "./errors.js"
 import { ftsMatchExpression, rankChunks } from "./fts-query.js"
-import { lexicalQuery } from "./lexical-query.js"
+import { lexicalQuery, speakerWords } from "./lexical-query.js"
 import { DEFAULT_RRF_K, fuseRanks } from "./rank-fusion.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { compileFilters } from "./recall-filters.js"
@@ -363,6 +363,9 @@ export const searchRecall = (
             mode: "any",
             filter: filters.all,
             ...(expanded === undefined ? {} : { expansion: expanded }),
+            // Its personal pronouns (dropped by lexicalQuery) only score: "my dog" asks for the
+            // turn where the user wrote "my".
+            scoring: speakerWords(query),
           })
         : []
     const bm25 = new Map(lexical.map((m) => [m.chunkId, m.rank]))

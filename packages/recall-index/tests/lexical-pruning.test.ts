@@ -189,6 +189,68 @@ describe("matchChunks expansion terms", () => {
   })
 })
 
+describe("matchChunks scoring terms", () => {
+  const scored = (
+    query: string,
+    scoring: string,
+    options: { scoringMaxDocShare?: number; maxScoredRows?: number; limit?: number } = {},
+  ) =>
+    withIndex(
+      dataDir,
+      matchChunks(query, { limit: 100, mode: "any", maxDocShare: 1, scoring, ...options }),
+    )
+  const whole = (query: string) =>
+    withIndex(dataDir, matchChunks(query, { limit: 100, mode: "any", maxDocShare: 1 }))
+  const ids = (hits: ReadonlyArray<{ readonly chunkId: number }>) =>
+    hits.map((m) => m.chunkId).sort((a, b) => a - b)
+
+  it("score the rows the query selects as one OR of every term, and select none", async () => {
+    // kestrel: chunks 1, 14, 27, 40; osprey (8 rows, 20 %) is only in chunk 1 of them.
+    const hits = await scored("kestrel", "osprey", { scoringMaxDocShare: 0.25 })
+    expect(ids(hits)).toEqual([1, 14, 27, 40])
+    const asOr = new Map((await whole("kestrel osprey")).map((m) => [m.chunkId, m.rank]))
+    for (const m of hits) expect(m.rank).toBe(asOr.get(m.chunkId))
+    expect(hits[0]!.chunkId).toBe(1) // the one with an osprey too
+    expect(hits[0]!.rank).toBeLessThan(hits[1]!.rank)
+  })
+
+  it("are dropped above their share (10 % by default) and never repeat a query term", async () => {
+    const kestrel = await whole("kestrel")
+    expect(await scored("kestrel", "osprey")).toEqual(kestrel) // osprey: 20 % > 10 %
+    expect(await scored("kestrel", "kestrel", { scoringMaxDocShare: 1 })).toEqual(kestrel)
+  })
+
+  it("still select nothing when a row budget splits the query", async () => {
+    // kestrel (4 rows) selects within a budget of 4; osprey only scores; heron (30 %) is the
+    // scoring term. Asking for 100 rows runs the fallback over kestrel or osprey rows.
+    const asOr = new Map((await whole("kestrel osprey heron")).map((m) => [m.chunkId, m.rank]))
+    const fallback = await scored("kestrel osprey", "heron", {
+      scoringMaxDocShare: 1,
+      maxScoredRows: 4,
+    })
+    expect(ids(fallback)).toEqual(ids(await whole("kestrel osprey")))
+    for (const m of fallback) expect(m.rank).toBe(asOr.get(m.chunkId))
+    // Asking for 3: the best 3 kestrel rows, scored by all three terms.
+    const split = await scored("kestrel osprey", "heron", {
+      scoringMaxDocShare: 1,
+      maxScoredRows: 4,
+      limit: 3,
+    })
+    const kestrel = [1, 14, 27, 40]
+    const best = [...asOr].filter(([id]) => kestrel.includes(id)).sort((a, b) => a[1] - b[1])
+    expect(split.map((m) => m.chunkId)).toEqual(best.slice(0, 3).map(([id]) => id))
+    for (const m of split) expect(m.rank).toBe(asOr.get(m.chunkId))
+  })
+
+  it("are ignored in all-mode", async () => {
+    const hits = await withIndex(
+      dataDir,
+      matchChunks("kestrel", { limit: 100, scoring: "osprey", scoringMaxDocShare: 1 }),
+    )
+    expect(hits).toEqual(await withIndex(dataDir, matchChunks("kestrel", { limit: 100 })))
+  })
+})
+
 describe("rankChunks", () => {
   it("ranks exactly like matchChunks, without the text", async () => {
     const cases = [

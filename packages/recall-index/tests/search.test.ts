@@ -4,7 +4,7 @@
 // the per-session cap, text de-duplication, reranking and graceful degradation.
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { EmbedderError, RecallDatabase, searchRecall } from "@baton/recall-index"
+import { EmbedderError, lexicalQuery, RecallDatabase, searchRecall } from "@baton/recall-index"
 import type {
   Embedder,
   RecallSearchInput,
@@ -430,6 +430,49 @@ describe("searchRecall per turn", () => {
       )
       expect(replyChunks.n).toBeGreaterThan(3)
       expect(result.hits.length).toBeGreaterThanOrEqual(3)
+    } finally {
+      history.dispose()
+    }
+  })
+})
+
+describe("searchRecall personal pronouns", () => {
+  it("score with the lexical arm's words: 'my beagle' ranks the turn where the user wrote 'my'", async () => {
+    const filler = Array.from({ length: 12 }, (_, i) => ({
+      user: `Plan the garden bed number ${i} for spring.`,
+      assistant: `Bed ${i}: compost first, then seedlings in rows.`,
+    }))
+    const history = await indexedHistory(
+      [
+        {
+          source: "claude",
+          id: "44444444-dddd-4ddd-8ddd-000000000004",
+          cwd: "/home/me",
+          at: "2026-03-04T10:00:00.000Z",
+          exchanges: [
+            ...filler,
+            {
+              user: "My beagle Biscuit hates the rain, by the way.",
+              assistant: "A beagle hates rain; Biscuit the beagle hates the rain like any beagle.",
+            },
+          ],
+        },
+      ],
+      embedder,
+    )
+    try {
+      const lexical = (query: string) =>
+        history.run(
+          searchRecall(
+            { query, k: 2, arms: ["lexical"], perSession: 10 },
+            { expandQuery: lexicalQuery },
+          ),
+        )
+      const mine = await lexical("what does my beagle hate")
+      expect(mine.hits.map((h) => h.role)).toEqual(["user", "assistant"])
+      // Without the pronoun the assistant's reply, with more of the words, comes first.
+      const plain = await lexical("what does the beagle hate")
+      expect(plain.hits.map((h) => h.role)).toEqual(["assistant", "user"])
     } finally {
       history.dispose()
     }

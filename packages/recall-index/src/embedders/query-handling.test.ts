@@ -1,7 +1,7 @@
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import { makeDeterministicEmbedder } from "../testing/deterministic-embedder.js"
-import { lexicalQuery } from "../lexical-query.js"
+import { lexicalQuery, speakerWords } from "../lexical-query.js"
 import { makeSentenceReranker, sentencesOf } from "./sentence-reranker.js"
 import { makeStaticQueryExpander } from "./static-query-expansion.js"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
@@ -23,6 +23,15 @@ describe("lexicalQuery", () => {
   it("never empties a query", () => {
     expect(lexicalQuery("what was it")).toBe("what was it")
     expect(lexicalQuery("")).toBe("")
+  })
+})
+
+describe("speakerWords", () => {
+  it("keeps the personal pronouns lexicalQuery drops, lower case, each once, in order", () => {
+    const question = "What did I tell you about MY dog? My dog's vet said we should wait."
+    expect(lexicalQuery(question)).not.toMatch(/\b(i|you|my|we)\b/i)
+    expect(speakerWords(question)).toBe("i you my we")
+    expect(speakerWords("stripe webhook signature")).toBe("")
   })
 })
 

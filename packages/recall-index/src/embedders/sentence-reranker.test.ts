@@ -172,4 +172,22 @@ describe("sentence reranker over the static table", () => {
       6,
     )
   })
+
+  it("counts the query's personal pronouns as words: the sentence where the user wrote them", async () => {
+    const table = await run(makeStaticTableEmbedder())
+    const documents = ["The beagle is called Biscuit.", "My beagle is called Biscuit."]
+    const query = "what is my beagle called"
+    const gap = (results: ReadonlyArray<{ index: number; score: number }>) =>
+      results.find((r) => r.index === 1)!.score - results.find((r) => r.index === 0)!.score
+    const withTerms = await run(makeSentenceReranker(table).rerank(query, documents, 2))
+    const bySimilarity = await run(
+      makeSentenceReranker(table, { termWeight: 0 }).rerank(query, documents, 2),
+    )
+    expect(withTerms[0]!.index).toBe(1)
+    // Words: beagle and call (in both candidates, ln(5/3) each) and my (in one, ln 2): only the
+    // second candidate holds "my", which widens its lead by 0.7 × 0.3 × its weight share.
+    const my = Math.log(2)
+    const both = Math.log(5 / 3)
+    expect(gap(withTerms) - gap(bySimilarity)).toBeCloseTo((0.7 * 0.3 * my) / (my + 2 * both), 6)
+  })
 })

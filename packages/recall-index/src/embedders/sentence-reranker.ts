@@ -14,7 +14,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { Embedder, Reranker, RerankResult } from "../embedder.js"
-import { lexicalQuery } from "../lexical-query.js"
+import { lexicalQuery, speakerWords } from "../lexical-query.js"
 import { staticTokens } from "./static-word-table.js"
 
 /** Options of {@link makeSentenceReranker}. */
@@ -46,7 +46,9 @@ const termShare = (
   query: string,
   sentenceStems: ReadonlyArray<ReadonlyArray<Set<string>>>,
 ): ((stems: Set<string>) => number) => {
-  const terms = [...stemsOf(lexicalQuery(query))]
+  // The personal pronouns count too ("my dog": the sentence where the user wrote "my"), weighted
+  // like every word by how few candidates hold them.
+  const terms = [...stemsOf(`${lexicalQuery(query)} ${speakerWords(query)}`)]
   if (terms.length === 0) return () => 0
   const candidates = sentenceStems.map((sentences) => {
     const all = new Set<string>()
