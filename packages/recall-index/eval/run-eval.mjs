@@ -14,7 +14,8 @@
 //      to every reply), EVAL_CHUNK_CHARS /
 //      EVAL_CHUNK_OVERLAP (index with other chunk bounds), EVAL_PLANS (comma list of
 //      "lexical:vector:rerank[:rrfK]" plans run through searchRecall; default the embedded plan),
-//      EVAL_NO_EXPANSION (searchRecall without the static expansion), EVAL_MISSES (list the
+//      EVAL_NO_EXPANSION (searchRecall without the static expansion), EVAL_PER_SESSION
+//      (searchRecall's hits per session; default its own, 3), EVAL_MISSES (list the
 //      queries searchRecall misses in its top 5).
 import { Effect, Layer } from "effect"
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -399,7 +400,13 @@ try {
         for (const q of queries) {
           const result = await run(
             searchRecall(
-              { query: q.text, k: 10 },
+              {
+                query: q.text,
+                k: 10,
+                ...(process.env.EVAL_PER_SESSION === undefined
+                  ? {}
+                  : { perSession: Number(process.env.EVAL_PER_SESSION) }),
+              },
               {
                 embedder,
                 reranker,
