@@ -6,6 +6,7 @@
 // fact inside an ordinary request, an assistant fact in the middle of a long reply), and three
 // distractor turns in other sessions reuse its keywords in another context. Same seed, same
 // bytes. Never derived from a real transcript or a public dataset.
+import { claudeSessionWriter } from "./claude-session.mjs"
 import { encodeClaudeProjectDir, seededRandom } from "@baton/recall-index/testing"
 import { CHAT_FACTS, CHAT_TOPICS } from "./chat-gold.mjs"
 
@@ -174,39 +175,12 @@ export const buildChatCorpus = ({
     asks = []
     const sessionId = random.uuid()
     const cwd = `${homeDir}/chat`
-    let parent = null
-    const lines = []
-    const line = (type, message) => {
-      const uuid = random.uuid()
-      clock += random.int(20_000, 240_000)
-      lines.push(
-        JSON.stringify({
-          parentUuid: parent,
-          isSidechain: false,
-          userType: "external",
-          cwd,
-          sessionId,
-          version: "2.1.90",
-          gitBranch: "main",
-          type,
-          uuid,
-          timestamp: new Date(clock).toISOString(),
-          message,
-        }),
-      )
-      parent = uuid
-    }
-    const user = (text) => line("user", { role: "user", content: text })
-    const assistant = (text) =>
-      line("assistant", {
-        id: `msg_${random.hex(20)}`,
-        type: "message",
-        role: "assistant",
-        model: "claude-sonnet-4-5",
-        content: [{ type: "text", text }],
-        stop_reason: "end_turn",
-        usage: { input_tokens: 10, output_tokens: 5 },
-      })
+    const { lines, user, assistant } = claudeSessionWriter({
+      random,
+      cwd,
+      sessionId,
+      tick: () => (clock += random.int(20_000, 240_000)),
+    })
     session.slots.forEach((slot, index) => {
       if (slot === null) {
         user(

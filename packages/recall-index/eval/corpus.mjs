@@ -3,6 +3,7 @@
 // project's own vocabulary), one evidence turn per gold fact (the fact sentence inside a longer
 // reply or prompt), and distractor turns that reuse each fact's keywords in unrelated requests.
 // Same seed, same bytes. Never derived from a real transcript.
+import { claudeSessionWriter } from "./claude-session.mjs"
 import { encodeClaudeProjectDir, seededRandom } from "@baton/recall-index/testing"
 import { FACTS, PROJECTS } from "./gold.mjs"
 
@@ -124,39 +125,12 @@ export const buildEvalCorpus = ({
     const { project } = session
     const sessionId = random.uuid()
     const cwd = `${homeDir}/code/${project.name}`
-    let parent = null
-    const lines = []
-    const line = (type, message) => {
-      const uuid = random.uuid()
-      clock += random.int(20_000, 200_000)
-      lines.push(
-        JSON.stringify({
-          parentUuid: parent,
-          isSidechain: false,
-          userType: "external",
-          cwd,
-          sessionId,
-          version: "2.1.90",
-          gitBranch: "main",
-          type,
-          uuid,
-          timestamp: new Date(clock).toISOString(),
-          message,
-        }),
-      )
-      parent = uuid
-    }
-    const user = (text) => line("user", { role: "user", content: text })
-    const assistant = (text) =>
-      line("assistant", {
-        id: `msg_${random.hex(20)}`,
-        type: "message",
-        role: "assistant",
-        model: "claude-sonnet-4-5",
-        content: [{ type: "text", text }],
-        stop_reason: "end_turn",
-        usage: { input_tokens: 10, output_tokens: 5 },
-      })
+    const { lines, user, assistant } = claudeSessionWriter({
+      random,
+      cwd,
+      sessionId,
+      tick: () => (clock += random.int(20_000, 200_000)),
+    })
     for (const slot of session.slots) {
       if (slot === null) {
         user(fill(random, project, random.pick(USER_TEMPLATES)))
