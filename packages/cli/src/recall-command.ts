@@ -32,6 +32,7 @@ import {
   forgetSessions,
   grepRecords,
   indexTranscripts,
+  makeVectorSearchWorker,
   nodeIndexerProcessLayer,
   nodeTranscriptFileSystemLayer,
   pruneDeleted,
@@ -470,6 +471,10 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
   const none = whenNoIndex(ctx)
   if (none !== undefined) return none
   const lexicalOnly = has(invocation, "lexical-only")
+  // The vector arm runs in a worker thread, which starts reading the vector codes now, while
+  // this thread loads the embedder, embeds the query and runs the lexical arm.
+  const vectorWorker = lexicalOnly ? undefined : makeVectorSearchWorker()
+  if (vectorWorker !== undefined) Effect.runSync(vectorWorker.warm(ctx.databasePath))
   const configured = await configuredEmbedding(ctx)
   const embedding = configured.embedding
   const embedder = embedding?.embedder
@@ -498,6 +503,7 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
           ...(embedding === undefined
             ? {}
             : { expandQuery: embedding.expandQuery, fusion: embedding.fusion }),
+          ...(vectorWorker === undefined ? {} : { vectorWorker }),
         },
       ),
     )
@@ -527,6 +533,7 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
     return completed(0)
   } finally {
     await closeEmbedder(embedder)
+    if (vectorWorker !== undefined) await Effect.runPromise(vectorWorker.close())
   }
 }
 

@@ -1,14 +1,19 @@
 // One recall call in a fresh process, as a `baton recall …` CLI call makes it (the CLI adds
-// argument parsing and printing): `search <dataDir> <query>` (embedded default, hybrid + rerank)
+// argument parsing and printing): `search <dataDir> <query>` (embedded default, hybrid + rerank,
+// the vector arm in a worker that starts reading the codes first, as the CLI runs it)
 // or `index <dataDir> <home>` (index + embed). Prints {"ms", "maxRssMb"} as JSON. Used by the
 // benches for "peak RSS per CLI call".
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { join } from "node:path"
 import {
   embedBacklog,
   embedderFromEnvironment,
   indexTranscripts,
+  makeVectorSearchWorker,
   nodeIndexerProcessLayer,
   nodeTranscriptFileSystemLayer,
+  RECALL_DATABASE_FILE,
   recallDatabaseLayer,
   searchRecall,
 } from "@baton/recall-index"
@@ -20,9 +25,16 @@ const layers = Layer.mergeAll(
   nodeTranscriptFileSystemLayer,
   nodeIndexerProcessLayer,
 )
+const vectorWorker = mode === "search" ? makeVectorSearchWorker() : undefined
+if (vectorWorker !== undefined) {
+  await Effect.runPromise(vectorWorker.warm(join(dataDir, RECALL_DATABASE_FILE)))
+}
 const providers = await Effect.runPromise(embedderFromEnvironment({}))
-if (mode === "search") {
-  await Effect.runPromise(searchRecall({ query: arg }, providers).pipe(Effect.provide(layers)))
+if (vectorWorker !== undefined) {
+  await Effect.runPromise(
+    searchRecall({ query: arg }, { ...providers, vectorWorker }).pipe(Effect.provide(layers)),
+  )
+  await Effect.runPromise(vectorWorker.close())
 } else {
   await Effect.runPromise(
     Effect.gen(function* () {

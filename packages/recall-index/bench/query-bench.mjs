@@ -1,16 +1,20 @@
 // Recall query benchmark: indexing with embedding (the embedded default, and USE-lite on a
 // sample), then, for each corpus size, query latency p50 / p95 for lexical (bm25), vector (exact
 // float KNN, and the sign-bit first pass + int8 rescoring) and hybrid (both + weighted RRF, and
-// the default plan through searchRecall: expansion and rerank, as the CLI runs it and as the MCP
-// server does), plus the first pass's recall@10 against exact.
+// the default plan through searchRecall: expansion and rerank, in one process with both arms in
+// its thread, as the MCP server runs it, and as a fresh process per call like the CLI), plus the
+// first pass's recall@10 against exact.
 // Every chunk is really embedded with the default. Synthetic text: Zipf-distributed words of the
 // static table's vocabulary. Prints markdown.
 // Env: BENCH_CHUNKS (comma-separated sizes, default 100000; 1000000 takes ~10 minutes),
-// BENCH_FILES (default 300), BENCH_QUERIES (default 60).
+// BENCH_FILES (default 300), BENCH_QUERIES (default 60), BENCH_FRESH (fresh-process calls per
+// size, default 10).
 import { Effect, Layer } from "effect"
+import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
 import {
   DEFAULT_POOL,
   DEFAULT_STATIC_TABLE_PATH,
@@ -35,6 +39,7 @@ import { generateBulkCorpus, seededRandom } from "@baton/recall-index/testing"
 const sizes = (process.env.BENCH_CHUNKS ?? "100000").split(",").map(Number)
 const files = Number(process.env.BENCH_FILES ?? 300)
 const queryCount = Number(process.env.BENCH_QUERIES ?? 60)
+const freshCount = Number(process.env.BENCH_FRESH ?? 10)
 const root = mkdtempSync(join(tmpdir(), "baton-query-bench-"))
 const rows = []
 const log = (line) => console.error(`[query-bench] ${line}`)
@@ -208,13 +213,13 @@ try {
       ])
       return { ms: performance.now() - t }
     })
-    // The whole pipeline an agent calls: searchRecall as the CLI runs it (a connection opened
-    // per call, both arms in this thread) and as the MCP server does (one connection kept per
-    // database file, the vector arm in a worker thread).
+    // The whole pipeline an agent calls: searchRecall in this process with both arms in this
+    // thread (a connection opened per call; the library's default without a worker) and as the
+    // MCP server runs it (one connection kept per database file, the vector arm in a worker).
     const providers = { embedder, expandQuery, reranker, fusion }
     const search = (q) => searchRecall({ query: q, timezone: "UTC" }, providers)
     await measure(
-      `hybrid, searchRecall default plan (expanded lexical + vector + sentence rerank@${fusion.rerankDepth}, ${fusion.lexical}:${fusion.vector}:${fusion.rerank}, RRF k ${fusion.rrfK ?? 60}), CLI`,
+      `hybrid, searchRecall default plan (expanded lexical + vector + sentence rerank@${fusion.rerankDepth}, ${fusion.lexical}:${fusion.vector}:${fusion.rerank}, RRF k ${fusion.rrfK ?? 60}), in-process, both arms in one thread`,
       (q) => time(search(q)),
     )
     const worker = makeVectorSearchWorker()
@@ -234,6 +239,23 @@ try {
     )
     await Effect.runPromise(worker.close())
     await Effect.runPromise(connections.close())
+    // A whole `baton recall search` as a fresh process pays: Node and module loading, the
+    // embedder's table, a cold segment read in the worker, and the search.
+    {
+      const script = fileURLToPath(new URL("./fresh-process.mjs", import.meta.url))
+      const dir = join(root, `query-${chunkCount}`)
+      const ms = []
+      for (const q of queries.slice(0, freshCount)) {
+        const t = performance.now()
+        execFileSync(process.execPath, [script, "search", dir, q])
+        ms.push(performance.now() - t)
+      }
+      rows.push([
+        `hybrid, searchRecall default plan, fresh process per call (as the CLI), ${chunkCount} chunks, ${ms.length} calls`,
+        `p50 ${percentile(ms, 50).toFixed(1)} ms`,
+        `p95 ${percentile(ms, 95).toFixed(1)} ms`,
+      ])
+    }
     // Recall@10 of the first pass + rescoring against exact float KNN, per pool size.
     for (const pool of [250, 500, DEFAULT_POOL, 2000]) {
       let overlap = 0

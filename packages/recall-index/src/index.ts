@@ -90,6 +90,7 @@ export {
   MAX_KNN_K,
   searchVectors,
   searchVectorsIn,
+  warmVectorsIn,
 } from "./vector-search.js"
 export { makeRecallDatabasePool } from "./recall-database-pool.js"
 export type { RecallDatabasePool } from "./recall-database-pool.js"

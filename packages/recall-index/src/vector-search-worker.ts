@@ -19,7 +19,7 @@ import { Worker } from "node:worker_threads"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { RecallStorageError } from "./errors.js"
-import type { VectorHit, VectorSearchOptions } from "./vector-search.js"
+import type { VectorHit, VectorSearchOptions } from "./vector-knn.js"
 
 /** The worker could not answer (not started, crashed, exited, or closed). */
 export class VectorWorkerUnavailable extends Data.TaggedError("VectorWorkerUnavailable")<{
@@ -33,6 +33,13 @@ export interface VectorSearchWorker {
    * the effect that awaits its answer.
    */
   readonly start: (databasePath: string, options: VectorSearchOptions) => Effect.Effect<Awaiting>
+  /**
+   * Starts the worker (if needed) and has it read the database's vector codes into its cache
+   * (`warmVectorsIn`) without waiting: a short-lived caller (a CLI search) warms first, then
+   * loads its embedder and embeds the query while the worker reads. Best effort: never fails,
+   * and does not keep the process alive.
+   */
+  readonly warm: (databasePath: string) => Effect.Effect<void>
   /** Stops the worker; pending requests fail with {@link VectorWorkerUnavailable}. */
   readonly close: () => Effect.Effect<void>
 }
@@ -41,15 +48,15 @@ export interface VectorSearchWorker {
 export interface VectorSearchWorkerOptions {
   /**
    * The built module exporting `searchVectorsIn`; default this package's
-   * `dist/vector-search.js` (also when running from `src`, e.g. under vitest: build first).
+   * `dist/vector-knn.js` (also when running from `src`, e.g. under vitest: build first).
    */
   readonly moduleUrl?: string
 }
 
-/** This package's built `vector-search.js`, from `src` or `dist`. */
+/** This package's built `vector-knn.js` (no `effect`: the worker starts faster), from `src` or `dist`. */
 export const builtVectorSearchModule = (): string =>
   new URL(
-    import.meta.url.endsWith(".ts") ? "../dist/vector-search.js" : "./vector-search.js",
+    import.meta.url.endsWith(".ts") ? "../dist/vector-knn.js" : "./vector-knn.js",
     import.meta.url,
   ).href
 
@@ -99,6 +106,12 @@ parentPort.on("message", async (message) => {
       parentPort.postMessage({ id: message.id, unavailable: "cannot load " + workerData.module + ": " + error })
       return
     }
+    if (message.warm === true) {
+      // Best effort: a failure here shows again, and is reported, on the search itself.
+      if (typeof module.warmVectorsIn === "function") module.warmVectorsIn(connection(message.path))
+      parentPort.postMessage({ id: message.id, warmed: true })
+      return
+    }
     const outcome = module.searchVectorsIn(connection(message.path), message.options)
     if (typeof outcome === "string") parentPort.postMessage({ id: message.id, invalid: outcome })
     else parentPort.postMessage({ id: message.id, hits: outcome })
@@ -115,6 +128,7 @@ interface Answer {
   readonly invalid?: string
   readonly failed?: string
   readonly unavailable?: string
+  readonly warmed?: boolean
 }
 
 type Awaiting = Effect.Effect<
@@ -209,8 +223,19 @@ export const makeVectorSearchWorker = (
       )
     })
 
+  const warm: VectorSearchWorker["warm"] = (databasePath) =>
+    Effect.sync(() => {
+      if (closed) return
+      try {
+        ;(current ?? spawn()).worker.postMessage({ id: nextId++, path: databasePath, warm: true })
+      } catch {
+        // The search that follows starts it again, or falls back to the calling thread.
+      }
+    })
+
   return {
     start,
+    warm,
     close: () =>
       Effect.promise(async () => {
         closed = true

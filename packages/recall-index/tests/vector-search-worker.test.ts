@@ -1,8 +1,9 @@
 // The vector arm in a worker thread: the same hits as in-process search (codes and exact paths,
 // pre-filters), searchRecall gives the same results with and without it (including scoped
-// searches), a worker that cannot start falls back to in-process search, bad requests come back
-// as tagged errors, and a closed worker refuses work. The worker runs this package's built
-// `dist/vector-search.js` (the test command builds first).
+// searches), warming is best effort and changes no hits, a worker that cannot start falls back
+// to in-process search, bad requests come back as tagged errors, and a closed worker refuses
+// work. The worker runs this package's built
+// `dist/vector-knn.js` (the test command builds first).
 import { Effect } from "effect"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
@@ -10,9 +11,12 @@ import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   builtVectorSearchModule,
+  codesUsableFor,
   makeVectorSearchWorker,
+  RecallDatabase,
   searchRecall,
   searchVectors,
+  warmVectorsIn,
 } from "@baton/recall-index"
 import type { RecallSearchInput, VectorSearchOptions } from "@baton/recall-index"
 import { makeDeterministicEmbedder } from "@baton/recall-index/testing"
@@ -73,6 +77,39 @@ describe("makeVectorSearchWorker", () => {
       expect(remote.arms.vector.ran).toBe(true)
       expect(remote).toEqual(local)
     }
+  })
+
+  it("warms without changing hits, and a warm that cannot happen fails nothing", async () => {
+    const fingerprint = embedder.info.fingerprint
+    const fresh = makeVectorSearchWorker()
+    await Effect.runPromise(fresh.warm(databasePath))
+    await Effect.runPromise(fresh.warm(join(history.dataDir, "missing.db")))
+    const vector = await queryVector("frost watering calendar")
+    const local = await history.run(searchVectors({ vector, k: 10, fingerprint }))
+    expect(await viaWorker({ vector, k: 10, fingerprint }, fresh)).toEqual(local)
+    await Effect.runPromise(fresh.close())
+    await Effect.runPromise(fresh.warm(databasePath)) // closed: a no-op, not a restart
+    expect(await failureViaWorker({ vector, k: 10, fingerprint }, fresh)).toMatchObject({
+      _tag: "VectorWorkerUnavailable",
+    })
+    const broken = makeVectorSearchWorker({ moduleUrl: "file:///nonexistent/vector-knn.js" })
+    await Effect.runPromise(broken.warm(databasePath))
+    await Effect.runPromise(broken.close())
+  })
+
+  it("warmVectorsIn reads every usable code set into the process cache", async () => {
+    const counts = await history.run(
+      RecallDatabase.use((db) =>
+        Effect.sync(() => ({
+          vectors: db.sqlite.prepare("select count(*) from vector_keys").pluck().get() as number,
+          usable: codesUsableFor(db.sqlite, embedder.info.fingerprint),
+          warmed: warmVectorsIn(db.sqlite),
+        })),
+      ),
+    )
+    expect(counts.usable).toBe(true)
+    expect(counts.vectors).toBeGreaterThan(0)
+    expect(counts.warmed).toBe(counts.vectors)
   })
 
   it("fails a worker that cannot start as unavailable, and searchRecall falls back", async () => {
