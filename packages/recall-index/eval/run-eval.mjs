@@ -1,19 +1,21 @@
 // Retrieval eval: builds a synthetic corpus (EVAL_CORPUS: the multi-project coding corpus of
-// eval/corpus.mjs, or the everyday-life chat corpus of eval/chat-corpus.mjs), indexes it with
-// the real indexer, embeds it with each embedder (embedBacklog), and reports R@1/R@5/R@10 and
-// MRR per query set for the lexical arm (matchChunks, bm25), the vector arm (searchVectors) and
-// weighted RRF fusions of the two (fuseRanks). Ranking unit: distinct turns (a hit is the
-// evidence turn). Prints markdown tables.
+// eval/corpus.mjs, the everyday-life chat corpus of eval/chat-corpus.mjs, or the two-friends
+// dialogue corpus of eval/dialogue-corpus.mjs), indexes it with the real indexer, embeds it with
+// each embedder (embedBacklog), and reports R@1/R@5/R@10 and MRR, and R@5 per query kind (the
+// keys of the facts' `queries`), for the lexical arm (matchChunks, bm25), the vector arm
+// (searchVectors) and weighted RRF fusions of the two (fuseRanks). Ranking unit: distinct turns
+// (a hit is the evidence turn). Prints markdown tables.
 // Env: EVAL_CORPUS ("coding", the default: eval/corpus.mjs with the facts of eval/gold.mjs;
-//      "chat": eval/chat-corpus.mjs with the facts of eval/chat-gold.mjs), EVAL_EMBEDDERS (comma
+//      "chat": eval/chat-corpus.mjs with the facts of eval/chat-gold.mjs; "dialogue":
+//      eval/dialogue-corpus.mjs with the facts of eval/dialogue-gold.mjs), EVAL_EMBEDDERS (comma
 //      list; default "hash,use-static,use-lite"), EVAL_SEED (7), EVAL_SESSIONS (coding: 10 per
-//      project; chat: 50 in all), EVAL_EXCHANGES (coding only: 12 per session),
-//      EVAL_EXPANSION_SHARE (expansion words in more than this share of chunks are dropped;
-//      default the library's), EVAL_REPLY_SCALE (coding only: 1; > 1 lengthens replies so they
-//      span several chunks), EVAL_PROSE (both corpora: "min-max" sentences of real prose added
-//      to every reply), EVAL_CHUNK_CHARS /
+//      project; chat: 50 in all; dialogue: 24 in all), EVAL_EXCHANGES (coding only: 12 per
+//      session), EVAL_EXPANSION_SHARE (expansion words in more than this share of chunks are
+//      dropped; default the library's), EVAL_REPLY_SCALE (coding only: 1; > 1 lengthens replies
+//      so they span several chunks), EVAL_PROSE (coding and chat: "min-max" sentences of real
+//      prose added to every reply), EVAL_CHUNK_CHARS /
 //      EVAL_CHUNK_OVERLAP (index with other chunk bounds), EVAL_PLANS (comma list of
-//      "lexical:vector:rerank[:rrfK]" plans run through searchRecall; default the embedded plan),
+//      "lexical:vector:rerank[:rrfK[:context]]" plans run through searchRecall; default the embedded plan),
 //      EVAL_NO_EXPANSION (searchRecall without the static expansion), EVAL_PER_SESSION
 //      (searchRecall's hits per session; default its own, 3), EVAL_MISSES (list the
 //      queries searchRecall misses in its top 5).
@@ -45,13 +47,18 @@ import { makeDeterministicEmbedder } from "@baton/recall-index/testing"
 import { buildChatCorpus } from "./chat-corpus.mjs"
 import { CHAT_FACTS } from "./chat-gold.mjs"
 import { buildEvalCorpus } from "./corpus.mjs"
+import { buildDialogueCorpus } from "./dialogue-corpus.mjs"
+import { DIALOGUE_FACTS } from "./dialogue-gold.mjs"
 import { FACTS } from "./gold.mjs"
 
 const seed = Number(process.env.EVAL_SEED ?? 7)
 const corpusName = process.env.EVAL_CORPUS ?? "coding"
-if (corpusName !== "coding" && corpusName !== "chat")
-  throw new Error(`unknown EVAL_CORPUS ${corpusName} (coding or chat)`)
-const facts = corpusName === "chat" ? CHAT_FACTS : FACTS
+if (corpusName !== "coding" && corpusName !== "chat" && corpusName !== "dialogue")
+  throw new Error(`unknown EVAL_CORPUS ${corpusName} (coding, chat or dialogue)`)
+const facts =
+  corpusName === "chat" ? CHAT_FACTS : corpusName === "dialogue" ? DIALOGUE_FACTS : FACTS
+// The query kinds (table columns): the keys of the facts' `queries`, in order of appearance.
+const kinds = [...new Set(facts.flatMap((fact) => Object.keys(fact.queries)))]
 const which = (process.env.EVAL_EMBEDDERS ?? "hash,use-static,use-lite")
   .split(",")
   .map((s) => s.trim())
@@ -141,14 +148,20 @@ try {
           sessions: Number(process.env.EVAL_SESSIONS ?? 50),
           ...proseOption(),
         })
-      : buildEvalCorpus({
-          homeDir: home,
-          seed,
-          sessionsPerProject: Number(process.env.EVAL_SESSIONS ?? 10),
-          exchangesPerSession: Number(process.env.EVAL_EXCHANGES ?? 12),
-          replyScale: Number(process.env.EVAL_REPLY_SCALE ?? 1),
-          ...proseOption(),
-        })
+      : corpusName === "dialogue"
+        ? buildDialogueCorpus({
+            homeDir: home,
+            seed,
+            sessions: Number(process.env.EVAL_SESSIONS ?? 24),
+          })
+        : buildEvalCorpus({
+            homeDir: home,
+            seed,
+            sessionsPerProject: Number(process.env.EVAL_SESSIONS ?? 10),
+            exchangesPerSession: Number(process.env.EVAL_EXCHANGES ?? 12),
+            replyScale: Number(process.env.EVAL_REPLY_SCALE ?? 1),
+            ...proseOption(),
+          })
   for (const [path, content] of Object.entries(corpus.files)) {
     mkdirSync(dirname(path), { recursive: true })
     writeFileSync(path, content)
@@ -200,7 +213,7 @@ try {
     Object.entries(fact.queries).map(([kind, text]) => ({ kind, text, gold: gold[i] })),
   )
   console.log(
-    `\nCorpus: ${Object.keys(corpus.files).length} sessions, ${report.chunksAdded} chunks, ${turnOf.size} chunk rows; ${queries.length} queries (${facts.length} facts × keyword / paraphrase / mixed)\n`,
+    `\nCorpus: ${Object.keys(corpus.files).length} sessions, ${report.chunksAdded} chunks, ${turnOf.size} chunk rows; ${queries.length} queries (${facts.length} facts × ${kinds.join(" / ")})\n`,
   )
   const turnsOf = (chunkIds) => {
     const seen = new Set()
@@ -229,9 +242,7 @@ try {
       pct(all.r5),
       pct(all.r10),
       all.mrr.toFixed(3),
-      pct(by("keyword").r5),
-      pct(by("paraphrase").r5),
-      pct(by("mixed").r5),
+      ...kinds.map((kind) => pct(by(kind).r5)),
       extra,
     ])
   }
@@ -392,8 +403,8 @@ try {
         process.env.EVAL_PLANS === undefined
           ? [EMBEDDED_FUSION_PLAN]
           : process.env.EVAL_PLANS.split(",").map((p) => {
-              const [lexical, vector, rerank, rrfK = 60] = p.split(":").map(Number)
-              return { lexical, vector, rerank, rerankDepth: RERANK_DEPTH, rrfK }
+              const [lexical, vector, rerank, rrfK = 60, context = 0] = p.split(":").map(Number)
+              return { lexical, vector, rerank, rerankDepth: RERANK_DEPTH, rrfK, context }
             })
       for (const plan of plans) {
         const perQuery = []
@@ -424,7 +435,7 @@ try {
         }
         addRow(
           name,
-          `searchRecall ${plan.lexical}:${plan.vector}:${plan.rerank} rrf ${plan.rrfK} (k = 10, hits as returned)`,
+          `searchRecall ${plan.lexical}:${plan.vector}:${plan.rerank} rrf ${plan.rrfK}${plan.context ? ` context ${plan.context}` : ""} (k = 10, hits as returned)`,
           perQuery,
         )
       }
@@ -432,9 +443,9 @@ try {
     if (embedder.close) await Effect.runPromise(embedder.close())
   }
   console.log(
-    "| embedder | arm | R@1 | R@5 | R@10 | MRR | keyword R@5 | paraphrase R@5 | mixed R@5 | cost |",
+    `| embedder | arm | R@1 | R@5 | R@10 | MRR | ${kinds.map((kind) => `${kind} R@5 | `).join("")}cost |`,
   )
-  console.log("|---|---|---|---|---|---|---|---|---|---|")
+  console.log(`|${"---|".repeat(kinds.length + 7)}`)
   for (const r of rows) console.log(`| ${r.join(" | ")} |`)
 } finally {
   rmSync(root, { recursive: true, force: true })
