@@ -471,6 +471,7 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
   const none = whenNoIndex(ctx)
   if (none !== undefined) return none
   const lexicalOnly = has(invocation, "lexical-only")
+  const singleArm = lexicalOnly || has(invocation, "vector-only")
   // The vector arm runs in a worker thread, which starts reading the vector codes now, while
   // this thread loads the embedder, embeds the query and runs the lexical arm.
   const vectorWorker = lexicalOnly ? undefined : makeVectorSearchWorker()
@@ -496,13 +497,14 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
         },
         {
           ...(embedder === undefined || lexicalOnly ? {} : { embedder }),
-          // One arm alone is measured alone: no reranker on top.
-          ...(reranker === undefined || lexicalOnly || has(invocation, "vector-only")
-            ? {}
-            : { reranker }),
+          // One arm alone is measured alone: no reranker and no conversation context on top.
+          ...(reranker === undefined || singleArm ? {} : { reranker }),
           ...(embedding === undefined
             ? {}
-            : { expandQuery: embedding.expandQuery, fusion: embedding.fusion }),
+            : {
+                expandQuery: embedding.expandQuery,
+                fusion: singleArm ? { ...embedding.fusion, context: 0 } : embedding.fusion,
+              }),
           ...(vectorWorker === undefined ? {} : { vectorWorker }),
         },
       ),

@@ -120,7 +120,14 @@ describe("embedderFromEnvironment", () => {
     expect(out.embedder?.info).toMatchObject({ provider: "embedded", remote: false, paid: false })
     expect(out.embedder?.info.model).toMatch(/^use-static/)
     expect(out.reranker?.model).toMatch(/^sentence-max\//)
-    expect(out.fusion).toEqual({ lexical: 3, vector: 1, rerank: 6, rerankDepth: 30, rrfK: 10 })
+    expect(out.fusion).toEqual({
+      lexical: 3,
+      vector: 1,
+      rerank: 6,
+      rerankDepth: 30,
+      rrfK: 10,
+      context: 0.3,
+    })
     await Effect.runPromise(out.embedder?.close?.() ?? Effect.void)
   })
 })

@@ -69,6 +69,14 @@ export interface FusionPlan {
   readonly rerankDepth: number
   /** RRF constant of the fusion (`fuseRanks` `k`); default 60. */
   readonly rrfK?: number | undefined
+  /**
+   * Conversation context: each turn's fused score gains this share of the fused score of the
+   * turn right before it in its session (the nearest with surface text) and half of it of the
+   * turn right after, so an answer that lacks the question's words ("Yes, on Saturday!") rises
+   * with the turn that has them; 0 or undefined: off. Applied after the reranker, over the top
+   * `CONTEXT_DEPTH` turns and their neighbours.
+   */
+  readonly context?: number | undefined
 }
 
 /** The fusion plan chosen on the retrieval eval for the embedded default. */
@@ -78,6 +86,7 @@ export const EMBEDDED_FUSION_PLAN: FusionPlan = {
   rerank: 6,
   rerankDepth: 30,
   rrfK: 10,
+  context: 0.3,
 }
 
 /** The embedder, reranker and query handling of a configuration (`embedder` undefined: lexical only). */

@@ -98,6 +98,15 @@ export interface RecallSearchProviders {
   readonly vectorWorker?: VectorSearchWorker | undefined
 }
 
+/** Turns (best first after fusion and reranking) whose neighbours gain from them (`FusionPlan.context`). */
+export const CONTEXT_DEPTH = 50
+
+/**
+ * How many turns away a neighbour may be (turns without surface text, e.g. tool calls, are
+ * skipped over): bounds the lookup however sparse a session's text is.
+ */
+export const CONTEXT_REACH = 16
+
 /** Fusion without a measured plan: equal arms, the reranker's order weighted 3 over the top 30. */
 export const DEFAULT_FUSION_PLAN: FusionPlan = { lexical: 1, vector: 1, rerank: 3, rerankDepth: 30 }
 
@@ -382,24 +391,27 @@ export const searchRecall = (
     const fused = fuseRanks(armLists, rrf).slice(0, candidates * 2)
 
     const rows = new Map<number, ChunkRow>()
-    if (fused.length > 0) {
-      const loaded = yield* decodeRows(
-        ChunkRows,
-        db.path,
-        yield* read(() =>
-          db.sqlite
-            .prepare(
-              `select c.id as chunk_id, c.role, c.content_hash, c.turn_row, t.turn_id, t.timestamp,
-                      s.source, s.session_id, s.cwd, s.repo_root, s.headless, s.subagent
-               from chunks c join turns t on t.id = c.turn_row
-               join sessions s on s.id = t.session_row
-               where c.id in (select value from json_each(?))`,
-            )
-            .all(JSON.stringify(fused.map((f) => f.id))),
-        ),
-      )
-      for (const row of loaded) rows.set(row.chunk_id, row)
-    }
+    const loadRows = (ids: ReadonlyArray<number>) =>
+      Effect.gen(function* () {
+        if (ids.length === 0) return
+        const loaded = yield* decodeRows(
+          ChunkRows,
+          db.path,
+          yield* read(() =>
+            db.sqlite
+              .prepare(
+                `select c.id as chunk_id, c.role, c.content_hash, c.turn_row, t.turn_id, t.timestamp,
+                        s.source, s.session_id, s.cwd, s.repo_root, s.headless, s.subagent
+                 from chunks c join turns t on t.id = c.turn_row
+                 join sessions s on s.id = t.session_row
+                 where c.id in (select value from json_each(?))`,
+              )
+              .all(JSON.stringify(ids)),
+          ),
+        )
+        for (const row of loaded) rows.set(row.chunk_id, row)
+      })
+    yield* loadRows(fused.map((f) => f.id))
     const texts = new Map<number, string>()
     const loadTexts = (ids: ReadonlyArray<number>) =>
       Effect.gen(function* () {
@@ -471,6 +483,78 @@ export const searchRecall = (
           ),
         )
       }
+    }
+
+    // Conversation context: a turn gains a share of its neighbours' fused scores.
+    const contextShare = plan.context ?? 0
+    if (contextShare > 0 && ranked.length > 0) {
+      const head = ranked.slice(0, CONTEXT_DEPTH)
+      const neighbours = yield* read(
+        () =>
+          db.sqlite
+            .prepare(
+              `select h.value as turn_row,
+                 (select n.id from turns n where n.session_row = t.session_row
+                    and n.ordinal between t.ordinal - ? and t.ordinal - 1 and n.surface_count > 0
+                    order by n.ordinal desc limit 1) as before,
+                 (select n.id from turns n where n.session_row = t.session_row
+                    and n.ordinal between t.ordinal + 1 and t.ordinal + ? and n.surface_count > 0
+                    order by n.ordinal limit 1) as after
+               from json_each(?) h join turns t on t.id = h.value`,
+            )
+            .all(
+              CONTEXT_REACH,
+              CONTEXT_REACH,
+              JSON.stringify(head.map((r) => r.row.turn_row)),
+            ) as Array<{
+            turn_row: number
+            before: number | null
+            after: number | null
+          }>,
+      )
+      const base = new Map(ranked.map((r) => [r.row.turn_row, r.fused.score]))
+      const gained = new Map<number, number>()
+      // The turn after a match (an answer to it) gains the share, the turn before (what it
+      // answers) half of it.
+      const gain = (turn: number | null, amount: number) => {
+        if (turn !== null) gained.set(turn, (gained.get(turn) ?? 0) + amount)
+      }
+      for (const n of neighbours) {
+        const share = contextShare * (base.get(n.turn_row) ?? 0)
+        gain(n.after, share)
+        gain(n.before, share / 2)
+      }
+      // Neighbours not among the candidates enter with their first chunk, within the filters.
+      const newcomers = [...gained.keys()].filter((turn) => !base.has(turn))
+      if (newcomers.length > 0) {
+        const firstChunks = yield* read(
+          () =>
+            db.sqlite
+              .prepare(
+                `select min(c.id) from chunks c join turns t on t.id = c.turn_row
+                 join sessions s on s.id = t.session_row
+                 where c.turn_row in (select value from json_each(?)) and ${filters.all.sql}
+                 group by c.turn_row`,
+              )
+              .pluck()
+              .all(JSON.stringify(newcomers), ...filters.all.args) as number[],
+        )
+        yield* loadRows(firstChunks)
+        ranked = distinct([
+          ...ranked.map((r) => r.fused),
+          ...firstChunks.map((id) => ({ id, score: 0, ranks: {} })),
+        ])
+      }
+      ranked = ranked
+        .map((r, order) => ({
+          r: {
+            ...r,
+            fused: { ...r.fused, score: r.fused.score + (gained.get(r.row.turn_row) ?? 0) },
+          },
+          order,
+        }))
+        .sort((a, b) => b.r.fused.score - a.r.fused.score || a.order - b.order)
+        .map((x) => x.r)
     }
 
     const perSessionCount = new Map<string, number>()

@@ -478,3 +478,69 @@ describe("searchRecall personal pronouns", () => {
     }
   })
 })
+
+describe("searchRecall conversation context", () => {
+  it("lifts the answer turn that follows a matching question (FusionPlan.context), within the filters", async () => {
+    const filler = Array.from({ length: 8 }, (_, i) => ({
+      user: `Plan the garden bed number ${i} for spring.`,
+      assistant: `Bed ${i}: compost first, then seedlings in rows.`,
+    }))
+    const history = await indexedHistory(
+      [
+        {
+          source: "claude",
+          id: "55555555-eeee-4eee-8eee-000000000005",
+          cwd: "/home/me",
+          // Five seconds a line: the question is the last line of March 4th, its answer the first of
+          // March 5th.
+          at: "2026-03-04T23:59:15.000Z",
+          exchanges: [
+            ...filler.slice(0, 4),
+            {
+              user: "Did you ever adopt that beagle from the shelter?",
+              assistant: "Yes! We picked her up on Saturday, she is two years old.",
+            },
+            ...filler.slice(4),
+          ],
+        },
+      ],
+      embedder,
+    )
+    try {
+      const lexical = (query: string, weights: { context: number }, onDate?: string) =>
+        history.run(
+          searchRecall(
+            {
+              query,
+              k: 3,
+              arms: ["lexical"],
+              perSession: 10,
+              weights,
+              timezone: "UTC",
+              ...(onDate === undefined ? {} : { onDate }),
+            },
+            { expandQuery: lexicalQuery },
+          ),
+        )
+      const without = await lexical("adopt beagle shelter", { context: 0 })
+      expect(without.hits.map((h) => h.text)).toEqual([
+        "Did you ever adopt that beagle from the shelter?",
+      ])
+      const withContext = await lexical("adopt beagle shelter", { context: 0.3 })
+      expect(withContext.hits.map((h) => h.text)).toEqual([
+        "Did you ever adopt that beagle from the shelter?",
+        "Yes! We picked her up on Saturday, she is two years old.",
+        // The turn before the question gains half as much.
+        "Bed 3: compost first, then seedlings in rows.",
+      ])
+      // Neighbours obey the filters: the answer, on the next day, stays out.
+      const sameDay = await lexical("adopt beagle shelter", { context: 0.3 }, "2026-03-04")
+      expect(sameDay.hits.map((h) => h.text)).toEqual([
+        "Did you ever adopt that beagle from the shelter?",
+        "Bed 3: compost first, then seedlings in rows.",
+      ])
+    } finally {
+      history.dispose()
+    }
+  })
+})
