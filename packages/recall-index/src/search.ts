@@ -3,8 +3,9 @@
  * query expansion) and the vector arm (KNN through `searchVectors`, when an embedder is given and
  * its vectors exist) are fused by weighted reciprocal rank (`fuseRanks`); a reranker's order over
  * the fused head joins as a third weighted list (the plan measured on the retrieval eval, see
- * `FusionPlan`); then hits are cut to one per turn (its best chunk) and one per text, capped per
- * session and cut to k.
+ * `FusionPlan`); with `FusionPlan.context`, the turns next to strong hits in their session gain
+ * a share of their scores (an answer rises with its question); then hits are cut to one per turn
+ * (its best chunk) and one per text, capped per session and cut to k.
  * Guarantees: every filter (source, repository scope, session, calendar
  * days in an IANA zone, headless / subagent) runs inside each arm's query, so a small scope is
  * never starved by a large one; each arm can run alone (`arms`) and each hit reports its rank
@@ -112,7 +113,7 @@ export const DEFAULT_FUSION_PLAN: FusionPlan = { lexical: 1, vector: 1, rerank: 
 
 /** Per-arm evidence for one hit. */
 export interface HitScores {
-  /** The fused (weighted RRF) score. */
+  /** The fused (weighted RRF) score, plus what the turn gained from its neighbours (`FusionPlan.context`). */
   readonly fused: number
   /** 1-based rank in the lexical arm, null when it did not match. */
   readonly lexicalRank: number | null
