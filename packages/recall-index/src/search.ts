@@ -108,6 +108,22 @@ export const CONTEXT_DEPTH = 50
  */
 export const CONTEXT_REACH = 16
 
+/**
+ * With `FusionPlan.context`, the turn after a short question (ending in a question mark, at most
+ * {@link QUESTION_WORDS} words) gains this many times the share: it is most likely the answer.
+ * Measured on the retrieval eval's dialogue corpus (README).
+ */
+export const QUESTION_GAIN = 3
+
+/** Longest question, in words, whose next turn gains {@link QUESTION_GAIN}. */
+export const QUESTION_WORDS = 15
+
+/** A short question: "Did you ever adopt that beagle?", not a long request ending in one. */
+export const isShortQuestion = (text: string): boolean => {
+  const trimmed = text.trim()
+  return /[?？]$/u.test(trimmed) && trimmed.split(/\s+/u).length <= QUESTION_WORDS
+}
+
 /** Fusion without a measured plan: equal arms, the reranker's order weighted 3 over the top 30. */
 export const DEFAULT_FUSION_PLAN: FusionPlan = { lexical: 1, vector: 1, rerank: 3, rerankDepth: 30 }
 
@@ -515,14 +531,17 @@ export const searchRecall = (
       )
       const base = new Map(ranked.map((r) => [r.row.turn_row, r.fused.score]))
       const gained = new Map<number, number>()
-      // The turn after a match (an answer to it) gains the share, the turn before (what it
-      // answers) half of it.
+      // The turn after a match (an answer to it) gains the share, QUESTION_GAIN times that when
+      // the match is a short question; the turn before (what it answers) half the share.
       const gain = (turn: number | null, amount: number) => {
         if (turn !== null) gained.set(turn, (gained.get(turn) ?? 0) + amount)
       }
+      yield* loadTexts(head.map((r) => r.row.chunk_id))
+      const chunkOf = new Map(head.map((r) => [r.row.turn_row, r.row.chunk_id]))
       for (const n of neighbours) {
         const share = contextShare * (base.get(n.turn_row) ?? 0)
-        gain(n.after, share)
+        const asks = isShortQuestion(textOf(chunkOf.get(n.turn_row) ?? -1))
+        gain(n.after, asks ? share * QUESTION_GAIN : share)
         gain(n.before, share / 2)
       }
       // Neighbours not among the candidates enter with their first chunk, within the filters.

@@ -544,3 +544,70 @@ describe("searchRecall conversation context", () => {
     }
   })
 })
+
+describe("searchRecall conversation context after a question", () => {
+  it("lifts the answer to a short question above a weaker hit elsewhere, not the reply to a statement", async () => {
+    const sessionWith = (id: string, opener: string) => ({
+      source: "claude" as const,
+      id,
+      cwd: "/home/me",
+      at: "2026-03-04T10:00:00.000Z",
+      exchanges: [
+        { user: opener, assistant: "Yes! We picked her up on Saturday, she is two years old." },
+      ],
+    })
+    const other = {
+      source: "claude" as const,
+      id: "77777777-aaaa-4aaa-8aaa-000000000007",
+      cwd: "/home/me",
+      at: "2026-03-05T10:00:00.000Z",
+      exchanges: [{ user: "The shelter near the station was closed today.", assistant: "Odd." }],
+    }
+    // Enough other text that "shelter" stays a selective term (DEFAULT_MAX_DOC_SHARE).
+    const filler = {
+      source: "claude" as const,
+      id: "88888888-bbbb-4bbb-8bbb-000000000008",
+      cwd: "/home/me",
+      at: "2026-03-06T10:00:00.000Z",
+      exchanges: Array.from({ length: 6 }, (_, i) => ({
+        user: `Plan the garden bed number ${i} for spring.`,
+        assistant: `Bed ${i}: compost first, then seedlings in rows.`,
+      })),
+    }
+    const order = async (opener: string) => {
+      const history = await indexedHistory(
+        [sessionWith("66666666-ffff-4fff-8fff-000000000006", opener), other, filler],
+        embedder,
+      )
+      try {
+        const result = await history.run(
+          searchRecall(
+            {
+              query: "adopt beagle shelter",
+              k: 3,
+              arms: ["lexical"],
+              perSession: 10,
+              // rrfK 1: rank 1 scores 1/2, rank 2 1/3; the answer gains 0.3 of 1/2, three times
+              // that after a question.
+              weights: { context: 0.3, rrfK: 1 },
+            },
+            { expandQuery: lexicalQuery },
+          ),
+        )
+        return result.hits.map((h) => h.text)
+      } finally {
+        history.dispose()
+      }
+    }
+    expect(await order("Did you ever adopt that beagle from the shelter?")).toEqual([
+      "Did you ever adopt that beagle from the shelter?",
+      "Yes! We picked her up on Saturday, she is two years old.",
+      "The shelter near the station was closed today.",
+    ])
+    expect(await order("I will adopt that beagle from the shelter.")).toEqual([
+      "I will adopt that beagle from the shelter.",
+      "The shelter near the station was closed today.",
+      "Yes! We picked her up on Saturday, she is two years old.",
+    ])
+  })
+})
