@@ -74,8 +74,8 @@ const DISTRACTOR_REPLY_TEMPLATES = [
   "It's a bit like {a}: what looks complicated at first gets easier with practice, and {b} is no different.",
 ]
 
-// Distinct picks from a list, in random order.
-const sample = (random, items, n) => {
+// Distinct picks from a list, in random order (the dialogue corpus uses it too).
+export const sample = (random, items, n) => {
   const pool = [...items]
   const out = []
   while (out.length < n && pool.length > 0)

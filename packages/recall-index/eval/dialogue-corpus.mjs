@@ -8,6 +8,7 @@
 // speaker's question) when it has one, and followed by a short reaction of the other speaker;
 // two or three distractor turns in other sessions reuse its keywords in another situation. Same
 // seed, same bytes. Never derived from a real transcript or a public dataset.
+import { sample } from "./chat-corpus.mjs"
 import { claudeSessionWriter } from "./claude-session.mjs"
 import { encodeClaudeProjectDir, seededRandom } from "@baton/recall-index/testing"
 import { DIALOGUE_FACTS, DIALOGUE_SPEAKERS, DIALOGUE_TOPICS } from "./dialogue-gold.mjs"
@@ -103,15 +104,6 @@ const DISTRACTOR_TEMPLATES = [
 ]
 
 const OTHER = { user: "assistant", assistant: "user" }
-
-// Distinct picks from a list, in random order.
-const sample = (random, items, n) => {
-  const pool = [...items]
-  const out = []
-  while (out.length < n && pool.length > 0)
-    out.push(pool.splice(random.int(0, pool.length - 1), 1)[0])
-  return out
-}
 
 /**
  * Builds the dialogue corpus. Returns `{ claudeConfigDir, files }` like `buildChatCorpus`: find a

@@ -436,12 +436,16 @@ describe("searchRecall per turn", () => {
   })
 })
 
+/** `n` exchanges of filler text about garden beds, numbered from 0. */
+const gardenExchanges = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    user: `Plan the garden bed number ${i} for spring.`,
+    assistant: `Bed ${i}: compost first, then seedlings in rows.`,
+  }))
+
 describe("searchRecall personal pronouns", () => {
   it("score with the lexical arm's words: 'my beagle' ranks the turn where the user wrote 'my'", async () => {
-    const filler = Array.from({ length: 12 }, (_, i) => ({
-      user: `Plan the garden bed number ${i} for spring.`,
-      assistant: `Bed ${i}: compost first, then seedlings in rows.`,
-    }))
+    const filler = gardenExchanges(12)
     const history = await indexedHistory(
       [
         {
@@ -481,10 +485,7 @@ describe("searchRecall personal pronouns", () => {
 
 describe("searchRecall conversation context", () => {
   it("lifts the answer turn that follows a matching question (FusionPlan.context), within the filters", async () => {
-    const filler = Array.from({ length: 8 }, (_, i) => ({
-      user: `Plan the garden bed number ${i} for spring.`,
-      assistant: `Bed ${i}: compost first, then seedlings in rows.`,
-    }))
+    const filler = gardenExchanges(8)
     const history = await indexedHistory(
       [
         {
@@ -569,10 +570,7 @@ describe("searchRecall conversation context after a question", () => {
       id: "88888888-bbbb-4bbb-8bbb-000000000008",
       cwd: "/home/me",
       at: "2026-03-06T10:00:00.000Z",
-      exchanges: Array.from({ length: 6 }, (_, i) => ({
-        user: `Plan the garden bed number ${i} for spring.`,
-        assistant: `Bed ${i}: compost first, then seedlings in rows.`,
-      })),
+      exchanges: gardenExchanges(6),
     }
     const order = async (opener: string) => {
       const history = await indexedHistory(
