@@ -130,4 +130,18 @@ describe("embedderFromEnvironment", () => {
     })
     await Effect.runPromise(out.embedder?.close?.() ?? Effect.void)
   })
+
+  it("use-lite gets its own measured plan: the vector arm weighs more", async () => {
+    const out = await Effect.runPromise(embedderFromEnvironment({ BATON_EMBEDDER: "use-lite" }))
+    expect(out.embedder?.info.model).toMatch(/^use-lite/)
+    expect(out.fusion).toEqual({
+      lexical: 1,
+      vector: 2,
+      rerank: 3,
+      rerankDepth: 30,
+      rrfK: 10,
+      context: 0.3,
+    })
+    await Effect.runPromise(out.embedder?.close?.() ?? Effect.void)
+  })
 })

@@ -89,6 +89,21 @@ export const EMBEDDED_FUSION_PLAN: FusionPlan = {
   context: 0.3,
 }
 
+/**
+ * The fusion plan chosen on the retrieval eval for `use-lite` (README "Choosing the embedded
+ * default"): its vector arm is worth more than the static table's (paraphrases), so it weighs
+ * twice the lexical arm, and the static sentence reranker half as much as in
+ * {@link EMBEDDED_FUSION_PLAN}.
+ */
+export const USE_LITE_FUSION_PLAN: FusionPlan = {
+  lexical: 1,
+  vector: 2,
+  rerank: 3,
+  rerankDepth: 30,
+  rrfK: 10,
+  context: 0.3,
+}
+
 /** The embedder, reranker and query handling of a configuration (`embedder` undefined: lexical only). */
 export interface ConfiguredEmbedding {
   readonly config: EmbedderConfig
@@ -229,10 +244,12 @@ export const embedderFromConfig = (
       case "Embedded": {
         // The sentence reranker always uses the static table: USE-lite is too slow per query.
         const table = yield* makeStaticTableEmbedder()
+        const useLite = config.name === "use-lite"
         return {
           ...plain,
-          embedder: config.name === "use-lite" ? makeUseLiteEmbedder() : table,
+          embedder: useLite ? makeUseLiteEmbedder() : table,
           reranker: makeSentenceReranker(table),
+          fusion: useLite ? USE_LITE_FUSION_PLAN : EMBEDDED_FUSION_PLAN,
         }
       }
       case "Voyage": {

@@ -79,6 +79,7 @@ export { EmbedderConfigError } from "./errors.js"
 export {
   DEFAULT_EMBEDDED_EMBEDDER,
   EMBEDDED_FUSION_PLAN,
+  USE_LITE_FUSION_PLAN,
   embedderConfigFromEnvironment,
   embedderFromConfig,
   embedderFromEnvironment,
