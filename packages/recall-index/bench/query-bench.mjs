@@ -219,7 +219,7 @@ try {
     const providers = { embedder, expandQuery, reranker, fusion }
     const search = (q) => searchRecall({ query: q, timezone: "UTC" }, providers)
     await measure(
-      `hybrid, searchRecall default plan (expanded lexical + vector + sentence rerank@${fusion.rerankDepth}, ${fusion.lexical}:${fusion.vector}:${fusion.rerank}, RRF k ${fusion.rrfK ?? 60}), in-process, both arms in one thread`,
+      `hybrid, searchRecall default plan (expanded lexical + vector + sentence rerank@${fusion.rerankDepth}, ${fusion.lexical}:${fusion.vector}:${fusion.rerank}, RRF k ${fusion.rrfK ?? 60}, context ${fusion.context ?? 0}), in-process, both arms in one thread`,
       (q) => time(search(q)),
     )
     const worker = makeVectorSearchWorker()
