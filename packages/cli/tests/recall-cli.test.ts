@@ -222,12 +222,13 @@ describe("baton recall with history", () => {
     expect(search.code).toBe(0)
     const result = json(search.stdout)
     expect(result.arms.vector.ran).toBe(true)
-    const hit = result.hits[0]
-    expect(hit).toMatchObject({
-      sessionId: CLAUDE_ID,
-      text: "Which database did we pick for the garden planner?",
-      project: "garden",
-    })
+    // The answer first (it follows the question the words match), then the question.
+    expect(result.hits.slice(0, 2).map((h: { text: string }) => h.text)).toEqual([
+      "We picked SQLite with WAL mode for the garden planner.",
+      "Which database did we pick for the garden planner?",
+    ])
+    const hit = result.hits[1]
+    expect(hit).toMatchObject({ sessionId: CLAUDE_ID, project: "garden" })
 
     const text = await runBaton(["recall", "search", "which database garden planner", "-k", "2"], {
       env,

@@ -202,18 +202,20 @@ describe("recall tools over MCP", () => {
     const search = z.object(recallSearchOutput).parse(result.structuredContent)
     expect(search.index_empty).toBe(false)
     expect(search.arms.vector.ran).toBe(true)
-    expect(search.hits[0]).toMatchObject({
-      source: "claude",
-      session_id: CLAUDE_ID,
-      project: "garden",
-      text: "Which database did we pick for the garden planner?",
-    })
-    expect(search.hits[0]!.when_human).toMatch(/^2026-03-10 10:00 UTC/)
-    expect(search.hits[0]!.scores.lexical_rank).toBe(1)
+    // The answer first (it follows the question the words match: conversation context), then
+    // the question.
+    expect(search.hits.slice(0, 2).map((h) => h.text)).toEqual([
+      "We picked SQLite with WAL mode for the garden planner.",
+      "Which database did we pick for the garden planner?",
+    ])
+    const question = search.hits[1]!
+    expect(question).toMatchObject({ source: "claude", session_id: CLAUDE_ID, project: "garden" })
+    expect(question.when_human).toMatch(/^2026-03-10 10:00 UTC/)
+    expect(question.scores.lexical_rank).toBe(1)
 
     const window = await call("expand_around", {
-      session_id: search.hits[0]!.session_id,
-      turn_id: search.hits[0]!.turn_id,
+      session_id: question.session_id,
+      turn_id: question.turn_id,
       before: 0,
       after: 3,
     })

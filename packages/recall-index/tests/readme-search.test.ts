@@ -49,11 +49,18 @@ describe("README search example", () => {
       )
       expect(out.found.degraded).toBeNull()
       expect(out.found.arms.vector.ran).toBe(true)
-      expect(out.found.hits[0]?.text).toBe(
+      // The answer comes first: it follows the question that matches (conversation context).
+      expect(out.found.hits.slice(0, 2).map((h) => h.text)).toEqual([
+        "Use exponential backoff with jitter: 3 attempts, starting at 200 ms, doubling.",
         "What retry policy should the payment webhook client use?",
-      )
+      ])
       expect(out.found.hits[0]?.whenHuman).toMatch(/^2026-03-12 09:00 Europe\/Berlin/)
-      expect(out.around?.turns.map((t) => t.role)).toEqual(["user", "assistant", "user"])
+      expect(out.around?.turns.map((t) => t.role)).toEqual([
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+      ])
       expect(out.exact.hits).toHaveLength(1)
       expect(out.recent.map((s) => s.project)).toEqual(["payments"])
     } finally {
