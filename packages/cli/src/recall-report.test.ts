@@ -80,5 +80,13 @@ describe("recall reports", () => {
       ].join("\n"),
     )
     expect(renderSearch({ ...result, hits: [] })).toContain('No hits for "retry".')
+    // A hit no arm found came in next to one (conversation context).
+    const neighbour = {
+      ...result.hits[0]!,
+      scores: { ...result.hits[0]!.scores, lexicalRank: null, vectorRank: null },
+    }
+    expect(renderSearch({ ...result, hits: [neighbour] })).toContain(
+      "· assistant · headless  (next to a hit)",
+    )
   })
 })

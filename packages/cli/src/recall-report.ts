@@ -52,7 +52,8 @@ const scoreNote = (h: RecallSearchResult["hits"][number]): string => {
   if (h.scores.lexicalRank !== null) parts.push(`words #${h.scores.lexicalRank}`)
   if (h.scores.vectorRank !== null) parts.push(`meaning #${h.scores.vectorRank}`)
   if (h.scores.rerank !== null) parts.push(`rerank ${h.scores.rerank.toFixed(3)}`)
-  return parts.join(", ")
+  // Found by no arm: it came in next to a hit (conversation context), e.g. an answer.
+  return parts.length === 0 ? "next to a hit" : parts.join(", ")
 }
 
 /** Search hits, best first. */
