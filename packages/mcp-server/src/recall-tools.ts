@@ -172,15 +172,19 @@ const hit = z.object({
   text: z.string().describe("the matching chunk (bounded)"),
   text_truncated: z.boolean(),
   snippet: z.string(),
-  scores: z.object({
-    fused: z.number(),
-    lexical_rank: z.number().int().nullable(),
-    bm25: z.number().nullable(),
-    vector_rank: z.number().int().nullable(),
-    similarity: z.number().nullable(),
-    rerank: z.number().nullable(),
-    rerank_rank: z.number().int().nullable(),
-  }),
+  scores: z
+    .object({
+      fused: z.number(),
+      lexical_rank: z.number().int().nullable(),
+      bm25: z.number().nullable(),
+      vector_rank: z.number().int().nullable(),
+      similarity: z.number().nullable(),
+      rerank: z.number().nullable(),
+      rerank_rank: z.number().int().nullable(),
+    })
+    .describe(
+      "rank and score in each arm (null: not in that arm's list); a hit with no rank in any arm is the turn next to a strong hit, such as the answer to a matching question",
+    ),
 })
 
 /** Output of `recall_search`. */
