@@ -565,16 +565,13 @@ export const searchRecall = (
           ...firstChunks.map((id) => ({ id, score: 0, ranks: {} })),
         ])
       }
+      // Array sort is stable: equal scores keep the fused order.
       ranked = ranked
-        .map((r, order) => ({
-          r: {
-            ...r,
-            fused: { ...r.fused, score: r.fused.score + (gained.get(r.row.turn_row) ?? 0) },
-          },
-          order,
+        .map((r) => ({
+          ...r,
+          fused: { ...r.fused, score: r.fused.score + (gained.get(r.row.turn_row) ?? 0) },
         }))
-        .sort((a, b) => b.r.fused.score - a.r.fused.score || a.order - b.order)
-        .map((x) => x.r)
+        .sort((a, b) => b.fused.score - a.fused.score)
     }
 
     const perSessionCount = new Map<string, number>()
