@@ -57,8 +57,11 @@ const index: CommandSpec = {
   details: [
     "Reads ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects) and $CODEX_HOME/sessions and",
     "archived_sessions (default ~/.codex), indexes what changed since the last run, then embeds",
-    "new text with the configured embedder (default: the embedded one; BATON_EMBEDDER=none for",
-    "words only). The index lives in $BATON_DATA_DIR (default ~/.local/share/baton).",
+    "new text with the configured embedder. The default (BATON_EMBEDDER=auto) is embedded and",
+    "offline: USE-lite for a history of up to 30,000 chunks and 3 million characters (slower,",
+    "finds more; a few minutes the first time), a static word table beyond. BATON_EMBEDDER=",
+    "use-static or use-lite picks one; none indexes words only.",
+    "The index lives in $BATON_DATA_DIR (default ~/.local/share/baton).",
     "On a terminal a progress bar goes to stderr; --json prints one summary object.",
     "--background starts the same run detached (output in <data dir>/recall-index.log) and",
     "returns at once; it is what the plugin's SessionStart hook runs.",

@@ -28,6 +28,8 @@ import * as Layer from "effect/Layer"
 import {
   embedBacklog,
   embedderFromEnvironment,
+  embeddingForIndex,
+  embeddingForSearch,
   expandAround,
   forgetSessions,
   grepRecords,
@@ -254,7 +256,8 @@ const indexOnce = async (
   ctx: Context,
   invocation: Invocation,
   sources: ReadonlyArray<"claude" | "codex"> | undefined,
-  embedder: Embedder | undefined,
+  embedding: ConfiguredEmbedding | undefined,
+  used: Set<Embedder>,
   showProgress: boolean,
   signal: AbortSignal | undefined,
 ): Promise<RunResult | { readonly _tag: "Stopped" } | CommandOutcome> => {
@@ -289,9 +292,17 @@ const indexOnce = async (
   progress.done()
   if (indexed._tag !== "Done") return indexed
   const report = indexed.value
-  if (embedder === undefined || has(invocation, "no-embed")) {
+  if (embedding?.embedder === undefined || has(invocation, "no-embed")) {
     return { report, embedding: null, embeddingNote: null, embeddingFailed: false }
   }
+  // `auto` picks its embedder from the size of the index this run left.
+  const chosen = await runIndexed(ctx, embeddingForIndex(embedding), signal)
+  if (chosen._tag !== "Done") return chosen
+  const embedder = chosen.value.embedder
+  if (embedder === undefined) {
+    return { report, embedding: null, embeddingNote: null, embeddingFailed: false }
+  }
+  used.add(embedder)
   const embedStart = Date.now()
   const embedded = await runIndexed(
     ctx,
@@ -357,7 +368,8 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
     (progressSetting !== "0" && process.stderr.isTTY === true && !ctx.json && !quiet)
   const configured = has(invocation, "no-embed") ? {} : await configuredEmbedding(ctx)
   if (configured.problem !== undefined) return failed(ctx, configured.problem)
-  const embedder = configured.embedding?.embedder
+  // Every embedder a run used, closed at the end (`auto` may pick another as the index grows).
+  const used = new Set<Embedder>()
   const sources = source === undefined ? undefined : [source]
 
   const controller = new AbortController()
@@ -374,7 +386,8 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
         ctx,
         invocation,
         sources,
-        embedder,
+        configured.embedding,
+        used,
         showProgress && runs === 0,
         watch ? controller.signal : undefined,
       )
@@ -406,7 +419,7 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
   } finally {
     process.off("SIGINT", stop)
     process.off("SIGTERM", stop)
-    await closeEmbedder(embedder)
+    for (const embedder of used) await closeEmbedder(embedder)
   }
 }
 
@@ -477,37 +490,44 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
   const vectorWorker = lexicalOnly ? undefined : makeVectorSearchWorker()
   if (vectorWorker !== undefined) Effect.runSync(vectorWorker.warm(ctx.databasePath))
   const configured = await configuredEmbedding(ctx)
-  const embedding = configured.embedding
-  const embedder = embedding?.embedder
-  const reranker: Reranker | undefined = embedding?.reranker
+  let embedder: Embedder | undefined
   try {
     const result = await runIndexed(
       ctx,
-      searchRecall(
-        {
-          query: invocation.positionals[0] ?? "",
-          k,
-          perSession,
-          ...toFilters(filters),
-          ...(lexicalOnly
-            ? { arms: ["lexical"] }
-            : has(invocation, "vector-only")
-              ? { arms: ["vector"] }
-              : {}),
-        },
-        {
-          ...(embedder === undefined || lexicalOnly ? {} : { embedder }),
-          // One arm alone is measured alone: no reranker and no conversation context on top.
-          ...(reranker === undefined || singleArm ? {} : { reranker }),
-          ...(embedding === undefined
-            ? {}
-            : {
-                expandQuery: embedding.expandQuery,
-                fusion: singleArm ? { ...embedding.fusion, context: 0 } : embedding.fusion,
-              }),
-          ...(vectorWorker === undefined ? {} : { vectorWorker }),
-        },
-      ),
+      Effect.gen(function* () {
+        // `auto` searches the space the index was last embedded in.
+        const embedding =
+          configured.embedding === undefined
+            ? undefined
+            : yield* embeddingForSearch(configured.embedding)
+        embedder = embedding?.embedder
+        const reranker: Reranker | undefined = embedding?.reranker
+        return yield* searchRecall(
+          {
+            query: invocation.positionals[0] ?? "",
+            k,
+            perSession,
+            ...toFilters(filters),
+            ...(lexicalOnly
+              ? { arms: ["lexical"] }
+              : has(invocation, "vector-only")
+                ? { arms: ["vector"] }
+                : {}),
+          },
+          {
+            ...(embedder === undefined || lexicalOnly ? {} : { embedder }),
+            // One arm alone is measured alone: no reranker and no conversation context on top.
+            ...(reranker === undefined || singleArm ? {} : { reranker }),
+            ...(embedding === undefined
+              ? {}
+              : {
+                  expandQuery: embedding.expandQuery,
+                  fusion: singleArm ? { ...embedding.fusion, context: 0 } : embedding.fusion,
+                }),
+            ...(vectorWorker === undefined ? {} : { vectorWorker }),
+          },
+        )
+      }),
     )
     if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
     const search =

@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import {
   embedBacklog,
   embedderFromEnvironment,
+  embeddingForIndex,
   indexTranscripts,
   nodeIndexerProcessLayer,
   nodeTranscriptFileSystemLayer,
@@ -146,8 +147,10 @@ beforeAll(async () => {
   await Effect.runPromise(
     Effect.gen(function* () {
       yield* indexTranscripts({ environment: { env: process.env, homeDir: root } })
-      const { embedder } = yield* embedderFromEnvironment(process.env)
-      if (embedder !== undefined) yield* embedBacklog(embedder)
+      // As `baton recall index` does: the default (`auto`) picks USE-lite for a history this small.
+      const configured = yield* embeddingForIndex(yield* embedderFromEnvironment(process.env))
+      if (configured.embedder !== undefined) yield* embedBacklog(configured.embedder)
+      if (configured.embedder?.close !== undefined) yield* configured.embedder.close()
     }).pipe(Effect.provide(layers)),
   )
   const server = createBatonServer({ tools: [...recallTools] })
@@ -202,13 +205,14 @@ describe("recall tools over MCP", () => {
     const search = z.object(recallSearchOutput).parse(result.structuredContent)
     expect(search.index_empty).toBe(false)
     expect(search.arms.vector.ran).toBe(true)
-    // The answer first (it follows the question the words match: conversation context), then
-    // the question.
-    expect(search.hits.slice(0, 2).map((h) => h.text)).toEqual([
-      "We picked SQLite with WAL mode for the garden planner.",
-      "Which database did we pick for the garden planner?",
-    ])
-    const question = search.hits[1]!
+    // The index was embedded with USE-lite, so the query is too.
+    expect(search.arms.vector.fingerprint).toMatch(/^embedded\/use-lite\//)
+    // The answer first (it follows the question the words match: conversation context); the
+    // question among the hits.
+    const texts = search.hits.map((h) => h.text)
+    expect(texts[0]).toBe("We picked SQLite with WAL mode for the garden planner.")
+    const question =
+      search.hits[texts.indexOf("Which database did we pick for the garden planner?")]!
     expect(question).toMatchObject({ source: "claude", session_id: CLAUDE_ID, project: "garden" })
     expect(question.when_human).toMatch(/^2026-03-10 10:00 UTC/)
     expect(question.scores.lexical_rank).toBe(1)

@@ -43,20 +43,14 @@ const loadEmbedding = async (recall: RecallIndex) => {
   const result = await Effect.runPromise(Effect.result(recall.embedderFromEnvironment(process.env)))
   return result._tag === "Success"
     ? {
-        embedder: result.success.embedder,
-        reranker: result.success.reranker,
-        expandQuery: result.success.expandQuery,
-        fusion: result.success.fusion,
+        configured: result.success,
         // The server lives long: its vector arm runs in a worker thread, beside the lexical arm.
         vectorWorker:
           result.success.embedder === undefined ? undefined : recall.makeVectorSearchWorker(),
         problem: null,
       }
     : {
-        embedder: undefined,
-        reranker: undefined,
-        expandQuery: undefined,
-        fusion: undefined,
+        configured: undefined,
         vectorWorker: undefined,
         problem: `embedder configuration: ${result.failure.message || ("reason" in result.failure ? result.failure.reason : result.failure._tag)}`,
       }
@@ -238,19 +232,25 @@ export const recallSearchTool = defineBatonTool({
   handler: async (input) => {
     const recall = await import("@baton/recall-index")
     const filters = await filtersOf(input)
-    const { embedder, reranker, expandQuery, fusion, vectorWorker, problem } =
-      await embedding(recall)
+    const { configured, vectorWorker, problem } = await embedding(recall)
+    const Effect = await import("effect/Effect")
     const outcome = await withIndex((r) =>
-      r.searchRecall(
-        { query: input.query, k: input.k ?? 10, textChars: 800, snippetChars: 200, ...filters },
-        {
-          ...(embedder === undefined ? {} : { embedder }),
-          ...(reranker === undefined ? {} : { reranker }),
-          ...(expandQuery === undefined ? {} : { expandQuery }),
-          ...(fusion === undefined ? {} : { fusion }),
-          ...(vectorWorker === undefined ? {} : { vectorWorker }),
-        },
-      ),
+      Effect.gen(function* () {
+        // `auto` searches the space the index was last embedded in (it may change while we run).
+        const chosen =
+          configured === undefined ? undefined : yield* r.embeddingForSearch(configured)
+        return yield* r.searchRecall(
+          { query: input.query, k: input.k ?? 10, textChars: 800, snippetChars: 200, ...filters },
+          {
+            ...(chosen?.embedder === undefined ? {} : { embedder: chosen.embedder }),
+            ...(chosen?.reranker === undefined ? {} : { reranker: chosen.reranker }),
+            ...(chosen === undefined
+              ? {}
+              : { expandQuery: chosen.expandQuery, fusion: chosen.fusion }),
+            ...(vectorWorker === undefined ? {} : { vectorWorker }),
+          },
+        )
+      }),
     )
     if (outcome === undefined) {
       return toolSuccess({

@@ -5,8 +5,8 @@
  * a remote provider without its key or URL is an {@link EmbedderConfigError} naming the variable
  * to set, never a silent fallback; `BATON_EMBEDDER=none` means lexical search only.
  *
- * Variables: `BATON_EMBEDDER` (`use-static` | `use-lite` | `embedded` | `voyage` | `openai` |
- * `none`); Voyage: `VOYAGE_API_KEY`, `BATON_VOYAGE_BASE_URL`, `BATON_VOYAGE_MODEL`,
+ * Variables: `BATON_EMBEDDER` (`auto`, the default | `use-static` | `use-lite` | `voyage` |
+ * `openai` | `none`; `embedded` and `default` mean `auto`); Voyage: `VOYAGE_API_KEY`, `BATON_VOYAGE_BASE_URL`, `BATON_VOYAGE_MODEL`,
  * `BATON_VOYAGE_RERANK` (`off` disables `rerank-2.5`); OpenAI-compatible: `BATON_EMBEDDINGS_URL`,
  * `BATON_EMBEDDINGS_MODEL`, `BATON_EMBEDDINGS_KEY`, `BATON_EMBEDDINGS_DIM`; paid providers:
  * `BATON_EMBED_MAX_TOKENS` (estimated-token budget per run).
@@ -31,13 +31,20 @@ import {
 /** The embedded embedders, selectable by name. */
 export type EmbeddedEmbedderName = "use-static" | "use-lite"
 
+/**
+ * An embedded choice: one embedder, or `auto` — USE-lite for an index small enough to embed with
+ * it in minutes, the static table beyond (`AUTO_LIMITS`, resolved per index by
+ * `embeddingForIndex` / `embeddingForSearch`).
+ */
+export type EmbeddedChoice = EmbeddedEmbedderName | "auto"
+
 /** The embedded default, chosen on the retrieval eval (see README). */
-export const DEFAULT_EMBEDDED_EMBEDDER: EmbeddedEmbedderName = "use-static"
+export const DEFAULT_EMBEDDED_EMBEDDER: EmbeddedChoice = "auto"
 
 /** A resolved embedder choice; build it with {@link embedderFromConfig}. */
 export type EmbedderConfig =
   | { readonly _tag: "None" }
-  | { readonly _tag: "Embedded"; readonly name: EmbeddedEmbedderName }
+  | { readonly _tag: "Embedded"; readonly name: EmbeddedChoice }
   | {
       readonly _tag: "Voyage"
       readonly apiKey: string
@@ -113,6 +120,12 @@ export interface ConfiguredEmbedding {
   /** Rewrites a query for the lexical arm (stopwords out, static-table neighbours in). */
   readonly expandQuery: (query: string) => string
   readonly fusion: FusionPlan
+  /**
+   * `auto` only: the embedding of one embedded embedder (built on first pick, then reused).
+   * Until resolved (`embeddingForIndex`, `embeddingForSearch`) an `auto` embedding is the
+   * static table's.
+   */
+  readonly pick?: ((name: EmbeddedEmbedderName) => ConfiguredEmbedding) | undefined
 }
 
 /** Environment variables read here (a subset of `process.env`). */
@@ -166,6 +179,7 @@ export const embedderConfigFromEnvironment = (
       case "embedded":
       case "default":
         return { _tag: "Embedded", name: DEFAULT_EMBEDDED_EMBEDDER } as const
+      case "auto":
       case "use-static":
       case "use-lite":
         return { _tag: "Embedded", name: choice } as const
@@ -222,7 +236,7 @@ export const embedderConfigFromEnvironment = (
         return yield* Effect.fail(
           new EmbedderConfigError({
             variable: "BATON_EMBEDDER",
-            message: `unknown BATON_EMBEDDER "${choice}": use use-static, use-lite, voyage, openai or none`,
+            message: `unknown BATON_EMBEDDER "${choice}": use auto, use-static, use-lite, voyage, openai or none`,
           }),
         )
     }
@@ -244,12 +258,22 @@ export const embedderFromConfig = (
       case "Embedded": {
         // The sentence reranker always uses the static table: USE-lite is too slow per query.
         const table = yield* makeStaticTableEmbedder()
-        const useLite = config.name === "use-lite"
+        const reranker = makeSentenceReranker(table)
+        const staticTable: ConfiguredEmbedding = { ...plain, embedder: table, reranker }
+        let useLite: ConfiguredEmbedding | undefined
+        // USE-lite's workers start on its first embedding, so picking it costs nothing yet.
+        const pickUseLite = (): ConfiguredEmbedding =>
+          (useLite ??= {
+            ...plain,
+            embedder: makeUseLiteEmbedder(),
+            reranker,
+            fusion: USE_LITE_FUSION_PLAN,
+          })
+        if (config.name === "use-static") return staticTable
+        if (config.name === "use-lite") return pickUseLite()
         return {
-          ...plain,
-          embedder: useLite ? makeUseLiteEmbedder() : table,
-          reranker: makeSentenceReranker(table),
-          fusion: useLite ? USE_LITE_FUSION_PLAN : EMBEDDED_FUSION_PLAN,
+          ...staticTable,
+          pick: (name: EmbeddedEmbedderName) => (name === "use-lite" ? pickUseLite() : staticTable),
         }
       }
       case "Voyage": {

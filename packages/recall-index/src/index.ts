@@ -84,6 +84,13 @@ export {
   embedderFromConfig,
   embedderFromEnvironment,
 } from "./embedder-config.js"
+export {
+  AUTO_LIMITS,
+  autoChoiceForIndex,
+  autoChoiceForSearch,
+  embeddingForIndex,
+  embeddingForSearch,
+} from "./auto-embedder.js"
 export { embedBacklog } from "./embedding-backlog.js"
 export {
   codesUsableFor,
@@ -222,11 +229,13 @@ export type {
 } from "./embedder.js"
 export type {
   ConfiguredEmbedding,
+  EmbeddedChoice,
   EmbeddedEmbedderName,
   EmbedderConfig,
   EmbedderEnvironment,
   FusionPlan,
 } from "./embedder-config.js"
+export type { AutoChoice, AutoLimits } from "./auto-embedder.js"
 export type {
   EmbedBacklogOptions,
   EmbedBacklogProgress,

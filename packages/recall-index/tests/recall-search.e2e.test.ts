@@ -1,7 +1,8 @@
 // Recall end to end on transcripts written by the REAL pinned binaries (codex 0.169.0 over
 // app-server and `codex exec`, Claude Code 2.1.328 over stream-json and `-p`, recorded by the
-// testkit against loopback mocks): index, embed with the default embedded embedder, then search,
-// expand, step, grep, recent sessions and status as an agent would use them.
+// testkit against loopback mocks): index, embed with the default embedded embedder (`auto`:
+// USE-lite at this size), then search, expand, step, grep, recent sessions and status as an
+// agent would use them.
 import { Effect, Layer } from "effect"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -10,6 +11,8 @@ import type { Corpus } from "@baton/testkit"
 import {
   embedBacklog,
   embedderFromEnvironment,
+  embeddingForIndex,
+  embeddingForSearch,
   expandAround,
   formatDate,
   grepRecords,
@@ -60,20 +63,26 @@ beforeAll(async () => {
   const report = await run(indexTranscripts({ environment }))
   expect(report.failed).toEqual([])
   expect(report.indexedNew).toBe(4)
+  // The product's path: the default (`auto`) picks its embedder from the index the run left
+  // (USE-lite for a history this small), and a search follows the space that was filled.
   const fromEnv = await Effect.runPromise(embedderFromEnvironment({}))
-  embedder = fromEnv.embedder
-  configured = {
-    embedder: fromEnv.embedder,
-    reranker: fromEnv.reranker,
-    expandQuery: fromEnv.expandQuery,
-    fusion: fromEnv.fusion,
-  }
-  expect(embedder).toBeDefined()
-  const embedded = await run(embedBacklog(embedder!))
+  const forIndex = await run(embeddingForIndex(fromEnv))
+  expect(forIndex.embedder?.info.model).toBe("use-lite")
+  const embedded = await run(embedBacklog(forIndex.embedder!))
   expect(embedded.remaining).toBe(0)
+  const forSearch = await run(embeddingForSearch(fromEnv))
+  expect(forSearch).toBe(forIndex)
+  embedder = forSearch.embedder
+  configured = {
+    embedder: forSearch.embedder,
+    reranker: forSearch.reranker,
+    expandQuery: forSearch.expandQuery,
+    fusion: forSearch.fusion,
+  }
 }, 300_000)
 
 afterAll(async () => {
+  if (embedder?.close !== undefined) await Effect.runPromise(embedder.close())
   data?.dispose()
   await corpus?.dispose()
 })

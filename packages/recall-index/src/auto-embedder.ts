@@ -1,0 +1,93 @@
+/**
+ * The `auto` embedded default: USE-lite while the index is small enough for USE-lite to embed in
+ * minutes on one core, the static word table beyond (README "Choosing the embedded default").
+ * USE-lite finds far more on conversations (the retrieval eval) but embeds ~1,500 words/s; the
+ * static table embeds a million chunks in minutes.
+ * Guarantees: the index run decides from the index's size after its lexical pass (stateless:
+ * the same index always gets the same answer, so a killed run resumes in the same space); a
+ * search follows the space the index was last embedded in (`meta.embedder_fingerprint`), so
+ * queries and stored vectors never come from different models. Reads only; no embedding here.
+ */
+import * as Effect from "effect/Effect"
+import type { ConfiguredEmbedding, EmbeddedEmbedderName } from "./embedder-config.js"
+import type { RecallStorageError } from "./errors.js"
+import { RecallDatabase, storageFailure } from "./recall-database.js"
+
+/** Where `auto` stops choosing USE-lite. */
+export interface AutoLimits {
+  /** Most chunks (a bound on the scan; more chunks always means the static table). */
+  readonly maxChunks: number
+  /** Most characters of chunk text: about 5 minutes of USE-lite on one core. */
+  readonly maxChars: number
+}
+
+/** The limits of `auto` (README "Choosing the embedded default"). */
+export const AUTO_LIMITS: AutoLimits = { maxChunks: 30_000, maxChars: 3_000_000 }
+
+/** What `auto` chose for an index run, and why. */
+export interface AutoChoice {
+  readonly name: EmbeddedEmbedderName
+  /** Chunks counted (at most `maxChunks + 1`). */
+  readonly chunks: number
+  /** Characters of the chunks counted. */
+  readonly chars: number
+}
+
+/** The embedded embedder `auto` uses to embed this index (after its lexical pass). */
+export const autoChoiceForIndex = (
+  limits: AutoLimits = AUTO_LIMITS,
+): Effect.Effect<AutoChoice, RecallStorageError, RecallDatabase> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    const size = yield* Effect.try({
+      try: () =>
+        db.sqlite
+          .prepare(
+            `select count(*) as chunks, coalesce(sum(n), 0) as chars
+             from (select char_end - char_start as n from chunks limit ?)`,
+          )
+          .get(limits.maxChunks + 1) as { chunks: number; chars: number },
+      catch: storageFailure("read", db.path),
+    })
+    const fits = size.chunks <= limits.maxChunks && size.chars <= limits.maxChars
+    return { name: fits ? "use-lite" : "use-static", chunks: size.chunks, chars: size.chars }
+  })
+
+/** The embedded embedder whose space the index was last embedded in (`use-static` if none). */
+export const autoChoiceForSearch: Effect.Effect<
+  EmbeddedEmbedderName,
+  RecallStorageError,
+  RecallDatabase
+> = Effect.gen(function* () {
+  const db = yield* RecallDatabase
+  const active = yield* Effect.try({
+    try: () =>
+      db.sqlite
+        .prepare("select value from meta where key = 'embedder_fingerprint'")
+        .pluck()
+        .get() as string | undefined,
+    catch: storageFailure("read", db.path),
+  })
+  return active?.startsWith("embedded/use-lite/") === true ? "use-lite" : "use-static"
+})
+
+/** The embedding an index run uses: `configured` itself unless it is `auto`. */
+export const embeddingForIndex = (
+  configured: ConfiguredEmbedding,
+  limits: AutoLimits = AUTO_LIMITS,
+): Effect.Effect<ConfiguredEmbedding, RecallStorageError, RecallDatabase> => {
+  const pick = configured.pick
+  return pick === undefined
+    ? Effect.succeed(configured)
+    : autoChoiceForIndex(limits).pipe(Effect.map((choice) => pick(choice.name)))
+}
+
+/** The embedding a search uses: `configured` itself unless it is `auto`. */
+export const embeddingForSearch = (
+  configured: ConfiguredEmbedding,
+): Effect.Effect<ConfiguredEmbedding, RecallStorageError, RecallDatabase> => {
+  const pick = configured.pick
+  return pick === undefined
+    ? Effect.succeed(configured)
+    : autoChoiceForSearch.pipe(Effect.map(pick))
+}
