@@ -36,7 +36,14 @@ const healthy: DoctorFacts = {
     version: { _tag: "Version", text: "codex-cli 0.169.0" },
   },
   vectorStore: { _tag: "Available", sqliteVersion: "3.53.2", vecVersion: "v0.1.9", fts5: true },
-  embedder: { voyageKeySet: true, baseUrl: undefined },
+  embedder: {
+    _tag: "Selected",
+    choice: "auto",
+    endpoint: undefined,
+    model: undefined,
+    voyageKeySet: false,
+    staticTable: { _tag: "Loaded", fingerprint: "embedded/use-static@abc/512/sif0.0003" },
+  },
 }
 
 const byId = (facts: Partial<DoctorFacts>): Record<string, DoctorCheck> =>
@@ -205,24 +212,62 @@ describe("assessDoctorFacts", () => {
   })
 
   it("is truthful about embedders and never echoes credentials", () => {
-    expect(
-      byId({ embedder: { voyageKeySet: false, baseUrl: undefined } })["embedder"],
-    ).toMatchObject({
-      status: "warn",
-      summary: "no embedder available",
+    const selected = (fields: Partial<Extract<DoctorFacts["embedder"], { _tag: "Selected" }>>) =>
+      byId({ embedder: { ...(healthy.embedder as object), ...fields } as DoctorFacts["embedder"] })[
+        "embedder"
+      ]
+    expect(byId({})["embedder"]).toMatchObject({
+      status: "ok",
+      summary: expect.stringMatching(/^embedded, offline: auto \(USE-lite/) as unknown,
+      detail: expect.stringContaining("nothing leaves this machine") as unknown,
     })
-    const remote = byId({
-      embedder: { voyageKeySet: false, baseUrl: "https://user:pw@host:8080/v1?key=abc" },
-    })["embedder"]
+    expect(selected({ choice: "use-static", voyageKeySet: true })).toMatchObject({
+      status: "ok",
+      summary: "embedded, offline: the static word table",
+      detail: expect.stringContaining("VOYAGE_API_KEY is set but unused") as unknown,
+    })
+    expect(
+      selected({ choice: "use-lite", staticTable: { _tag: "Failed", reason: "no such file" } }),
+    ).toMatchObject({ status: "fail", detail: "no such file" })
+    expect(selected({ choice: "none", staticTable: undefined })).toMatchObject({
+      status: "ok",
+      summary: "embeddings off (BATON_EMBEDDER=none): recall searches words only",
+    })
+    const remote = selected({
+      choice: "openai",
+      endpoint: "https://user:pw@host:8080/v1?key=abc",
+      model: "m",
+      staticTable: undefined,
+    })
     expect(remote).toMatchObject({
       status: "ok",
-      summary: "OpenAI-compatible endpoint https://host:8080/v1",
+      summary: "OpenAI-compatible endpoint at https://host:8080/v1 (model m)",
+      detail: expect.stringContaining("sent to the provider") as unknown,
     })
     expect(JSON.stringify(remote)).not.toMatch(/pw|abc/)
     expect(
-      byId({ embedder: { voyageKeySet: false, baseUrl: "not a url" } })["embedder"]?.status,
-    ).toBe("fail")
-    expect(byId({})["embedder"]?.detail).toContain("the built-in local embedder is not built yet")
+      selected({ choice: "openai", endpoint: "http://127.0.0.1:9/v1", model: "m" })?.detail,
+    ).toBe("the endpoint is on this machine")
+    expect(selected({ choice: "voyage", model: "voyage-4-large" })?.summary).toBe(
+      "Voyage voyage-4-large",
+    )
+    expect(selected({ choice: "openai", endpoint: "ftp://x/v1", model: "m" })).toMatchObject({
+      status: "fail",
+      summary: "BATON_EMBEDDINGS_URL is not an http(s) URL",
+    })
+    expect(
+      byId({
+        embedder: {
+          _tag: "Invalid",
+          variable: "VOYAGE_API_KEY",
+          message: "BATON_EMBEDDER=voyage needs a Voyage API key: set VOYAGE_API_KEY",
+        },
+      })["embedder"],
+    ).toMatchObject({
+      status: "fail",
+      summary: "BATON_EMBEDDER=voyage needs a Voyage API key: set VOYAGE_API_KEY",
+      hint: "Fix VOYAGE_API_KEY, or unset BATON_EMBEDDER for the offline embedded default",
+    })
   })
 })
 

@@ -287,29 +287,87 @@ export const redactEndpoint = (raw: string): string | undefined => {
   }
 }
 
+const EMBEDDED_SUMMARY: Record<string, string> = {
+  auto: "embedded, offline: auto (USE-lite for a history of up to 3 million characters, the static word table beyond)",
+  "use-static": "embedded, offline: the static word table",
+  "use-lite": "embedded, offline: USE-lite",
+}
+
+const isLoopback = (endpoint: string): boolean => {
+  try {
+    const host = new URL(endpoint).hostname
+    return host === "localhost" || host === "::1" || host === "[::1]" || host.startsWith("127.")
+  } catch {
+    return false
+  }
+}
+
 const assessEmbedder = (embedder: DoctorFacts["embedder"]): DoctorCheck => {
-  const builtIn = "the built-in local embedder is not built yet"
-  const endpoint = embedder.baseUrl === undefined ? undefined : redactEndpoint(embedder.baseUrl)
-  if (embedder.baseUrl !== undefined && endpoint === undefined)
+  if (embedder._tag === "Invalid")
     return check(
       "embedder",
       "fail",
-      "BATON_EMBEDDINGS_BASE_URL is not an http(s) URL",
-      builtIn,
-      "Set BATON_EMBEDDINGS_BASE_URL to an OpenAI-compatible base URL such as http://127.0.0.1:8080/v1",
+      embedder.message,
+      `from ${embedder.variable}`,
+      `Fix ${embedder.variable}, or unset BATON_EMBEDDER for the offline embedded default`,
     )
-  const configured = [
-    ...(embedder.voyageKeySet ? ["Voyage (VOYAGE_API_KEY set)"] : []),
-    ...(endpoint === undefined ? [] : [`OpenAI-compatible endpoint ${endpoint}`]),
-  ]
-  if (configured.length > 0) return check("embedder", "ok", configured.join("; "), builtIn)
-  return check(
-    "embedder",
-    "warn",
-    "no embedder available",
-    `${builtIn}; VOYAGE_API_KEY and BATON_EMBEDDINGS_BASE_URL are unset`,
-    "Set VOYAGE_API_KEY, or BATON_EMBEDDINGS_BASE_URL for an OpenAI-compatible endpoint",
-  )
+  const unusedKey = embedder.voyageKeySet
+    ? "; VOYAGE_API_KEY is set but unused (BATON_EMBEDDER=voyage opts in)"
+    : ""
+  switch (embedder.choice) {
+    case "none":
+      return check(
+        "embedder",
+        "ok",
+        "embeddings off (BATON_EMBEDDER=none): recall searches words only",
+        `unset BATON_EMBEDDER for the offline embedded default${unusedKey}`,
+      )
+    case "voyage":
+    case "openai": {
+      const endpoint =
+        embedder.endpoint === undefined ? undefined : redactEndpoint(embedder.endpoint)
+      if (embedder.endpoint !== undefined && endpoint === undefined) {
+        const variable =
+          embedder.choice === "voyage" ? "BATON_VOYAGE_BASE_URL" : "BATON_EMBEDDINGS_URL"
+        return check(
+          "embedder",
+          "fail",
+          `${variable} is not an http(s) URL`,
+          `BATON_EMBEDDER=${embedder.choice}`,
+          `Set ${variable} to an http(s) base URL such as http://127.0.0.1:8080/v1`,
+        )
+      }
+      const local = embedder.endpoint !== undefined && isLoopback(embedder.endpoint)
+      const where = endpoint === undefined ? "" : ` at ${endpoint}`
+      return check(
+        "embedder",
+        "ok",
+        embedder.choice === "voyage"
+          ? `Voyage${embedder.model === undefined ? "" : ` ${embedder.model}`}${where}`
+          : `OpenAI-compatible endpoint${where} (model ${embedder.model ?? "?"})`,
+        local
+          ? "the endpoint is on this machine"
+          : "chunk text is sent to the provider when indexing (queries when searching)",
+      )
+    }
+    default: {
+      const table = embedder.staticTable
+      if (table?._tag === "Failed")
+        return check(
+          "embedder",
+          "fail",
+          "the embedded word table does not load",
+          table.reason,
+          "Reinstall @baton/cli (the table ships in @baton/recall-index), or set BATON_EMBEDDER=none",
+        )
+      return check(
+        "embedder",
+        "ok",
+        EMBEDDED_SUMMARY[embedder.choice] ?? `embedded, offline: ${embedder.choice}`,
+        `nothing leaves this machine${table === undefined ? "" : `; word table ${table.fingerprint}`}${unusedKey}`,
+      )
+    }
+  }
 }
 
 /** Assesses every fact, in report order. */

@@ -1,12 +1,13 @@
 /**
  * `baton doctor`: gathers facts read-only, assesses them, prints the report. Guarantees: exit 0
  * when no check fails, 1 otherwise; the vector store probe (effect, better-sqlite3, sqlite-vec)
- * is imported only here, when doctor runs.
+ * and the embedder probe (@baton/recall-index's configuration reader and word table) are
+ * imported only here, when doctor runs.
  */
 import type { CommandRunner } from "./command-spec.js"
 import { assessDoctorFacts } from "./doctor-checks.js"
 import { gatherDoctorFacts } from "./doctor-facts.js"
-import type { VectorStoreFacts } from "./doctor-facts.js"
+import type { DoctorProbes, EmbedderFacts, VectorStoreFacts } from "./doctor-facts.js"
 import { doctorPassed, renderDoctorJson, renderDoctorText } from "./doctor-report.js"
 import { readPackageVersion } from "./package-version.js"
 
@@ -33,6 +34,45 @@ const probeVectorStoreFacts = async (): Promise<VectorStoreFacts> => {
   }
 }
 
+const probeEmbedderFacts = async (env: DoctorProbes["env"]): Promise<EmbedderFacts> => {
+  const [Effect, Result, recall] = await Promise.all([
+    import("effect/Effect"),
+    import("effect/Result"),
+    import("@baton/recall-index"),
+  ])
+  const config = await Effect.runPromise(
+    Effect.result(recall.embedderConfigFromEnvironment({ ...env })),
+  )
+  if (Result.isFailure(config)) {
+    return { _tag: "Invalid", variable: config.failure.variable, message: config.failure.message }
+  }
+  const c = config.success
+  const table =
+    c._tag === "Embedded"
+      ? await Effect.runPromise(Effect.result(recall.makeStaticTableEmbedder()))
+      : undefined
+  return {
+    _tag: "Selected",
+    choice:
+      c._tag === "Embedded"
+        ? c.name
+        : c._tag === "Voyage"
+          ? "voyage"
+          : c._tag === "OpenAiCompatible"
+            ? "openai"
+            : "none",
+    endpoint: c._tag === "Voyage" || c._tag === "OpenAiCompatible" ? c.baseUrl : undefined,
+    model: c._tag === "Voyage" || c._tag === "OpenAiCompatible" ? c.model : undefined,
+    voyageKeySet: (env["VOYAGE_API_KEY"] ?? "") !== "",
+    staticTable:
+      table === undefined
+        ? undefined
+        : Result.isSuccess(table)
+          ? { _tag: "Loaded", fingerprint: table.success.info.fingerprint }
+          : { _tag: "Failed", reason: table.failure.reason },
+  }
+}
+
 /** Runs `baton doctor [--json]`. */
 export const runDoctor: CommandRunner = async (invocation, io) => {
   const facts = await gatherDoctorFacts({
@@ -40,6 +80,7 @@ export const runDoctor: CommandRunner = async (invocation, io) => {
     cwd: io.cwd,
     codexTimeoutMs: codexVersionTimeoutMs,
     probeVectorStore: probeVectorStoreFacts,
+    probeEmbedder: probeEmbedderFacts,
   })
   const checks = assessDoctorFacts(facts)
   io.stdout(

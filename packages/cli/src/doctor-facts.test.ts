@@ -25,6 +25,15 @@ const probes = (env: Record<string, string>): DoctorProbes => ({
       vecVersion: "v0.1.9",
       fts5: true,
     }),
+  probeEmbedder: (env) =>
+    Promise.resolve({
+      _tag: "Selected",
+      choice: env["BATON_EMBEDDER"] ?? "auto",
+      endpoint: undefined,
+      model: undefined,
+      voyageKeySet: false,
+      staticTable: undefined,
+    }),
 })
 
 describe.skipIf(process.platform === "win32")("gatherDoctorFacts", () => {
@@ -94,10 +103,8 @@ describe.skipIf(process.platform === "win32")("gatherDoctorFacts", () => {
     expect(Date.now() - started).toBeLessThan(3000)
   })
 
-  it("reports embedder settings without their values", async () => {
-    const facts = await gatherDoctorFacts(
-      probes({ VOYAGE_API_KEY: "pa-secret", BATON_EMBEDDINGS_BASE_URL: "http://h/v1" }),
-    )
-    expect(facts.embedder).toEqual({ voyageKeySet: true, baseUrl: "http://h/v1" })
+  it("asks the embedder probe with the environment it was given", async () => {
+    const facts = await gatherDoctorFacts(probes({ BATON_EMBEDDER: "use-lite" }))
+    expect(facts.embedder).toMatchObject({ _tag: "Selected", choice: "use-lite" })
   })
 })

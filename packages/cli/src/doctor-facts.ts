@@ -1,6 +1,6 @@
 /**
  * Gathers what `baton doctor` reports: file-system state of Baton's and the agents' directories,
- * the Codex binary and its version, the vector store probe and embedder settings. Guarantees:
+ * the Codex binary and its version, the vector store probe and the embedder choice. Guarantees:
  * read-only — it stats, checks access and runs `codex --version`, and never creates, changes or
  * deletes anything; every probe failure becomes a fact, never a throw. The Codex binary is found
  * by @baton/ipc-codex's discovery (the one `baton codex probe` and the transports use), imported
@@ -75,8 +75,27 @@ export interface DoctorFacts {
   readonly claudeProjects: PresenceFacts
   readonly codex: CodexFacts
   readonly vectorStore: VectorStoreFacts
-  readonly embedder: { readonly voyageKeySet: boolean; readonly baseUrl: string | undefined }
+  readonly embedder: EmbedderFacts
 }
+
+/** The embedder the environment selects (`BATON_EMBEDDER` and the rest), never a key's value. */
+export type EmbedderFacts =
+  | {
+      readonly _tag: "Selected"
+      /** `auto`, `use-static`, `use-lite`, `voyage`, `openai` or `none`. */
+      readonly choice: string
+      /** The remote endpoint as configured (redacted when assessed); undefined: the default. */
+      readonly endpoint: string | undefined
+      readonly model: string | undefined
+      /** VOYAGE_API_KEY is set (it never selects Voyage by itself). */
+      readonly voyageKeySet: boolean
+      /** Embedded choices: whether the static word table (every embedded choice uses it) loads. */
+      readonly staticTable:
+        | { readonly _tag: "Loaded"; readonly fingerprint: string }
+        | { readonly _tag: "Failed"; readonly reason: string }
+        | undefined
+    }
+  | { readonly _tag: "Invalid"; readonly variable: string; readonly message: string }
 
 /** Injected probes and limits, so tests and the real CLI share one gatherer. */
 export interface DoctorProbes {
@@ -85,6 +104,8 @@ export interface DoctorProbes {
   readonly home?: string
   readonly codexTimeoutMs: number
   readonly probeVectorStore: () => Promise<VectorStoreFacts>
+  /** Reads the embedder choice from `env` and, for an embedded one, loads the word table. */
+  readonly probeEmbedder: (env: DoctorProbes["env"]) => Promise<EmbedderFacts>
 }
 
 const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException).code
@@ -187,16 +208,25 @@ export const gatherDoctorFacts = async (probes: DoctorProbes): Promise<DoctorFac
   const home =
     probes.home ?? (env["HOME"] !== undefined && env["HOME"] !== "" ? env["HOME"] : homedir())
   const claudeConfig = resolveClaudeConfigDir(env, home, cwd)
-  const [dataDir, jobsDir, codexHome, claudeConfigFacts, claudeProjects, codex, vectorStore] =
-    await Promise.all([
-      inspectWritableDir(resolveDataDir(env, home, cwd)),
-      inspectWritableDir(resolveJobsDir(env, home, cwd)),
-      inspectPresence(resolveCodexHome(env, home, cwd)),
-      inspectPresence(claudeConfig),
-      inspectPresence({ path: join(claudeConfig.path, "projects"), source: claudeConfig.source }),
-      inspectCodex(probes, home),
-      probes.probeVectorStore(),
-    ])
+  const [
+    dataDir,
+    jobsDir,
+    codexHome,
+    claudeConfigFacts,
+    claudeProjects,
+    codex,
+    vectorStore,
+    embedder,
+  ] = await Promise.all([
+    inspectWritableDir(resolveDataDir(env, home, cwd)),
+    inspectWritableDir(resolveJobsDir(env, home, cwd)),
+    inspectPresence(resolveCodexHome(env, home, cwd)),
+    inspectPresence(claudeConfig),
+    inspectPresence({ path: join(claudeConfig.path, "projects"), source: claudeConfig.source }),
+    inspectCodex(probes, home),
+    probes.probeVectorStore(),
+    probes.probeEmbedder(env),
+  ])
   return {
     nodeVersion: process.versions.node,
     dataDir,
@@ -206,10 +236,6 @@ export const gatherDoctorFacts = async (probes: DoctorProbes): Promise<DoctorFac
     claudeProjects,
     codex,
     vectorStore,
-    embedder: {
-      voyageKeySet: (env["VOYAGE_API_KEY"] ?? "") !== "",
-      baseUrl:
-        env["BATON_EMBEDDINGS_BASE_URL"] === "" ? undefined : env["BATON_EMBEDDINGS_BASE_URL"],
-    },
+    embedder,
   }
 }

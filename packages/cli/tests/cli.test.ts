@@ -142,7 +142,14 @@ describe("baton doctor --json", () => {
       detail: join(bin, "codex"),
     })
     expect(check("vector-store")?.status).toBe("ok")
-    expect(check("embedder")).toMatchObject({ status: "warn", summary: "no embedder available" })
+    // The real probe: no BATON_EMBEDDER means the offline default, and its word table loads.
+    expect(check("embedder")).toMatchObject({
+      status: "ok",
+      summary: expect.stringMatching(/^embedded, offline: auto/) as unknown,
+      detail: expect.stringMatching(
+        /^nothing leaves this machine; word table embedded\/use-static-\d+@/,
+      ) as unknown,
+    })
     expect(report.ok).toBe(true)
     expect(run.code).toBe(0)
     expect(await readdir(codexHome)).toEqual([])
@@ -159,6 +166,21 @@ describe("baton doctor --json", () => {
     }
     expect(report.ok).toBe(false)
     expect(report.checks.find((c) => c.id === "codex-binary")?.status).toBe("fail")
+    expect(run.code).toBe(1)
+  })
+
+  it("fails the embedder check when BATON_EMBEDDER names a provider it cannot use", async () => {
+    const run = await runBaton(["doctor", "--json"], {
+      env: { HOME: file("home"), PATH: "", BATON_EMBEDDER: "voyage" },
+    })
+    const report = JSON.parse(run.stdout) as {
+      checks: Array<{ id: string; status: string; summary: string; hint: string | null }>
+    }
+    expect(report.checks.find((c) => c.id === "embedder")).toMatchObject({
+      status: "fail",
+      summary: "BATON_EMBEDDER=voyage needs a Voyage API key: set VOYAGE_API_KEY",
+      hint: "Fix VOYAGE_API_KEY, or unset BATON_EMBEDDER for the offline embedded default",
+    })
     expect(run.code).toBe(1)
   })
 

@@ -29,7 +29,7 @@ const vectorWorker = mode === "search" ? makeVectorSearchWorker() : undefined
 if (vectorWorker !== undefined) {
   await Effect.runPromise(vectorWorker.warm(join(dataDir, RECALL_DATABASE_FILE)))
 }
-const providers = await Effect.runPromise(embedderFromEnvironment({}))
+const providers = await Effect.runPromise(embedderFromEnvironment({ BATON_EMBEDDER: "use-static" }))
 if (vectorWorker !== undefined) {
   await Effect.runPromise(
     searchRecall({ query: arg }, { ...providers, vectorWorker }).pipe(Effect.provide(layers)),

@@ -1,10 +1,10 @@
-// Recall query benchmark: indexing with embedding (the embedded default, and USE-lite on a
-// sample), then, for each corpus size, query latency p50 / p95 for lexical (bm25), vector (exact
+// Recall query benchmark: indexing with embedding (the static table, which the `auto` default
+// picks for histories this size, and USE-lite on a sample), then, for each corpus size, query latency p50 / p95 for lexical (bm25), vector (exact
 // float KNN, and the sign-bit first pass + int8 rescoring) and hybrid (both + weighted RRF, and
 // the default plan through searchRecall: expansion and rerank, in one process with both arms in
 // its thread, as the MCP server runs it, and as a fresh process per call like the CLI), plus the
 // first pass's recall@10 against exact.
-// Every chunk is really embedded with the default. Synthetic text: Zipf-distributed words of the
+// Every chunk is really embedded with the static table. Synthetic text: Zipf-distributed words of the
 // static table's vocabulary. Prints markdown.
 // Env: BENCH_CHUNKS (comma-separated sizes, default 100000; 1000000 takes ~10 minutes),
 // BENCH_FILES (default 300), BENCH_QUERIES (default 60), BENCH_FRESH (fresh-process calls per
@@ -72,7 +72,7 @@ const sentence = (n) => Array.from({ length: n }, zipfWord).join(" ")
 
 try {
   const { embedder, expandQuery, reranker, fusion } = await Effect.runPromise(
-    embedderFromEnvironment({}),
+    embedderFromEnvironment({ BATON_EMBEDDER: "use-static" }),
   )
   const name = embedder.info.model
 
@@ -104,7 +104,7 @@ try {
       `${Math.round(report.chunksAdded / ((t1 - t0) / 1000))} chunks/s`,
     ])
     rows.push([
-      `index + embed with ${name} (default)`,
+      `index + embed with ${name} (auto's choice past AUTO_LIMITS)`,
       seconds(t2 - t0),
       `${Math.round(report.chunksAdded / ((t2 - t0) / 1000))} chunks/s; embedding alone ${Math.round(backlog.embedded / ((t2 - t1) / 1000))} texts/s (${backlog.embedded} distinct)`,
     ])

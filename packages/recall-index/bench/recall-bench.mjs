@@ -1,7 +1,8 @@
 // Recall pipeline benchmark: end-to-end latency (p50 / p95) of what an agent calls — searchRecall
 // (lexical only, hybrid, hybrid + the embedded reranker, hybrid with repository and date
 // filters), grepRecords (literal and regex), expandAround and recentSessions — over a
-// deterministic synthetic history indexed and embedded with the embedded default. Prints markdown.
+// deterministic synthetic history indexed and embedded with the static table (the `auto`
+// default's choice for large histories; the pipeline is the same with USE-lite). Prints markdown.
 // Env: BENCH_FILES (default 400), BENCH_EXCHANGES (default 20), BENCH_QUERIES (default 40).
 import { Effect, Layer } from "effect"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -44,7 +45,9 @@ try {
     nodeIndexerProcessLayer,
   )
   const run = (effect) => Effect.runPromise(effect.pipe(Effect.provide(layers)))
-  const configured = await Effect.runPromise(embedderFromEnvironment({}))
+  const configured = await Effect.runPromise(
+    embedderFromEnvironment({ BATON_EMBEDDER: "use-static" }),
+  )
   const started = performance.now()
   await run(
     indexTranscripts({
