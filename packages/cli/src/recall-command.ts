@@ -26,7 +26,10 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import {
+  AUTO_LIMITS,
+  autoChoiceForIndex,
   embedBacklog,
+  embedderConfigFromEnvironment,
   embedderFromEnvironment,
   embeddingForIndex,
   embeddingForSearch,
@@ -51,6 +54,7 @@ import type {
   ConfiguredEmbedding,
   EmbedBacklogReport,
   Embedder,
+  EmbedderConfig,
   IndexerProcess,
   IndexRunReport,
   RecallDatabase,
@@ -82,6 +86,7 @@ import {
   renderStatus,
   renderWindow,
 } from "./recall-report.js"
+import type { EmbedderSelection } from "./recall-report.js"
 
 /** Set in the environment of a `--background` child. */
 const BACKGROUND_ENV = "BATON_RECALL_BACKGROUND"
@@ -710,10 +715,32 @@ export const runRecallStatus: CommandRunner = async (invocation, io) => {
   const ctx = contextOf(invocation, io)
   const none = whenNoIndex(ctx)
   if (none !== undefined) return none
-  const result = await runIndexed(ctx, recallStatus({ environment: ctx.environment }))
+  const config = await Effect.runPromise(Effect.result(embedderConfigFromEnvironment(ctx.io.env)))
+  const result = await runIndexed(
+    ctx,
+    Effect.all({
+      status: recallStatus({ environment: ctx.environment }),
+      // What the next index run embeds with: for `auto`, its choice at the index's size now.
+      auto:
+        config._tag === "Success" &&
+        config.success._tag === "Embedded" &&
+        config.success.name === "auto"
+          ? autoChoiceForIndex()
+          : Effect.succeed(null),
+    }),
+  )
   if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
-  const status = result.value
-  if (ctx.json) printJson(ctx, { ...status })
+  const { status, auto } = result.value
+  const embedder: EmbedderSelection =
+    config._tag === "Failure"
+      ? { configured: null, auto: null, limits: null, problem: config.failure.message }
+      : {
+          configured: configuredName(config.success),
+          auto,
+          limits: auto === null ? null : AUTO_LIMITS,
+          problem: null,
+        }
+  if (ctx.json) printJson(ctx, { ...status, embedder })
   else if (status.empty) {
     io.stdout(
       renderNothingIndexed(
@@ -723,9 +750,18 @@ export const runRecallStatus: CommandRunner = async (invocation, io) => {
         true,
       ),
     )
-  } else io.stdout(renderStatus(status))
+  } else io.stdout(renderStatus(status, embedder))
   return completed(0)
 }
+
+const configuredName = (config: EmbedderConfig): string =>
+  config._tag === "Embedded"
+    ? config.name
+    : config._tag === "Voyage"
+      ? "voyage"
+      : config._tag === "OpenAiCompatible"
+        ? "openai"
+        : "none"
 
 /** Runs `baton recall prune`. */
 export const runRecallPrune: CommandRunner = async (invocation, io) => {

@@ -6,6 +6,8 @@
  * each line here is indented so multi-line text stays readable.
  */
 import type {
+  AutoChoice,
+  AutoLimits,
   EmbedBacklogReport,
   GrepResult,
   IndexRunReport,
@@ -139,8 +141,31 @@ export const renderWindow = (window: TurnWindow, emptyNote: string): string => {
   return `${lines.join("\n")}\n`
 }
 
+/** Which embedder the environment selects, and for `auto` what it picks at the index's size. */
+export interface EmbedderSelection {
+  /** `auto`, `use-static`, `use-lite`, `voyage`, `openai` or `none`; null: misconfigured. */
+  readonly configured: string | null
+  readonly auto: AutoChoice | null
+  readonly limits: AutoLimits | null
+  readonly problem: string | null
+}
+
+const renderSelection = (e: EmbedderSelection): string => {
+  if (e.problem !== null) return `Embedder: not usable (${e.problem}); search uses words only`
+  if (e.auto === null || e.limits === null)
+    return `Embedder: ${e.configured ?? "?"} (BATON_EMBEDDER)`
+  const { auto, limits } = e
+  const size =
+    auto.chunks > limits.maxChunks
+      ? `more than ${n(limits.maxChunks)} chunks`
+      : `${n(auto.chunks)} of ${n(limits.maxChunks)} chunks, ${n(auto.chars)} of ${n(limits.maxChars)} characters`
+  const next =
+    auto.name === "use-lite" ? "; past either limit the next run re-embeds with use-static" : ""
+  return `Embedder: auto → ${auto.name} (${size}${next})`
+}
+
 /** Status for people. */
-export const renderStatus = (status: RecallStatus): string => {
+export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection): string => {
   const lines = [
     `Index: ${status.databasePath} (${(status.dbBytes / 1_048_576).toFixed(1)} MiB)`,
     `Sessions: ${n(status.sessions)} (${n(status.bySource.claude.sessions)} Claude Code, ${n(status.bySource.codex.sessions)} Codex) · turns ${n(status.turns)} · chunks ${n(status.chunks)} · records ${n(status.rawRecords)}`,
@@ -152,6 +177,7 @@ export const renderStatus = (status: RecallStatus): string => {
   lines.push(
     `Embeddings: ${status.embedders.length === 0 ? "none yet" : status.embedders.map((e) => `${e.fingerprint} (${n(e.vectors)} vectors${e.active ? ", active" : ""})`).join("; ")} · backlog ${n(status.embeddingBacklog)} chunks`,
   )
+  if (embedder !== undefined) lines.push(renderSelection(embedder))
   if (status.missingFiles > 0) {
     lines.push(
       `Kept after deletion: ${n(status.retainedSessions)} sessions from ${n(status.missingFiles)} deleted transcripts ('baton recall prune' drops them)`,

@@ -329,6 +329,22 @@ describe("baton recall with history", () => {
     const status = await runBaton(["recall", "status"], { env })
     expect(status.stdout).toContain("Sessions: 2 (1 Claude Code, 1 Codex)")
     expect(status.stdout).toContain("backlog 0 chunks")
+    expect(status.stdout).toMatch(
+      /^Embedder: auto → use-lite \(\d+ of 30,000 chunks, [\d,]+ of 3,000,000 characters; past either limit/m,
+    )
+    const statusJson = json((await runBaton(["recall", "status", "--json"], { env })).stdout)
+    expect(statusJson.embedder).toMatchObject({
+      configured: "auto",
+      auto: { name: "use-lite", chunks: statusJson.chunks },
+      limits: { maxChunks: 30_000, maxChars: 3_000_000 },
+      problem: null,
+    })
+    const chosen = await runBaton(["recall", "status"], {
+      env: { ...env, BATON_EMBEDDER: "use-static" },
+    })
+    expect(chosen.stdout).toContain("Embedder: use-static (BATON_EMBEDDER)")
+    const broken = await runBaton(["recall", "status"], { env: { ...env, BATON_EMBEDDER: "bert" } })
+    expect(broken.stdout).toContain('Embedder: not usable (unknown BATON_EMBEDDER "bert"')
     const again = await runBaton(["recall", "index"], { env })
     expect(again.stdout).toMatch(/^Up to date: 2 transcripts, none changed/)
   }, 60_000)
