@@ -80,6 +80,7 @@ export {
   DEFAULT_EMBEDDED_EMBEDDER,
   EMBEDDED_FUSION_PLAN,
   USE_LITE_FUSION_PLAN,
+  VOYAGE_FUSION_PLAN,
   embedderConfigFromEnvironment,
   embedderFromConfig,
   embedderFromEnvironment,

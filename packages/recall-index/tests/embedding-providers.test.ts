@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import {
   embedderFromEnvironment,
+  VOYAGE_FUSION_PLAN,
   makeCostGuard,
   makeOpenAiCompatibleEmbedder,
   makeVoyageEmbedder,
@@ -229,6 +230,10 @@ describe("embedderFromEnvironment with the fakes", () => {
     )
     expect(configured.embedder?.info.fingerprint).toBe("voyage/voyage-4-large/1024")
     expect(configured.reranker?.model).toBe("rerank-2.5")
+    // Its own plan, with conversation context (README "Voyage"); nothing to pick.
+    expect(configured.fusion).toBe(VOYAGE_FUSION_PLAN)
+    expect(configured.fusion.context).toBeGreaterThan(0)
+    expect(configured.pick).toBeUndefined()
     const v = await Effect.runPromise(configured.embedder!.embedQuery("q"))
     expect(v).toHaveLength(1024)
     expect(fake.requests[0]!.body).toMatchObject({ input_type: "query" })
