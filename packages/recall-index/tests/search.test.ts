@@ -609,3 +609,55 @@ describe("searchRecall conversation context after a question", () => {
     ])
   })
 })
+
+describe("searchRecall conversation context and boilerplate", () => {
+  it("gives nothing to a reply repeated across the history ('Noted.'), so it takes no hit's place", async () => {
+    const noted = (id: string, at: string, lines: ReadonlyArray<string>) => ({
+      source: "claude" as const,
+      id,
+      cwd: "/home/me",
+      at,
+      exchanges: lines.map((user) => ({ user, assistant: "Noted." })),
+    })
+    const history = await indexedHistory(
+      [
+        noted("99999999-aaaa-4aaa-8aaa-000000000009", "2026-03-04T10:00:00.000Z", [
+          "Did you ever adopt that beagle from the shelter?",
+          "The new shelter downtown opens in May.",
+        ]),
+        noted(
+          "99999999-bbbb-4bbb-8bbb-000000000009",
+          "2026-03-05T10:00:00.000Z",
+          gardenExchanges(6).map((e) => e.user),
+        ),
+      ],
+      embedder,
+    )
+    try {
+      const hits = async (context: number) =>
+        (
+          await history.run(
+            searchRecall(
+              {
+                query: "adopt beagle shelter",
+                k: 3,
+                arms: ["lexical"],
+                perSession: 10,
+                weights: { context, rrfK: 1 },
+              },
+              { expandQuery: lexicalQuery },
+            ),
+          )
+        ).hits.map((h) => h.text)
+      const expected = [
+        "Did you ever adopt that beagle from the shelter?",
+        "The new shelter downtown opens in May.",
+      ]
+      expect(await hits(0)).toEqual(expected)
+      // The reply after the question would have gained three times the share; it is boilerplate.
+      expect(await hits(0.3)).toEqual(expected)
+    } finally {
+      history.dispose()
+    }
+  })
+})
