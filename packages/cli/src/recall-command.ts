@@ -28,10 +28,9 @@ import * as Layer from "effect/Layer"
 import {
   AUTO_LIMITS,
   autoChoiceForIndex,
-  embedBacklog,
+  embedForIndex,
   embedderConfigFromEnvironment,
   embedderFromEnvironment,
-  embeddingForIndex,
   embeddingForSearch,
   expandAround,
   forgetSessions,
@@ -300,18 +299,12 @@ const indexOnce = async (
   if (embedding?.embedder === undefined || has(invocation, "no-embed")) {
     return { report, embedding: null, embeddingNote: null, embeddingFailed: false }
   }
-  // `auto` picks its embedder from the size of the index this run left.
-  const chosen = await runIndexed(ctx, embeddingForIndex(embedding), signal)
-  if (chosen._tag !== "Done") return chosen
-  const embedder = chosen.value.embedder
-  if (embedder === undefined) {
-    return { report, embedding: null, embeddingNote: null, embeddingFailed: false }
-  }
-  used.add(embedder)
+  // `auto` picks its embedder from the size of the index this run left (and falls back to the
+  // static table when USE-lite cannot run).
   const embedStart = Date.now()
   const embedded = await runIndexed(
     ctx,
-    embedBacklog(embedder, {
+    embedForIndex(embedding, {
       onProgress: (p) =>
         progress.update({
           phase: "embedding",
@@ -328,7 +321,13 @@ const indexOnce = async (
   }
   const result = embedded.value
   if (result._tag === "Success") {
-    return { report, embedding: result.success, embeddingNote: null, embeddingFailed: false }
+    for (const embedder of result.success?.used ?? []) used.add(embedder)
+    return {
+      report,
+      embedding: result.success?.report ?? null,
+      embeddingNote: result.success?.fallback ?? null,
+      embeddingFailed: false,
+    }
   }
   const reason =
     "message" in result.failure &&
@@ -424,6 +423,9 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
   } finally {
     process.off("SIGINT", stop)
     process.off("SIGTERM", stop)
+    // Also what a failed run may have started (closing an embedder that never ran is a no-op).
+    const lite = configured.embedding?.pick?.("use-lite").embedder
+    if (lite !== undefined) used.add(lite)
     for (const embedder of used) await closeEmbedder(embedder)
   }
 }

@@ -9,8 +9,12 @@
  * queries and stored vectors never come from different models. Reads only; no embedding here.
  */
 import * as Effect from "effect/Effect"
+import type { Embedder, EmbedderError } from "./embedder.js"
 import type { ConfiguredEmbedding, EmbeddedEmbedderName } from "./embedder-config.js"
-import type { RecallStorageError } from "./errors.js"
+import { embedBacklog } from "./embedding-backlog.js"
+import type { EmbedBacklogOptions, EmbedBacklogReport } from "./embedding-backlog.js"
+import type { IndexBusyError, RecallStorageError } from "./errors.js"
+import type { IndexerProcess } from "./index-lock.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 
 /** Where `auto` stops choosing USE-lite. */
@@ -91,3 +95,53 @@ export const embeddingForSearch = (
     ? Effect.succeed(configured)
     : autoChoiceForSearch.pipe(Effect.map(pick))
 }
+
+/** What {@link embedForIndex} did. */
+export interface IndexEmbedding {
+  readonly report: EmbedBacklogReport
+  /** Why `auto` fell back to the static table in this run; null when it did not. */
+  readonly fallback: string | null
+  /** The embedders this run used (to close). */
+  readonly used: ReadonlyArray<Embedder>
+}
+
+/**
+ * Embeds the backlog as an index run should, with `configured` resolved by
+ * {@link embeddingForIndex}; undefined when it has no embedder. When `auto` picked USE-lite and
+ * USE-lite cannot run (an `EmbedderError`: the model does not load, its worker dies), the static
+ * table embeds instead and `fallback` says why; the next run tries USE-lite again, whose vectors
+ * so far stay stored. Every other failure (storage, the indexer lock), and any failure of a named
+ * embedder, is the caller's.
+ */
+export const embedForIndex = (
+  configured: ConfiguredEmbedding,
+  options: EmbedBacklogOptions = {},
+  limits: AutoLimits = AUTO_LIMITS,
+): Effect.Effect<
+  IndexEmbedding | undefined,
+  EmbedderError | RecallStorageError | IndexBusyError,
+  RecallDatabase | IndexerProcess
+> =>
+  Effect.gen(function* () {
+    const chosen = yield* embeddingForIndex(configured, limits)
+    const embedder = chosen.embedder
+    if (embedder === undefined) return undefined
+    const first = yield* Effect.result(embedBacklog(embedder, options))
+    if (first._tag === "Success") return { report: first.success, fallback: null, used: [embedder] }
+    const failure = first.failure
+    const instead = configured.pick?.("use-static")
+    if (
+      failure._tag !== "EmbedderError" ||
+      instead === undefined ||
+      instead === chosen ||
+      instead.embedder === undefined
+    ) {
+      return yield* Effect.fail(failure)
+    }
+    const report = yield* embedBacklog(instead.embedder, options)
+    return {
+      report,
+      fallback: `${embedder.info.model} could not run (${failure.reason}); embedded with ${instead.embedder.info.model} instead`,
+      used: [embedder, instead.embedder],
+    }
+  })

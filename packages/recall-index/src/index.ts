@@ -89,6 +89,7 @@ export {
   AUTO_LIMITS,
   autoChoiceForIndex,
   autoChoiceForSearch,
+  embedForIndex,
   embeddingForIndex,
   embeddingForSearch,
 } from "./auto-embedder.js"
@@ -236,7 +237,7 @@ export type {
   EmbedderEnvironment,
   FusionPlan,
 } from "./embedder-config.js"
-export type { AutoChoice, AutoLimits } from "./auto-embedder.js"
+export type { AutoChoice, AutoLimits, IndexEmbedding } from "./auto-embedder.js"
 export type {
   EmbedBacklogOptions,
   EmbedBacklogProgress,

@@ -9,6 +9,8 @@ import {
   autoChoiceForIndex,
   autoChoiceForSearch,
   embedBacklog,
+  embedForIndex,
+  EmbedderError,
   EMBEDDED_FUSION_PLAN,
   embedderFromConfig,
   embedderFromEnvironment,
@@ -30,16 +32,16 @@ afterAll(() => {
 
 let dataDir = ""
 let size = { chunks: 0, chars: 0 }
+let environment: Parameters<typeof runIndex>[1]["environment"]
 beforeAll(async () => {
   const corpus = generateFixtureCorpus({ seed: 5, homeDir: home.path })
   writeTree(corpus.files)
   dataDir = join(data.path, "index")
-  await runIndex(dataDir, {
-    environment: {
-      env: { CLAUDE_CONFIG_DIR: corpus.claudeConfigDir, CODEX_HOME: corpus.codexHome },
-      homeDir: home.path,
-    },
-  })
+  environment = {
+    env: { CLAUDE_CONFIG_DIR: corpus.claudeConfigDir, CODEX_HOME: corpus.codexHome },
+    homeDir: home.path,
+  }
+  await runIndex(dataDir, { environment })
   size = await withIndex(
     dataDir,
     RecallDatabase.use((db) =>
@@ -134,5 +136,66 @@ describe("the auto configuration", () => {
     expect(await withIndex(dataDir, embeddingForIndex(plain))).toBe(plain)
     expect(await withIndex(dataDir, embeddingForSearch(plain))).toBe(plain)
     expect(picked).toHaveLength(3)
+  })
+})
+
+describe("embedForIndex", () => {
+  const failingLite = (): Embedder => {
+    const inner = spaceOf("embedded/use-lite/16/broken")
+    return {
+      ...inner,
+      info: { ...inner.info, model: "use-lite" },
+      embedDocuments: () =>
+        Effect.fail(
+          new EmbedderError({
+            provider: "embedded",
+            failure: "unavailable",
+            retryable: false,
+            reason: "the USE-lite worker exited with code 1",
+          }),
+        ),
+    }
+  }
+  const autoWith = (lite: Embedder, table: Embedder): ConfiguredEmbedding => {
+    const base = {
+      config: { _tag: "Embedded" as const, name: "auto" as const },
+      reranker: undefined,
+      expandQuery: (q: string) => q,
+      fusion: EMBEDDED_FUSION_PLAN,
+    }
+    const staticTable: ConfiguredEmbedding = { ...base, embedder: table }
+    const useLite: ConfiguredEmbedding = { ...base, embedder: lite }
+    return {
+      ...staticTable,
+      pick: (name) => (name === "use-lite" ? useLite : staticTable),
+    }
+  }
+
+  it("falls back to the static table when USE-lite cannot run, and says why", async () => {
+    const dir = join(data.path, "fallback")
+    await runIndex(dir, { environment })
+    const lite = failingLite()
+    const table = spaceOf("embedded/use-static@test/16")
+    const out = await withIndex(dir, embedForIndex(autoWith(lite, table)))
+    expect(out?.fallback).toBe(
+      "use-lite could not run (the USE-lite worker exited with code 1); embedded with hash-bow-v1 instead",
+    )
+    expect(out?.report).toMatchObject({ fingerprint: table.info.fingerprint, remaining: 0 })
+    expect(out?.report.embedded).toBeGreaterThan(0)
+    expect(out?.used).toEqual([lite, table])
+    // Searches follow the space that was filled.
+    expect(await withIndex(dir, autoChoiceForSearch)).toBe("use-static")
+    // A named embedder's failure is the caller's.
+    const named: ConfiguredEmbedding = { ...autoWith(lite, table), embedder: lite, pick: undefined }
+    const failure = await withIndex(dir, Effect.flip(embedForIndex(named)))
+    expect(failure).toMatchObject({ _tag: "EmbedderError", failure: "unavailable" })
+  })
+
+  it("uses what auto picks when it runs, with no fallback", async () => {
+    const lite = spaceOf("embedded/use-lite/16/works")
+    const table = spaceOf("embedded/use-static@test2/16")
+    const out = await withIndex(dataDir, embedForIndex(autoWith(lite, table)))
+    expect(out).toMatchObject({ fallback: null, report: { fingerprint: lite.info.fingerprint } })
+    expect(out?.used).toEqual([lite])
   })
 })
