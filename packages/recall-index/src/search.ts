@@ -111,8 +111,9 @@ export const CONTEXT_REACH = 16
 /**
  * A turn whose text opens with a window found in at least this many chunks ("Noted.", "OK,
  * done.") is boilerplate: it gains nothing from context, so an acknowledgement never takes a
- * hit's place. (Skipping over it to the next turn instead cost the dialogue and chat evals 2–3
- * points of R@1; giving it nothing changed no figure.)
+ * hit's place; the answer to a short question is the next turn past it (a conversation whose
+ * every line was a user prompt, acknowledged the same way). Skipping boilerplate for the other
+ * shares too cost the dialogue and chat evals 2–3 points of R@1; this changed no figure.
  */
 export const BOILERPLATE_COPIES = 3
 
@@ -530,10 +531,15 @@ export const searchRecall = (
                     order by n.ordinal desc limit 1) as before,
                  (select case when ${NOT_BOILERPLATE} then n.id end from turns n where n.session_row = t.session_row
                     and n.ordinal between t.ordinal + 1 and t.ordinal + ? and n.surface_count > 0
-                    order by n.ordinal limit 1) as after
+                    order by n.ordinal limit 1) as after,
+                 (select n.id from turns n where n.session_row = t.session_row
+                    and n.ordinal between t.ordinal + 1 and t.ordinal + ? and n.surface_count > 0
+                    and ${NOT_BOILERPLATE}
+                    order by n.ordinal limit 1) as answer
                from json_each(?) h join turns t on t.id = h.value`,
             )
             .all(
+              CONTEXT_REACH,
               CONTEXT_REACH,
               CONTEXT_REACH,
               JSON.stringify(head.map((r) => r.row.turn_row)),
@@ -541,12 +547,14 @@ export const searchRecall = (
             turn_row: number
             before: number | null
             after: number | null
+            answer: number | null
           }>,
       )
       const base = new Map(ranked.map((r) => [r.row.turn_row, r.fused.score]))
       const gained = new Map<number, number>()
-      // The turn after a match (an answer to it) gains the share, QUESTION_GAIN times that when
-      // the match is a short question; the turn before (what it answers) half the share.
+      // The turn after a match (an answer to it) gains the share; after a short question, the
+      // next turn that is not boilerplate gains QUESTION_GAIN times the share. The turn before
+      // (what it answers) gains half the share.
       const gain = (turn: number | null, amount: number) => {
         if (turn !== null) gained.set(turn, (gained.get(turn) ?? 0) + amount)
       }
@@ -555,7 +563,8 @@ export const searchRecall = (
       for (const n of neighbours) {
         const share = contextShare * (base.get(n.turn_row) ?? 0)
         const asks = isShortQuestion(textOf(chunkOf.get(n.turn_row) ?? -1))
-        gain(n.after, asks ? share * QUESTION_GAIN : share)
+        if (asks) gain(n.answer, share * QUESTION_GAIN)
+        else gain(n.after, share)
         gain(n.before, share / 2)
       }
       // Neighbours not among the candidates enter with their first chunk, within the filters.

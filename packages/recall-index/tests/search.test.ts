@@ -611,7 +611,7 @@ describe("searchRecall conversation context after a question", () => {
 })
 
 describe("searchRecall conversation context and boilerplate", () => {
-  it("gives nothing to a reply repeated across the history ('Noted.'), so it takes no hit's place", async () => {
+  it("gives nothing to a reply repeated across the history ('Noted.'); a question's answer is the next line past it", async () => {
     const noted = (id: string, at: string, lines: ReadonlyArray<string>) => ({
       source: "claude" as const,
       id,
@@ -619,10 +619,12 @@ describe("searchRecall conversation context and boilerplate", () => {
       at,
       exchanges: lines.map((user) => ({ user, assistant: "Noted." })),
     })
+    // Both speakers of a conversation as user prompts, each acknowledged the same way.
     const history = await indexedHistory(
       [
         noted("99999999-aaaa-4aaa-8aaa-000000000009", "2026-03-04T10:00:00.000Z", [
           "Did you ever adopt that beagle from the shelter?",
+          "Yes! We picked her up on Saturday, she is two years old.",
           "The new shelter downtown opens in May.",
         ]),
         noted(
@@ -649,13 +651,16 @@ describe("searchRecall conversation context and boilerplate", () => {
             ),
           )
         ).hits.map((h) => h.text)
-      const expected = [
+      expect(await hits(0)).toEqual([
         "Did you ever adopt that beagle from the shelter?",
         "The new shelter downtown opens in May.",
-      ]
-      expect(await hits(0)).toEqual(expected)
-      // The reply after the question would have gained three times the share; it is boilerplate.
-      expect(await hits(0.3)).toEqual(expected)
+      ])
+      // "Noted." right after the question gains nothing; the line after it is the answer.
+      expect(await hits(0.3)).toEqual([
+        "Did you ever adopt that beagle from the shelter?",
+        "Yes! We picked her up on Saturday, she is two years old.",
+        "The new shelter downtown opens in May.",
+      ])
     } finally {
       history.dispose()
     }
