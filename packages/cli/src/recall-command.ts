@@ -261,7 +261,6 @@ const indexOnce = async (
   invocation: Invocation,
   sources: ReadonlyArray<"claude" | "codex"> | undefined,
   embedding: ConfiguredEmbedding | undefined,
-  used: Set<Embedder>,
   showProgress: boolean,
   signal: AbortSignal | undefined,
 ): Promise<RunResult | { readonly _tag: "Stopped" } | CommandOutcome> => {
@@ -321,7 +320,6 @@ const indexOnce = async (
   }
   const result = embedded.value
   if (result._tag === "Success") {
-    for (const embedder of result.success?.used ?? []) used.add(embedder)
     return {
       report,
       embedding: result.success?.report ?? null,
@@ -372,8 +370,6 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
     (progressSetting !== "0" && process.stderr.isTTY === true && !ctx.json && !quiet)
   const configured = has(invocation, "no-embed") ? {} : await configuredEmbedding(ctx)
   if (configured.problem !== undefined) return failed(ctx, configured.problem)
-  // Every embedder a run used, closed at the end (`auto` may pick another as the index grows).
-  const used = new Set<Embedder>()
   const sources = source === undefined ? undefined : [source]
 
   const controller = new AbortController()
@@ -391,7 +387,6 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
         invocation,
         sources,
         configured.embedding,
-        used,
         showProgress && runs === 0,
         watch ? controller.signal : undefined,
       )
@@ -423,10 +418,10 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
   } finally {
     process.off("SIGINT", stop)
     process.off("SIGTERM", stop)
-    // Also what a failed run may have started (closing an embedder that never ran is a no-op).
-    const lite = configured.embedding?.pick?.("use-lite").embedder
-    if (lite !== undefined) used.add(lite)
-    for (const embedder of used) await closeEmbedder(embedder)
+    // Every embedder a run may have started: the configured one and, for `auto`, USE-lite
+    // (closing one that never ran is a no-op).
+    await closeEmbedder(configured.embedding?.embedder)
+    await closeEmbedder(configured.embedding?.pick?.("use-lite").embedder)
   }
 }
 

@@ -9,7 +9,7 @@
  * queries and stored vectors never come from different models. Reads only; no embedding here.
  */
 import * as Effect from "effect/Effect"
-import type { Embedder, EmbedderError } from "./embedder.js"
+import type { EmbedderError } from "./embedder.js"
 import type { ConfiguredEmbedding, EmbeddedEmbedderName } from "./embedder-config.js"
 import { embedBacklog } from "./embedding-backlog.js"
 import type { EmbedBacklogOptions, EmbedBacklogReport } from "./embedding-backlog.js"
@@ -101,8 +101,6 @@ export interface IndexEmbedding {
   readonly report: EmbedBacklogReport
   /** Why `auto` fell back to the static table in this run; null when it did not. */
   readonly fallback: string | null
-  /** The embedders this run used (to close). */
-  readonly used: ReadonlyArray<Embedder>
 }
 
 /**
@@ -127,7 +125,7 @@ export const embedForIndex = (
     const embedder = chosen.embedder
     if (embedder === undefined) return undefined
     const first = yield* Effect.result(embedBacklog(embedder, options))
-    if (first._tag === "Success") return { report: first.success, fallback: null, used: [embedder] }
+    if (first._tag === "Success") return { report: first.success, fallback: null }
     const failure = first.failure
     const instead = configured.pick?.("use-static")
     if (
@@ -142,6 +140,5 @@ export const embedForIndex = (
     return {
       report,
       fallback: `${embedder.info.model} could not run (${failure.reason}); embedded with ${instead.embedder.info.model} instead`,
-      used: [embedder, instead.embedder],
     }
   })
