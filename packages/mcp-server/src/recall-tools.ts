@@ -9,7 +9,8 @@
  * or regex) and a missing turn come back as tagged failures (`isError`), a failing embedder as a
  * `degraded` note on a lexical result. @baton/recall-index, effect and the embedder load on the
  * first call; the embedder (and the worker thread running the vector arm beside the lexical
- * arm) is built once per server process.
+ * arm) is built once per server process. With the `auto` default, each search embeds the query
+ * in the space the index was last embedded in (USE-lite or the static table).
  */
 import { existsSync } from "node:fs"
 import { homedir } from "node:os"

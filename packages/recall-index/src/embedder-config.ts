@@ -6,7 +6,8 @@
  * to set, never a silent fallback; `BATON_EMBEDDER=none` means lexical search only.
  *
  * Variables: `BATON_EMBEDDER` (`auto`, the default | `use-static` | `use-lite` | `voyage` |
- * `openai` | `none`; `embedded` and `default` mean `auto`); Voyage: `VOYAGE_API_KEY`, `BATON_VOYAGE_BASE_URL`, `BATON_VOYAGE_MODEL`,
+ * `openai` | `none`; `embedded` and `default` mean `auto`); Voyage: `VOYAGE_API_KEY`,
+ * `BATON_VOYAGE_BASE_URL`, `BATON_VOYAGE_MODEL`,
  * `BATON_VOYAGE_RERANK` (`off` disables `rerank-2.5`); OpenAI-compatible: `BATON_EMBEDDINGS_URL`,
  * `BATON_EMBEDDINGS_MODEL`, `BATON_EMBEDDINGS_KEY`, `BATON_EMBEDDINGS_DIM`; paid providers:
  * `BATON_EMBED_MAX_TOKENS` (estimated-token budget per run).
