@@ -53,14 +53,7 @@ const probeEmbedderFacts = async (env: DoctorProbes["env"]): Promise<EmbedderFac
       : undefined
   return {
     _tag: "Selected",
-    choice:
-      c._tag === "Embedded"
-        ? c.name
-        : c._tag === "Voyage"
-          ? "voyage"
-          : c._tag === "OpenAiCompatible"
-            ? "openai"
-            : "none",
+    choice: recall.embedderChoiceName(c),
     endpoint: c._tag === "Voyage" || c._tag === "OpenAiCompatible" ? c.baseUrl : undefined,
     model: c._tag === "Voyage" || c._tag === "OpenAiCompatible" ? c.model : undefined,
     voyageKeySet: (env["VOYAGE_API_KEY"] ?? "") !== "",

@@ -29,6 +29,7 @@ import {
   AUTO_LIMITS,
   autoChoiceForIndex,
   embedForIndex,
+  embedderChoiceName,
   embedderConfigFromEnvironment,
   embedderFromEnvironment,
   embeddingForSearch,
@@ -53,7 +54,6 @@ import type {
   ConfiguredEmbedding,
   EmbedBacklogReport,
   Embedder,
-  EmbedderConfig,
   IndexerProcess,
   IndexRunReport,
   RecallDatabase,
@@ -732,7 +732,7 @@ export const runRecallStatus: CommandRunner = async (invocation, io) => {
     config._tag === "Failure"
       ? { configured: null, auto: null, limits: null, problem: config.failure.message }
       : {
-          configured: configuredName(config.success),
+          configured: embedderChoiceName(config.success),
           auto,
           limits: auto === null ? null : AUTO_LIMITS,
           problem: null,
@@ -750,15 +750,6 @@ export const runRecallStatus: CommandRunner = async (invocation, io) => {
   } else io.stdout(renderStatus(status, embedder))
   return completed(0)
 }
-
-const configuredName = (config: EmbedderConfig): string =>
-  config._tag === "Embedded"
-    ? config.name
-    : config._tag === "Voyage"
-      ? "voyage"
-      : config._tag === "OpenAiCompatible"
-        ? "openai"
-        : "none"
 
 /** Runs `baton recall prune`. */
 export const runRecallPrune: CommandRunner = async (invocation, io) => {

@@ -181,6 +181,16 @@ const required = (
     : Effect.succeed(v)
 }
 
+/** The `BATON_EMBEDDER` value that selects `config` (`auto`, `use-static`, `voyage`, …). */
+export const embedderChoiceName = (config: EmbedderConfig): string =>
+  config._tag === "Embedded"
+    ? config.name
+    : config._tag === "Voyage"
+      ? "voyage"
+      : config._tag === "OpenAiCompatible"
+        ? "openai"
+        : "none"
+
 /** Reads the embedder choice from the environment (no IO, no network). */
 export const embedderConfigFromEnvironment = (
   env: EmbedderEnvironment,

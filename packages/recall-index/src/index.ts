@@ -81,6 +81,7 @@ export {
   EMBEDDED_FUSION_PLAN,
   USE_LITE_FUSION_PLAN,
   VOYAGE_FUSION_PLAN,
+  embedderChoiceName,
   embedderConfigFromEnvironment,
   embedderFromConfig,
   embedderFromEnvironment,
