@@ -6,11 +6,13 @@
  * Guarantees: the index run decides from the index's size after its lexical pass (stateless:
  * the same index always gets the same answer, so a killed run resumes in the same space); a
  * search follows the space the index was last embedded in (`meta.embedder_fingerprint`), so
- * queries and stored vectors never come from different models. Reads only; no embedding here.
+ * queries and stored vectors never come from different models. Only `embedForIndex` embeds
+ * (through `embedBacklog`); the rest reads.
  */
 import * as Effect from "effect/Effect"
 import type { EmbedderError } from "./embedder.js"
 import type { ConfiguredEmbedding, EmbeddedEmbedderName } from "./embedder-config.js"
+import { USE_LITE_FINGERPRINT_PREFIX } from "./embedders/embedded-use-lite.js"
 import { embedBacklog } from "./embedding-backlog.js"
 import type { EmbedBacklogOptions, EmbedBacklogReport } from "./embedding-backlog.js"
 import type { IndexBusyError, RecallStorageError } from "./errors.js"
@@ -72,7 +74,7 @@ export const autoChoiceForSearch: Effect.Effect<
         .get() as string | undefined,
     catch: storageFailure("read", db.path),
   })
-  return active?.startsWith("embedded/use-lite/") === true ? "use-lite" : "use-static"
+  return active?.startsWith(USE_LITE_FINGERPRINT_PREFIX) === true ? "use-lite" : "use-static"
 })
 
 /** The embedding an index run uses: `configured` itself unless it is `auto`. */

@@ -18,6 +18,9 @@ import { EmbedderError, normalizeVector } from "../embedder.js"
 /** USE-lite's output length. */
 export const USE_LITE_DIM = 512
 
+/** How every USE-lite fingerprint starts, whatever its segmentation. */
+export const USE_LITE_FINGERPRINT_PREFIX = "embedded/use-lite/"
+
 /** Options of {@link makeUseLiteEmbedder}. */
 export interface UseLiteOptions {
   /** Worker threads (each loads its own model, ~250 MB); default 1 on ≤ 2 cores, else 2. */
@@ -203,7 +206,7 @@ export const makeUseLiteEmbedder = (options: UseLiteOptions = {}): Embedder => {
       provider: "embedded",
       model: "use-lite",
       dim: USE_LITE_DIM,
-      fingerprint: `embedded/use-lite/${USE_LITE_DIM}/seg${segmentWords}x${maxSegments}`,
+      fingerprint: `${USE_LITE_FINGERPRINT_PREFIX}${USE_LITE_DIM}/seg${segmentWords}x${maxSegments}`,
       paid: false,
       maxBatch: Math.max(1, options.maxBatch ?? 32),
       remote: false,
