@@ -16,6 +16,7 @@ const samples: ReadonlyArray<{ readonly kind: SecretKind; readonly secret: strin
     secret: ["github_pat_", "11AB".repeat(6), "_", "x9Y8".repeat(10)].join(""),
   },
   { kind: "aws-access-key-id", secret: ["AKIA", "Z3X9Q7W2E5R8T1Y4"].join("") },
+  { kind: "aws-access-key-id", secret: ["ASIA", "Q7W2E5R8T1Y4Z3X9"].join("") },
   { kind: "slack-token", secret: ["xoxb-", "123456789012-", "AbCdEfGhIjKl"].join("") },
   { kind: "google-api-key", secret: ["AIza", "Sy", "B1c2D3e4F5".repeat(3), "abc"].join("") },
   { kind: "stripe-secret-key", secret: ["sk_", "live_", "4eC39HqLyjWDarjtT1zdp7dc"].join("") },

