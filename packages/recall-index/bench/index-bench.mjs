@@ -4,6 +4,9 @@
 // corpus; prints markdown. The issue's size is BENCH_FILES=10000 BENCH_EXCHANGES=50 (10 k
 // sessions, 1 M messages, ~1.5 GB, ~10 minutes); the default is a fifth of it.
 // Env: BENCH_FILES (default 2000), BENCH_BIG_MB (default 50), BENCH_EXCHANGES (default 50).
+// A second corpus has real coding sessions' shape, where tool output (file reads) is most of the
+// bytes: BENCH_TOOL_FILES (default 400) files whose tool results are source listings of
+// BENCH_TOOL_CHARS (default 8000) characters on average; only its lexical index is timed.
 import { Effect, Layer } from "effect"
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -120,7 +123,28 @@ try {
     ])
   }
 
-  // 2. One large file, then one appended turn.
+  // 2. The coding-session shape: the same exchanges, each tool result a source listing.
+  const toolFiles = Number(process.env.BENCH_TOOL_FILES ?? 400)
+  const toolChars = Number(process.env.BENCH_TOOL_CHARS ?? 8000)
+  const toolHome = join(root, "tool-home")
+  const toolCorpus = generateBulkCorpus({
+    homeDir: toolHome,
+    files: toolFiles,
+    seed: 4,
+    exchangesPerFile: exchanges,
+    toolOutputChars: toolChars,
+  })
+  const toolBytes = write(toolCorpus.files)
+  const toolFull = await run(join(root, "tool-data"), toolHome)
+  rows.push([
+    `full index, ${toolFiles} files with file-read tool output (mean ${toolChars} chars; ${mb(toolBytes).toFixed(1)} MB, ${toolCorpus.messages} messages)`,
+    `${(toolFull.ms / 1000).toFixed(2)} s`,
+    `${(mb(toolBytes) / (toolFull.ms / 1000)).toFixed(1)} MB/s, ${Math.round(toolCorpus.messages / (toolFull.ms / 1000))} messages/s`,
+  ])
+  rmSync(join(root, "tool-home"), { recursive: true, force: true })
+  rmSync(join(root, "tool-data"), { recursive: true, force: true })
+
+  // 3. One large file, then one appended turn.
   const bigHome = join(root, "big-home")
   const random = seededRandom(2)
   const session = { sessionId: "0b7c2a4e-1f3d-4e5a-9b6c-7d8e9f0a1b2c", cwd: "/bench/big" }

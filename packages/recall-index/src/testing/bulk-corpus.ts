@@ -16,6 +16,12 @@ export interface BulkCorpusOptions {
   readonly exchangesPerFile?: number
   /** Approximate characters of each assistant reply; default 600. */
   readonly replyChars?: number
+  /**
+   * Mean characters of each tool result, as a numbered source listing (the shape of a file read,
+   * the bulk of a real coding session's bytes); each result is 0.2–1.8 times it. Default: none,
+   * a one-sentence result.
+   */
+  readonly toolOutputChars?: number
   /** Base time (ms since epoch); default 2026-01-02T03:04:05Z. */
   readonly baseMs?: number
 }
@@ -34,15 +40,33 @@ export interface BulkSession {
   readonly cwd: string
 }
 
+const identifiers = ["value", "result", "config", "retry", "upload", "handler", "stream", "cache"]
+
+/** A numbered source listing of about `chars` characters, as a file-read tool prints it. */
+export const sourceListing = (random: SeededRandom, chars: number): string => {
+  const lines: Array<string> = []
+  let size = 0
+  for (let n = 1; size < chars; n++) {
+    const name = random.pick(identifiers)
+    const target = random.pick(identifiers)
+    const line = `${String(n).padStart(6)}\u2192  const ${name}${n % 97} = ${target}.${name}(${random.int(0, 999)}, "${target}-${name}")`
+    lines.push(line)
+    size += line.length + 1
+  }
+  return lines.join("\n")
+}
+
 /**
  * One exchange as JSONL (newline-terminated): a user prompt, an assistant reply with a tool
- * call, the tool result, and a closing assistant sentence. Four lines, two surface messages.
+ * call, the tool result (one sentence, or a source listing of about `toolOutputChars`), and a
+ * closing assistant sentence. Four lines, two surface messages.
  */
 export const claudeExchange = (
   random: SeededRandom,
   session: BulkSession,
   atMs: number,
   replyChars: number,
+  toolOutputChars?: number,
 ): string => {
   let clock = atMs
   let parent: string | null = null
@@ -81,12 +105,31 @@ export const claudeExchange = (
       "assistant",
       assistant([
         { type: "text", text: longReply(random, replyChars) },
-        { type: "tool_use", id: toolId, name: "Bash", input: { command: "ls -la src" } },
+        toolOutputChars === undefined
+          ? { type: "tool_use", id: toolId, name: "Bash", input: { command: "ls -la src" } }
+          : {
+              type: "tool_use",
+              id: toolId,
+              name: "Read",
+              input: { file_path: `${session.cwd}/src/${random.pick(identifiers)}.ts` },
+            },
       ]),
     ),
     line("user", {
       role: "user",
-      content: [{ type: "tool_result", tool_use_id: toolId, content: prose(random, 30) }],
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: toolId,
+          content:
+            toolOutputChars === undefined
+              ? prose(random, 30)
+              : sourceListing(
+                  random,
+                  Math.round(toolOutputChars * (0.2 + random.int(0, 160) / 100)),
+                ),
+        },
+      ],
     }),
     line("assistant", assistant([{ type: "text", text: prose(random, random.int(6, 16)) }])),
   ].join("")
@@ -105,7 +148,15 @@ export const generateBulkCorpus = (options: BulkCorpusOptions): BulkCorpus => {
     const session = { sessionId: random.uuid(), cwd }
     const parts: Array<string> = []
     for (let e = 0; e < exchanges; e++) {
-      parts.push(claudeExchange(random, session, baseMs + f * 3_600_000 + e * 60_000, replyChars))
+      parts.push(
+        claudeExchange(
+          random,
+          session,
+          baseMs + f * 3_600_000 + e * 60_000,
+          replyChars,
+          options.toolOutputChars,
+        ),
+      )
     }
     const path = `${claudeConfigDir}/projects/${encodeClaudeProjectDir(cwd)}/${session.sessionId}.jsonl`
     files[path] = parts.join("")
