@@ -333,6 +333,29 @@ describe("recall tools over MCP", () => {
     expect(status.by_source.claude.sessions).toBe(1)
     expect(status.embedders[0]?.active).toBe(true)
     expect(status.roots).toContain(join(root, "codex", "sessions"))
+    // The default, and what it embeds this small index with, as `baton recall status` says.
+    expect(status.embedder).toMatchObject({
+      configured: "auto",
+      auto: { next_index_uses: "use-lite", chunks: status.chunks, max_chunks: 30_000 },
+      problem: null,
+    })
+  })
+
+  it("recall_status names a chosen embedder, and a misconfigured one's problem", async () => {
+    const previous = process.env["BATON_EMBEDDER"]
+    try {
+      process.env["BATON_EMBEDDER"] = "use-static"
+      const named = z.object(recallStatusOutput).parse(content(await call("recall_status", {})))
+      expect(named.embedder).toEqual({ configured: "use-static", auto: null, problem: null })
+      process.env["BATON_EMBEDDER"] = "word2vec"
+      const wrong = z.object(recallStatusOutput).parse(content(await call("recall_status", {})))
+      expect(wrong.embedder.configured).toBeNull()
+      expect(wrong.embedder.problem).toContain("word2vec")
+      expect(wrong.sessions).toBe(2)
+    } finally {
+      if (previous === undefined) delete process.env["BATON_EMBEDDER"]
+      else process.env["BATON_EMBEDDER"] = previous
+    }
   })
 
   it("reports bad input and unknown turns as errors naming what to fix", async () => {
@@ -358,6 +381,7 @@ describe("recall tools before anything is indexed", () => {
       expect(search.note).toContain(join(root, "codex", "sessions"))
       const status = z.object(recallStatusOutput).parse(content(await call("recall_status", {})))
       expect(status.empty).toBe(true)
+      expect(status.embedder).toEqual({ configured: "auto", auto: null, problem: null })
       const expand = await call("expand_around", { session_id: "s", turn_id: "t" })
       expect(expand.isError).toBe(true)
       expect(JSON.stringify(expand.content)).toContain("Nothing indexed yet")

@@ -740,7 +740,48 @@ export const recallStatusOutput = {
     .int()
     .describe("transcripts gone from disk whose history the index keeps"),
   roots: z.array(z.string()).describe("where transcripts are looked for"),
+  embedder: z
+    .object({
+      configured: z
+        .string()
+        .nullable()
+        .describe(
+          "BATON_EMBEDDER's choice: auto (the default), use-static, use-lite, voyage, openai or none; null when misconfigured",
+        ),
+      auto: z
+        .object({
+          next_index_uses: z.enum(["use-lite", "use-static"]),
+          chunks: z.number().int().describe("chunks counted (at most max_chunks + 1)"),
+          chars: z.number().int(),
+          max_chunks: z.number().int(),
+          max_chars: z.number().int(),
+        })
+        .nullable()
+        .describe(
+          "for auto: what the next index run embeds with at the index's size (use-lite up to both limits, the static table past either)",
+        ),
+      problem: z
+        .string()
+        .nullable()
+        .describe("why the configured embedder cannot be used (search then uses words only)"),
+    })
+    .describe("which embedder indexing and search use"),
   note,
+}
+
+/** What `recall_status` says of the embedder, before the index is read. */
+const embedderSelection = async (recall: RecallIndex) => {
+  const Effect = await import("effect/Effect")
+  const config = await Effect.runPromise(
+    Effect.result(recall.embedderConfigFromEnvironment(process.env)),
+  )
+  return config._tag === "Failure"
+    ? { configured: null, isAuto: false, problem: config.failure.message ?? config.failure._tag }
+    : {
+        configured: recall.embedderChoiceName(config.success),
+        isAuto: config.success._tag === "Embedded" && config.success.name === "auto",
+        problem: null,
+      }
 }
 
 /** The `recall_status` tool. */
@@ -748,7 +789,7 @@ export const recallStatusTool = defineBatonTool({
   name: "recall_status",
   title: "Recall index status",
   description:
-    "Reports what the local recall index holds and how fresh it is: sessions per agent, the embedding backlog, the newest indexed activity, the last indexing run, whether an indexer is running, failing files and where transcripts are looked for. Check it when recall results look stale or empty.",
+    "Reports what the local recall index holds and how fresh it is: sessions per agent, the embedding backlog, the newest indexed activity, the last indexing run, whether an indexer is running, failing files, where transcripts are looked for and which embedder indexing uses. Check it when recall results look stale or empty.",
   inputSchema: {},
   outputSchema: recallStatusOutput,
   annotations: readOnly,
@@ -756,7 +797,29 @@ export const recallStatusTool = defineBatonTool({
     const recall = await import("@baton/recall-index")
     const roots = recall.transcriptRoots(environment())
     const rootList = [...roots.claudeProjects, roots.codexSessions, roots.codexArchivedSessions]
-    const outcome = await withIndex((r) => r.recallStatus({ environment: environment() }))
+    const Effect = await import("effect/Effect")
+    const selection = await embedderSelection(recall)
+    const outcome = await withIndex((r) =>
+      Effect.all({
+        status: r.recallStatus({ environment: environment() }),
+        // What the next index run embeds with: for `auto`, its choice at the index's size now.
+        auto: selection.isAuto ? r.autoChoiceForIndex() : Effect.succeed(null),
+      }),
+    )
+    const embedder = (auto: RecallIndexModule.AutoChoice | null) => ({
+      configured: selection.configured,
+      auto:
+        auto === null
+          ? null
+          : {
+              next_index_uses: auto.name,
+              chunks: auto.chunks,
+              chars: auto.chars,
+              max_chunks: recall.AUTO_LIMITS.maxChunks,
+              max_chars: recall.AUTO_LIMITS.maxChars,
+            },
+      problem: selection.problem,
+    })
     if (outcome === undefined) {
       const zero = { sessions: 0, turns: 0, chunks: 0 }
       return toolSuccess({
@@ -779,11 +842,12 @@ export const recallStatusTool = defineBatonTool({
         quarantined_files: 0,
         deleted_transcripts_kept: 0,
         roots: rootList,
+        embedder: embedder(null),
         note: await nothingIndexed(),
       })
     }
     if (outcome._tag === "Failure") return outcome
-    const s = outcome.success
+    const { status: s, auto } = outcome.success
     return toolSuccess({
       empty: s.empty,
       database_path: s.databasePath,
@@ -804,6 +868,7 @@ export const recallStatusTool = defineBatonTool({
       quarantined_files: s.quarantined.length,
       deleted_transcripts_kept: s.missingFiles,
       roots: rootList,
+      embedder: embedder(auto),
       note: s.empty ? await nothingIndexed() : null,
     })
   },
