@@ -488,8 +488,13 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
   const lexicalOnly = has(invocation, "lexical-only")
   const singleArm = lexicalOnly || has(invocation, "vector-only")
   // The vector arm runs in a worker thread, which starts reading the vector codes now, while
-  // this thread loads the embedder, embeds the query and runs the lexical arm.
-  const vectorWorker = lexicalOnly ? undefined : makeVectorSearchWorker()
+  // this thread loads the embedder, embeds the query and runs the lexical arm. Without an
+  // embedder (BATON_EMBEDDER=none, or a configuration that cannot be used) there is no vector arm.
+  const config = Effect.runSync(Effect.result(embedderConfigFromEnvironment(ctx.io.env)))
+  const vectorWorker =
+    lexicalOnly || config._tag === "Failure" || config.success._tag === "None"
+      ? undefined
+      : makeVectorSearchWorker()
   if (vectorWorker !== undefined) Effect.runSync(vectorWorker.warm(ctx.databasePath))
   const configured = await configuredEmbedding(ctx)
   let embedder: Embedder | undefined

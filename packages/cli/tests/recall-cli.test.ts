@@ -217,6 +217,19 @@ describe("baton recall with history", () => {
     expect(report.embedding.fingerprint).toMatch(/^embedded\/use-lite\//)
   }, 120_000)
 
+  it("searches by words alone when embeddings are off", async () => {
+    const search = await runBaton(["recall", "search", "which database garden planner", "--json"], {
+      env: { ...env, BATON_EMBEDDER: "none" },
+    })
+    expect(search.code, search.stderr).toBe(0)
+    const result = json(search.stdout)
+    expect(result.arms.vector.ran).toBe(false)
+    expect(result.arms.lexical.ran).toBe(true)
+    expect(result.hits.map((h: { text: string }) => h.text)).toContain(
+      "Which database did we pick for the garden planner?",
+    )
+  })
+
   it("searches, then expands and steps from a hit", async () => {
     const search = await runBaton(["recall", "search", "which database garden planner", "--json"], {
       env,
