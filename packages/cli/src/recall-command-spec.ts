@@ -39,7 +39,6 @@ const dateDetails = [
 
 type RunnerName =
   | "runRecallIndex"
-  | "runRecallSearch"
   | "runRecallRecent"
   | "runRecallGrep"
   | "runRecallExpand"
@@ -103,7 +102,7 @@ const search: CommandSpec = {
   positionals: [{ name: "query", required: true, description: "what to look for (quote it)" }],
   subcommands: [],
   exitCodes: "0 searched (also with no hits) · 1 failed · 2 bad usage",
-  load: load("runRecallSearch"),
+  load: async () => (await import("./recall-search-entry.js")).runRecallSearchEarly,
 }
 
 const recent: CommandSpec = {

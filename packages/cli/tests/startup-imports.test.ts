@@ -41,3 +41,19 @@ describe("bin.js cold start", () => {
     expect(names).not.toContain("codex-probe-command.js")
   })
 })
+
+describe("recall search's early start", () => {
+  it("loads no effect and no index module before it starts USE-lite", async () => {
+    const entry = await staticGraph(join(distDir, "recall-search-entry.js"))
+    expect(entry.files.map((file) => file.slice(distDir.length))).not.toContain("recall-command.js")
+    const prewarm = fileURLToPath(import.meta.resolve("@baton/recall-index/prewarm"))
+    const { files, external } = await staticGraph(prewarm)
+    const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]))
+    expect(external.filter((specifier) => !builtins.has(specifier))).toEqual([])
+    expect(files.map((file) => file.split("/dist/")[1]).sort()).toEqual([
+      "data-directory.js",
+      "embedders/use-lite-pool.js",
+      "use-lite-prewarm.js",
+    ])
+  })
+})

@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import { makeUseLiteEmbedder, USE_LITE_DIM, useLiteSegments } from "./embedded-use-lite.js"
+import { hasPrewarmedUseLiteWorker, prewarmUseLiteWorker } from "./use-lite-pool.js"
 
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0)
 
@@ -42,6 +43,26 @@ describe("USE-lite in worker threads (real model)", () => {
       })
     } finally {
       await Effect.runPromise(embedder.close?.() ?? Effect.void)
+    }
+  }, 60_000)
+})
+
+describe("a prewarmed USE-lite worker", () => {
+  it("is adopted by the next embedder, which embeds as a fresh one does", async () => {
+    prewarmUseLiteWorker()
+    prewarmUseLiteWorker()
+    expect(hasPrewarmedUseLiteWorker()).toBe(true)
+    const adopting = makeUseLiteEmbedder({ workers: 1 })
+    const fresh = makeUseLiteEmbedder({ workers: 1 })
+    try {
+      const text = "Which retry policy did we choose for flaky uploads?"
+      const warm = await Effect.runPromise(adopting.embedQuery(text))
+      expect(hasPrewarmedUseLiteWorker()).toBe(false)
+      const cold = await Effect.runPromise(fresh.embedQuery(text))
+      expect(dot(warm, cold)).toBeCloseTo(1, 5)
+    } finally {
+      await Effect.runPromise(adopting.close?.() ?? Effect.void)
+      await Effect.runPromise(fresh.close?.() ?? Effect.void)
     }
   }, 60_000)
 })
