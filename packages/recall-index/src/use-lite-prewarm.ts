@@ -7,6 +7,7 @@
  * (read-only), and starts a worker only when the search will embed with USE-lite: BATON_EMBEDDER
  * is `use-lite`, or it is `auto` (the default) and the index was last embedded with USE-lite.
  */
+import type BetterSqlite3 from "better-sqlite3"
 import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import { prewarmUseLiteWorker, USE_LITE_FINGERPRINT_PREFIX } from "./embedders/use-lite-pool.js"
@@ -20,13 +21,8 @@ const autoChoices = new Set(["auto", "embedded", "default"])
 /** The space the index at `databasePath` was last embedded in, if it can be read. */
 const activeFingerprint = (databasePath: string): string | undefined => {
   if (!existsSync(databasePath)) return undefined
-  const Driver = createRequire(import.meta.url)("better-sqlite3") as new (
-    path: string,
-    options: { readonly readonly: boolean; readonly fileMustExist: boolean },
-  ) => {
-    prepare: (sql: string) => { pluck: () => { get: () => unknown } }
-    close: () => void
-  }
+  // Required here, not imported: the native driver loads only when there is an index to read.
+  const Driver = createRequire(import.meta.url)("better-sqlite3") as typeof BetterSqlite3
   const db = new Driver(databasePath, { readonly: true, fileMustExist: true })
   try {
     const value = db
