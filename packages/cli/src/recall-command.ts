@@ -18,7 +18,7 @@ import {
   statSync,
   writeSync,
 } from "node:fs"
-import { homedir } from "node:os"
+import { constants as osConstants, getPriority, homedir, setPriority } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Cause from "effect/Cause"
@@ -216,6 +216,22 @@ const openLog = (ctx: Context): number => {
   return openSync(path, "a", 0o600)
 }
 
+/**
+ * Lowers this thread's scheduling priority to below normal (nice 10 on Unix) unless it is lower
+ * already; threads it starts later (USE-lite's worker) inherit it, so a background refresh
+ * yields the CPU to the agent's own work. Gives the priority reached, or undefined where the
+ * platform refuses.
+ */
+const lowerPriority = (): number | undefined => {
+  try {
+    const below = osConstants.priority.PRIORITY_BELOW_NORMAL
+    if (getPriority() < below) setPriority(below)
+    return getPriority()
+  } catch {
+    return undefined
+  }
+}
+
 const startBackground = (ctx: Context, invocation: Invocation): CommandOutcome => {
   const args = ["recall", "index"]
   const source = stringFlag(invocation, "source")
@@ -364,6 +380,11 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
   }
   const background = io.env[BACKGROUND_ENV] === "1"
   const quiet = has(invocation, "quiet")
+  if (background) {
+    const priority = lowerPriority()
+    if (priority !== undefined && !quiet && !ctx.json)
+      io.stdout(`Indexing in the background at low priority (nice ${priority}).\n`)
+  }
   const progressSetting = io.env["BATON_PROGRESS"]
   const showProgress =
     progressSetting === "1" ||

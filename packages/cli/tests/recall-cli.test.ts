@@ -419,6 +419,9 @@ describe("baton recall index modes", () => {
       await new Promise((r) => setTimeout(r, 200))
     }
     expect(text).toMatch(/baton recall index --no-embed\n/)
+    // The detached child yields the CPU to the agent's own work.
+    const nice = /Indexing in the background at low priority \(nice (\d+)\)\./.exec(text)?.[1]
+    expect(Number(nice)).toBeGreaterThanOrEqual(10)
     expect(text).toContain("Indexed 2 transcripts")
     const status = json((await runBaton(["recall", "status", "--json"], { env })).stdout)
     expect(status).toMatchObject({ sessions: 2, indexing: null })
