@@ -257,43 +257,43 @@ describe("daemon transport against the real codex 0.169.0 daemon", () => {
     expect(mock.requests().filter((r) => userTexts(r.body).at(-1) === "too early")).toHaveLength(0)
   })
 
-  // Retried once: one CI run (2 cores, two e2e workers) timed out waiting for the approval to show
-  // as pending and it never reproduced in 12 stressed local runs; the wait now reports the last
-  // state seen, so a second failure says what the thread was doing.
-  test(
-    "an approval request stays pending for the owner (Baton never answers) until serverRequest/resolved",
-    { retry: 1 },
-    async () => {
-      const approvals = await owner.startThread({
-        cwd: home.workdir,
-        approvalPolicy: "untrusted",
-        sandbox: "read-only",
-      })
-      await owner.runTurn(approvals.threadId, "warm up")
-      await run(baton.resumeThread(approvals.threadId))
-      let answer: (value: unknown) => void = () => undefined
-      owner.onServerRequest(() => new Promise((resolve) => (answer = resolve)))
-      await owner.startTurn(approvals.threadId, "APPROVE-ME please")
-      const pending = await waitFor(
-        baton,
-        approvals.threadId,
-        (s) => s.pendingServerRequests.length === 1,
-      )
-      expect(pending.pendingServerRequests[0]).toMatchObject({
-        method: "item/commandExecution/requestApproval",
-        handling: "left-pending",
-      })
-      expect(pending.status).toMatchObject({ type: "active", activeFlags: ["waitingOnApproval"] })
-      answer({ decision: "decline" })
-      const resolved = await waitFor(
-        baton,
-        approvals.threadId,
-        (s) => s.pendingServerRequests.length === 0 && s.turns.at(-1)?.status === "completed",
-      )
-      expect(resolved.status.type).toBe("idle")
-      expect(await run(baton.unsubscribeThread(approvals.threadId))).toBe("unsubscribed")
-    },
-  )
+  // Two CI runs timed out here; the second printed the last state: the request was still pending
+  // after the decline. The cause was the test: it declined through a resolver the owner's handler
+  // had not yet created, since Baton can see the request pending first (a loaded machine widens
+  // that gap). A 1.5 s delay in the handler reproduced it every time; the decision is now a promise.
+  test("an approval request stays pending for the owner (Baton never answers) until serverRequest/resolved", async () => {
+    const approvals = await owner.startThread({
+      cwd: home.workdir,
+      approvalPolicy: "untrusted",
+      sandbox: "read-only",
+    })
+    await owner.runTurn(approvals.threadId, "warm up")
+    await run(baton.resumeThread(approvals.threadId))
+    // The owner answers when the test decides. Baton can see the request pending before the
+    // owner's handler has run, so the decision must not depend on that handler having run.
+    let decide: (value: unknown) => void = () => undefined
+    const decision = new Promise<unknown>((resolve) => (decide = resolve))
+    owner.onServerRequest(() => decision)
+    await owner.startTurn(approvals.threadId, "APPROVE-ME please")
+    const pending = await waitFor(
+      baton,
+      approvals.threadId,
+      (s) => s.pendingServerRequests.length === 1,
+    )
+    expect(pending.pendingServerRequests[0]).toMatchObject({
+      method: "item/commandExecution/requestApproval",
+      handling: "left-pending",
+    })
+    expect(pending.status).toMatchObject({ type: "active", activeFlags: ["waitingOnApproval"] })
+    decide({ decision: "decline" })
+    const resolved = await waitFor(
+      baton,
+      approvals.threadId,
+      (s) => s.pendingServerRequests.length === 0 && s.turns.at(-1)?.status === "completed",
+    )
+    expect(resolved.status.type).toBe("idle")
+    expect(await run(baton.unsubscribeThread(approvals.threadId))).toBe("unsubscribed")
+  })
 
   test("a usage limit from the model: error notification (usageLimitExceeded, willRetry false), systemError, failed turn", async () => {
     const { turnId } = await owner.startTurn(threadId, "LIMIT-ME")
