@@ -124,6 +124,7 @@ export {
   USE_LITE_DIM,
   useLiteSegments,
 } from "./embedders/embedded-use-lite.js"
+export { liveUseLiteWorkers, USE_LITE_IDLE_MS } from "./embedders/use-lite-pool.js"
 export { DEFAULT_STATIC_TABLE_PATH, makeStaticTableEmbedder } from "./embedders/embedded-static.js"
 export { staticTokens } from "./embedders/static-word-table.js"
 export { makeSentenceReranker, sentencesOf } from "./embedders/sentence-reranker.js"

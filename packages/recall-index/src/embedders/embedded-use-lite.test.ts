@@ -3,7 +3,11 @@ import { createRequire } from "node:module"
 import { describe, expect, it } from "vitest"
 import { normalizeVector } from "../embedder.js"
 import { makeUseLiteEmbedder, USE_LITE_DIM, useLiteSegments } from "./embedded-use-lite.js"
-import { hasPrewarmedUseLiteWorker, prewarmUseLiteWorker } from "./use-lite-pool.js"
+import {
+  hasPrewarmedUseLiteWorker,
+  liveUseLiteWorkers,
+  prewarmUseLiteWorker,
+} from "./use-lite-pool.js"
 
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0)
 
@@ -85,6 +89,28 @@ describe("the worker's single-buffer model load", () => {
     try {
       const actual = await Effect.runPromise(embedder.embedQuery(text))
       expect(dot(actual, expected)).toBeCloseTo(1, 5)
+    } finally {
+      await Effect.runPromise(embedder.close?.() ?? Effect.void)
+    }
+  }, 60_000)
+})
+
+describe("an idle USE-lite worker", () => {
+  it("stops after idleMs, and the next call starts a new one that embeds the same", async () => {
+    const embedder = makeUseLiteEmbedder({ workers: 1, idleMs: 200 })
+    const before = liveUseLiteWorkers()
+    try {
+      const text = "Which retry policy did we choose for flaky uploads?"
+      const first = await Effect.runPromise(embedder.embedQuery(text))
+      expect(liveUseLiteWorkers()).toBe(before + 1)
+      const deadline = Date.now() + 10_000
+      while (liveUseLiteWorkers() > before && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      expect(liveUseLiteWorkers()).toBe(before)
+      const again = await Effect.runPromise(embedder.embedQuery(text))
+      expect(dot(first, again)).toBeCloseTo(1, 5)
+      expect(liveUseLiteWorkers()).toBe(before + 1)
     } finally {
       await Effect.runPromise(embedder.close?.() ?? Effect.void)
     }

@@ -5,9 +5,9 @@
  * Guarantees: input length is bounded — a text is cut into segments of at most `segmentWords`
  * words (at sentence boundaries when possible), at most `maxSegments` of them, each segment is
  * embedded and the text's vector is the word-weighted mean, L2-normalised; workers start on the
- * first call (or adopt the one `prewarmUseLiteWorker` started) and stop on `close()`; a crashed
- * worker fails its calls with `unavailable` and is replaced on the next call. Idle workers do
- * not keep the process alive.
+ * first call (or adopt the one `prewarmUseLiteWorker` started) and stop on `close()` or after
+ * `idleMs` without work; a crashed worker fails its calls with `unavailable` and is replaced on
+ * the next call. Idle workers do not keep the process alive.
  */
 import { availableParallelism } from "node:os"
 import * as Effect from "effect/Effect"
@@ -35,6 +35,8 @@ export interface UseLiteOptions {
   readonly maxSegments?: number
   /** Texts per `embedDocuments` batch the backlog should send; default 32. */
   readonly maxBatch?: number
+  /** A worker idle this long is stopped (its model leaves memory); default five minutes. */
+  readonly idleMs?: number
 }
 
 /** Cuts `text` into at most `maxSegments` segments of at most `segmentWords` words. */
@@ -75,7 +77,7 @@ export const makeUseLiteEmbedder = (options: UseLiteOptions = {}): Embedder => {
   const size = Math.max(1, Math.floor(options.workers ?? (cores <= 2 ? 1 : 2)))
   const segmentWords = Math.max(4, Math.floor(options.segmentWords ?? 48))
   const maxSegments = Math.max(1, Math.floor(options.maxSegments ?? 8))
-  const pool = makeUseLitePool(size)
+  const pool = makeUseLitePool(size, options.idleMs)
   const embedTexts = (texts: ReadonlyArray<string>) =>
     Effect.tryPromise({
       try: async () => {

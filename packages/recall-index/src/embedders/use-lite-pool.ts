@@ -93,7 +93,14 @@ interface Pending {
 interface PoolWorker {
   readonly worker: Worker
   readonly pending: Map<number, Pending>
+  idleTimer: ReturnType<typeof setTimeout> | undefined
 }
+
+/** Workers running now (started or adopted, not yet exited), for diagnostics and tests. */
+let running = 0
+
+/** USE-lite workers alive in this process, prewarmed ones included. */
+export const liveUseLiteWorkers = (): number => running
 
 let paths: { embeddings: string; core: string; model: string } | undefined
 
@@ -107,11 +114,16 @@ const startWorker = (): Worker => {
   }
   // A small young generation: the worker's JavaScript garbage is short-lived, and its memory
   // counts against the CLI's (README: ≤ 300 MB per call).
-  return new Worker(WORKER_SOURCE, {
+  const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     workerData: paths,
     resourceLimits: { maxYoungGenerationSizeMb: 4 },
   })
+  running += 1
+  worker.once("exit", () => {
+    running -= 1
+  })
+  return worker
 }
 
 let prewarmed: { readonly worker: Worker; readonly drop: () => void } | undefined
@@ -145,14 +157,22 @@ const adoptOrStart = (): Worker => {
   return waiting.worker
 }
 
-/** A pool of USE-lite workers; `embed` takes texts (already bounded) and gives flat vectors. */
-export const makeUseLitePool = (size: number) => {
+/** Default of `makeUseLitePool`'s `idleMs`: five minutes. */
+export const USE_LITE_IDLE_MS = 5 * 60_000
+
+/**
+ * A pool of USE-lite workers; `embed` takes texts (already bounded) and gives flat vectors. A
+ * worker with nothing to do for `idleMs` is stopped (its model, ~200 MB, leaves memory): a
+ * long-lived host such as the MCP server pays a reload (~0.8 s) on its next search instead of
+ * holding the model between searches an hour apart.
+ */
+export const makeUseLitePool = (size: number, idleMs: number = USE_LITE_IDLE_MS) => {
   const workers: Array<PoolWorker | undefined> = new Array<PoolWorker | undefined>(size)
   let nextId = 1
   let turn = 0
   const spawn = (slot: number): PoolWorker => {
     const worker = adoptOrStart()
-    const entry: PoolWorker = { worker, pending: new Map() }
+    const entry: PoolWorker = { worker, pending: new Map(), idleTimer: undefined }
     const failAll = (reason: string) => {
       for (const p of entry.pending.values()) p.reject(new UseLiteUnavailable(reason))
       entry.pending.clear()
@@ -161,7 +181,15 @@ export const makeUseLitePool = (size: number) => {
     worker.on("message", (m: { id: number; buffer?: ArrayBuffer; error?: string }) => {
       const p = entry.pending.get(m.id)
       entry.pending.delete(m.id)
-      if (entry.pending.size === 0) worker.unref()
+      if (entry.pending.size === 0) {
+        worker.unref()
+        entry.idleTimer = setTimeout(() => {
+          if (entry.pending.size > 0 || workers[slot] !== entry) return
+          workers[slot] = undefined
+          void worker.terminate()
+        }, idleMs)
+        entry.idleTimer.unref()
+      }
       if (p === undefined) return
       if (m.buffer !== undefined) p.resolve(new Float32Array(m.buffer))
       else p.reject(new UseLiteUnavailable(`USE-lite failed: ${m.error ?? "unknown error"}`))
@@ -176,6 +204,7 @@ export const makeUseLitePool = (size: number) => {
     const slot = turn++ % size
     const entry = workers[slot] ?? spawn(slot)
     const id = nextId++
+    clearTimeout(entry.idleTimer)
     return new Promise<Float32Array>((resolve, reject) => {
       entry.pending.set(id, { resolve, reject })
       entry.worker.ref()
@@ -183,9 +212,10 @@ export const makeUseLitePool = (size: number) => {
     })
   }
   const close = async (): Promise<void> => {
-    const running = workers.filter((w): w is PoolWorker => w !== undefined)
+    const live = workers.filter((w): w is PoolWorker => w !== undefined)
     workers.fill(undefined)
-    await Promise.all(running.map((w) => w.worker.terminate()))
+    for (const w of live) clearTimeout(w.idleTimer)
+    await Promise.all(live.map((w) => w.worker.terminate()))
   }
   return { embed, close }
 }
