@@ -26,11 +26,9 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import {
-  AUTO_LIMITS,
-  autoChoiceForIndex,
   embedForIndex,
-  embedderChoiceName,
   embedderConfigFromEnvironment,
+  embedderSelection,
   embedderFromEnvironment,
   embeddingForSearch,
   expandAround,
@@ -85,7 +83,6 @@ import {
   renderStatus,
   renderWindow,
 } from "./recall-report.js"
-import type { EmbedderSelection } from "./recall-report.js"
 
 /** Set in the environment of a `--background` child. */
 const BACKGROUND_ENV = "BATON_RECALL_BACKGROUND"
@@ -738,31 +735,16 @@ export const runRecallStatus: CommandRunner = async (invocation, io) => {
   const ctx = contextOf(invocation, io)
   const none = whenNoIndex(ctx)
   if (none !== undefined) return none
-  const config = await Effect.runPromise(Effect.result(embedderConfigFromEnvironment(ctx.io.env)))
   const result = await runIndexed(
     ctx,
     Effect.all({
       status: recallStatus({ environment: ctx.environment }),
       // What the next index run embeds with: for `auto`, its choice at the index's size now.
-      auto:
-        config._tag === "Success" &&
-        config.success._tag === "Embedded" &&
-        config.success.name === "auto"
-          ? autoChoiceForIndex()
-          : Effect.succeed(null),
+      embedder: embedderSelection(ctx.io.env),
     }),
   )
   if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
-  const { status, auto } = result.value
-  const embedder: EmbedderSelection =
-    config._tag === "Failure"
-      ? { configured: null, auto: null, limits: null, problem: config.failure.message }
-      : {
-          configured: embedderChoiceName(config.success),
-          auto,
-          limits: auto === null ? null : AUTO_LIMITS,
-          problem: null,
-        }
+  const { status, embedder } = result.value
   if (ctx.json) printJson(ctx, { ...status, embedder })
   else if (status.empty) {
     io.stdout(

@@ -6,8 +6,7 @@
  * each line here is indented so multi-line text stays readable.
  */
 import type {
-  AutoChoice,
-  AutoLimits,
+  EmbedderSelection,
   EmbedBacklogReport,
   GrepResult,
   IndexRunReport,
@@ -139,15 +138,6 @@ export const renderWindow = (window: TurnWindow, emptyNote: string): string => {
     if (t.omittedRecords > 0) lines.push(`   │ (${t.omittedRecords} more records; use --full)`)
   }
   return `${lines.join("\n")}\n`
-}
-
-/** Which embedder the environment selects, and for `auto` what it picks at the index's size. */
-export interface EmbedderSelection {
-  /** `auto`, `use-static`, `use-lite`, `voyage`, `openai` or `none`; null: misconfigured. */
-  readonly configured: string | null
-  readonly auto: AutoChoice | null
-  readonly limits: AutoLimits | null
-  readonly problem: string | null
 }
 
 const renderSelection = (e: EmbedderSelection): string => {

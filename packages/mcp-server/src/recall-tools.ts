@@ -769,20 +769,21 @@ export const recallStatusOutput = {
   note,
 }
 
-/** What `recall_status` says of the embedder, before the index is read. */
-const embedderSelection = async (recall: RecallIndex) => {
-  const Effect = await import("effect/Effect")
-  const config = await Effect.runPromise(
-    Effect.result(recall.embedderConfigFromEnvironment(process.env)),
-  )
-  return config._tag === "Failure"
-    ? { configured: null, isAuto: false, problem: config.failure.message ?? config.failure._tag }
-    : {
-        configured: recall.embedderChoiceName(config.success),
-        isAuto: config.success._tag === "Embedded" && config.success.name === "auto",
-        problem: null,
-      }
-}
+/** `recall_status`'s `embedder` field from recall-index's selection. */
+const embedderField = (e: RecallIndexModule.EmbedderSelection) => ({
+  configured: e.configured,
+  auto:
+    e.auto === null || e.limits === null
+      ? null
+      : {
+          next_index_uses: e.auto.name,
+          chunks: e.auto.chunks,
+          chars: e.auto.chars,
+          max_chunks: e.limits.maxChunks,
+          max_chars: e.limits.maxChars,
+        },
+  problem: e.problem,
+})
 
 /** The `recall_status` tool. */
 export const recallStatusTool = defineBatonTool({
@@ -798,28 +799,13 @@ export const recallStatusTool = defineBatonTool({
     const roots = recall.transcriptRoots(environment())
     const rootList = [...roots.claudeProjects, roots.codexSessions, roots.codexArchivedSessions]
     const Effect = await import("effect/Effect")
-    const selection = await embedderSelection(recall)
     const outcome = await withIndex((r) =>
       Effect.all({
         status: r.recallStatus({ environment: environment() }),
         // What the next index run embeds with: for `auto`, its choice at the index's size now.
-        auto: selection.isAuto ? r.autoChoiceForIndex() : Effect.succeed(null),
+        embedder: r.embedderSelection(process.env),
       }),
     )
-    const embedder = (auto: RecallIndexModule.AutoChoice | null) => ({
-      configured: selection.configured,
-      auto:
-        auto === null
-          ? null
-          : {
-              next_index_uses: auto.name,
-              chunks: auto.chunks,
-              chars: auto.chars,
-              max_chunks: recall.AUTO_LIMITS.maxChunks,
-              max_chars: recall.AUTO_LIMITS.maxChars,
-            },
-      problem: selection.problem,
-    })
     if (outcome === undefined) {
       const zero = { sessions: 0, turns: 0, chunks: 0 }
       return toolSuccess({
@@ -842,12 +828,12 @@ export const recallStatusTool = defineBatonTool({
         quarantined_files: 0,
         deleted_transcripts_kept: 0,
         roots: rootList,
-        embedder: embedder(null),
+        embedder: embedderField(recall.configuredEmbedderSelection(process.env)),
         note: await nothingIndexed(),
       })
     }
     if (outcome._tag === "Failure") return outcome
-    const { status: s, auto } = outcome.success
+    const { status: s, embedder } = outcome.success
     return toolSuccess({
       empty: s.empty,
       database_path: s.databasePath,
@@ -868,7 +854,7 @@ export const recallStatusTool = defineBatonTool({
       quarantined_files: s.quarantined.length,
       deleted_transcripts_kept: s.missingFiles,
       roots: rootList,
-      embedder: embedder(auto),
+      embedder: embedderField(embedder),
       note: s.empty ? await nothingIndexed() : null,
     })
   },

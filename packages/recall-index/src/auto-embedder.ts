@@ -11,7 +11,12 @@
  */
 import * as Effect from "effect/Effect"
 import type { EmbedderError } from "./embedder.js"
-import type { ConfiguredEmbedding, EmbeddedEmbedderName } from "./embedder-config.js"
+import { embedderChoiceName, embedderConfigFromEnvironment } from "./embedder-config.js"
+import type {
+  ConfiguredEmbedding,
+  EmbeddedEmbedderName,
+  EmbedderEnvironment,
+} from "./embedder-config.js"
 import { USE_LITE_FINGERPRINT_PREFIX } from "./embedders/embedded-use-lite.js"
 import { embedBacklog } from "./embedding-backlog.js"
 import type { EmbedBacklogOptions, EmbedBacklogReport } from "./embedding-backlog.js"
@@ -58,6 +63,42 @@ export const autoChoiceForIndex = (
     const fits = size.chunks <= limits.maxChunks && size.chars <= limits.maxChars
     return { name: fits ? "use-lite" : "use-static", chunks: size.chunks, chars: size.chars }
   })
+
+/** Which embedder the environment selects, and for `auto` what it picks at the index's size. */
+export interface EmbedderSelection {
+  /** `auto`, `use-static`, `use-lite`, `voyage`, `openai` or `none`; null: misconfigured. */
+  readonly configured: string | null
+  /** For `auto` read against an index: its pick there now. */
+  readonly auto: AutoChoice | null
+  /** The limits `auto` was measured against (with `auto`). */
+  readonly limits: AutoLimits | null
+  /** Why the configuration cannot be used (search then uses words only). */
+  readonly problem: string | null
+}
+
+/** The selection `env` makes, without reading an index (`auto` and `limits` are null). */
+export const configuredEmbedderSelection = (env: EmbedderEnvironment): EmbedderSelection => {
+  const config = Effect.runSync(Effect.result(embedderConfigFromEnvironment(env)))
+  return config._tag === "Failure"
+    ? {
+        configured: null,
+        auto: null,
+        limits: null,
+        problem: config.failure.message ?? config.failure._tag,
+      }
+    : { configured: embedderChoiceName(config.success), auto: null, limits: null, problem: null }
+}
+
+/** The selection `env` makes over this index: for `auto`, what the next index run embeds with. */
+export const embedderSelection = (
+  env: EmbedderEnvironment,
+  limits: AutoLimits = AUTO_LIMITS,
+): Effect.Effect<EmbedderSelection, RecallStorageError, RecallDatabase> => {
+  const selection = configuredEmbedderSelection(env)
+  return selection.configured !== "auto"
+    ? Effect.succeed(selection)
+    : autoChoiceForIndex(limits).pipe(Effect.map((auto) => ({ ...selection, auto, limits })))
+}
 
 /** The embedded embedder whose space the index was last embedded in (`use-static` if none). */
 export const autoChoiceForSearch: Effect.Effect<

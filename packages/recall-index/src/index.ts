@@ -90,6 +90,8 @@ export {
   AUTO_LIMITS,
   autoChoiceForIndex,
   autoChoiceForSearch,
+  configuredEmbedderSelection,
+  embedderSelection,
   embedForIndex,
   embeddingForIndex,
   embeddingForSearch,
@@ -239,7 +241,7 @@ export type {
   EmbedderEnvironment,
   FusionPlan,
 } from "./embedder-config.js"
-export type { AutoChoice, AutoLimits, IndexEmbedding } from "./auto-embedder.js"
+export type { AutoChoice, AutoLimits, EmbedderSelection, IndexEmbedding } from "./auto-embedder.js"
 export type {
   EmbedBacklogOptions,
   EmbedBacklogProgress,
