@@ -52,7 +52,7 @@ export interface IndexWriter {
     error: string,
     quarantineAfter: number,
   ) => { readonly failures: number; readonly quarantined: boolean }
-  /** Re-points an existing file row (and so all its rows) at a new path. */
+  /** Re-points an existing file row (and so all its rows) at a new path; a forgotten row also takes `file`'s signature. */
   readonly movePath: (fromPath: string, file: DiscoveredTranscript) => void
   /** Marks rows whose path discovery no longer sees as `missing` (rows are kept). */
   readonly markMissing: (paths: ReadonlyArray<string>) => void
@@ -300,6 +300,12 @@ export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): I
   const movePathStmt = sqlite.prepare(
     "update files set path = ?, status = case when status = 'missing' then 'indexed' else status end where path = ?",
   )
+  // A forgotten file is never read again, so its row takes the signature of the file it moved
+  // to: the next move of the same bytes is then recognised by its head hash too.
+  const moveForgottenStmt = sqlite.prepare(
+    `update files set path = ?, compression = ?, size = ?, mtime_ms = ?, inode = ?, head_hash = ?
+    where path = ? and status = 'forgotten'`,
+  )
   const markMissingStmt = sqlite.prepare(
     "update files set status = 'missing' where path = ? and status <> 'forgotten'",
   )
@@ -472,7 +478,16 @@ export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): I
       return { failures, quarantined: failures >= quarantineAfter }
     },
     movePath: (fromPath, file) => {
-      movePathStmt.run(file.path, fromPath)
+      const forgotten = moveForgottenStmt.run(
+        file.path,
+        file.compression,
+        file.size,
+        file.mtimeMs,
+        file.ino,
+        file.headHash,
+        fromPath,
+      )
+      if (forgotten.changes === 0) movePathStmt.run(file.path, fromPath)
     },
     markMissing: sqlite.transaction((paths: ReadonlyArray<string>) => {
       for (const path of paths) markMissingStmt.run(path)

@@ -13,6 +13,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { createHash } from "node:crypto"
+import { basename } from "node:path"
 import type { ChunkOptions } from "./chunker.js"
 import type { IndexBusyError, RecallStorageError, TranscriptError } from "./errors.js"
 import { decideFileChange, needsPrefixCheck, signatureKey } from "./file-change.js"
@@ -31,7 +32,7 @@ import type {
 } from "./transcript-discovery.js"
 import { TranscriptFileSystem } from "./transcript-file-system.js"
 import type { ParseResult, TranscriptSource } from "./transcript-model.js"
-import { parseTranscriptFile } from "./transcript-parser.js"
+import { parseTranscriptFile, readDecompressedHead } from "./transcript-parser.js"
 
 /** Options of {@link indexTranscripts}. */
 export interface IndexOptions {
@@ -150,6 +151,37 @@ const prefixStillMatches = (
     Effect.catch(() => Effect.succeed(false)),
   )
 
+/**
+ * The index in `vanished` of the plain rollout `file` is the compressed form of: same source,
+ * its name plus `.zst`, and `file`'s decompressed head hashing to the head hash stored for it
+ * (over the same number of bytes). -1 when there is none, or `file` cannot be decompressed
+ * (it is then indexed as a new file, which reports the failure).
+ */
+const compressedTwin = (
+  file: DiscoveredTranscript,
+  vanished: ReadonlyArray<StoredFile>,
+): Effect.Effect<number, never, TranscriptFileSystem> =>
+  Effect.gen(function* () {
+    const name = basename(file.path)
+    for (const [at, r] of vanished.entries()) {
+      if (
+        r.source !== file.source ||
+        r.compression !== "none" ||
+        `${basename(r.path)}.zst` !== name
+      )
+        continue
+      const head = yield* Effect.result(
+        readDecompressedHead(file.path, Math.min(r.size, HEAD_BYTES)),
+      )
+      if (
+        head._tag === "Success" &&
+        createHash("sha256").update(head.success).digest("hex") === r.head_hash
+      )
+        return at
+    }
+    return -1
+  })
+
 const ignoreFailure = (run: () => void): void => {
   try {
     run()
@@ -250,18 +282,22 @@ const runIndex = (
       },
     })
 
-    // Files gone from disk: a rollout moved to archived_sessions/ keeps its rows (re-pointed);
-    // any other vanished file is marked missing and its history kept until prune / forget.
+    // Files gone from disk: a rollout moved to archived_sessions/ keeps its rows (re-pointed),
+    // and so does one Codex compressed to `.jsonl.zst` (re-pointed, then re-indexed in place);
+    // a forgotten file stays forgotten at its new path. Any other vanished file is marked
+    // missing and its history kept until prune / forget.
     const seen = new Set(discovery.files.map((f) => f.path))
-    const vanished = [...stored.values()].filter(
-      (r) => !seen.has(r.path) && r.status !== "forgotten",
-    )
+    const vanished = [...stored.values()].filter((r) => !seen.has(r.path))
     let moved = 0
     for (const file of discovery.files) {
       if (stored.has(file.path)) continue
-      const at = vanished.findIndex(
-        (r) => r.source === file.source && r.head_hash === file.headHash && r.resumable === 1,
+      let at = vanished.findIndex(
+        (r) =>
+          r.source === file.source &&
+          r.head_hash === file.headHash &&
+          (r.resumable === 1 || r.status === "forgotten"),
       )
+      if (at === -1 && file.compression === "zstd") at = yield* compressedTwin(file, vanished)
       const from = vanished[at]
       if (from === undefined) continue
       vanished.splice(at, 1)
@@ -270,10 +306,16 @@ const runIndex = (
         catch: storageFailure("write", db.path),
       })
       stored.delete(from.path)
-      stored.set(file.path, { ...from, path: file.path, status: "indexed" })
+      stored.set(file.path, {
+        ...from,
+        path: file.path,
+        status: from.status === "missing" ? "indexed" : from.status,
+      })
       moved += 1
     }
-    const newlyMissing = vanished.filter((r) => r.status !== "missing").map((r) => r.path)
+    const newlyMissing = vanished
+      .filter((r) => r.status !== "missing" && r.status !== "forgotten")
+      .map((r) => r.path)
     if (newlyMissing.length > 0) {
       yield* Effect.try({
         try: () => writer.markMissing(newlyMissing),

@@ -222,6 +222,40 @@ export const parseTranscriptFile = (
     return parser.end()
   })
 
+/**
+ * The first `length` decompressed bytes of the zstd file at `path` (all of them when it holds
+ * fewer), reading the file only as far as they need.
+ */
+export const readDecompressedHead = (
+  path: string,
+  length: number,
+  readChunkBytes = 64 * 1024,
+): Effect.Effect<Uint8Array, TranscriptError, TranscriptFileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* TranscriptFileSystem
+    const head = new Uint8Array(length)
+    let filled = 0
+    const decoder = new Decompress((data) => {
+      const take = Math.min(data.length, length - filled)
+      head.set(data.subarray(0, take), filled)
+      filled += take
+    })
+    let offset = 0
+    while (filled < length) {
+      const bytes = yield* fs.read(path, offset, readChunkBytes)
+      offset += bytes.length
+      const final = bytes.length < readChunkBytes
+      yield* Effect.try({
+        try: (): void => {
+          decoder.push(bytes, final)
+        },
+        catch: decompressFailure(path),
+      })
+      if (final) break
+    }
+    return head.subarray(0, filled)
+  })
+
 const mergeTurn = (a: Turn, b: Turn): Turn => ({
   ...a,
   endOffset: b.endOffset,

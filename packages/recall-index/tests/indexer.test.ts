@@ -2,8 +2,10 @@
 // schema and migrations, signature decisions, resume cost, idempotence, quarantine, lock,
 // prune / forget and FTS escaping.
 import { Effect, Layer } from "effect"
+import { decompress } from "fzstd"
 import {
   appendFileSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   readFileSync,
@@ -14,6 +16,7 @@ import {
   writeFileSync,
 } from "node:fs"
 import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
 import {
   forgetSessions,
@@ -40,6 +43,10 @@ import {
   withSqlite,
   writeTree,
 } from "./index-harness.js"
+
+const fixturesDir = join(dirname(fileURLToPath(import.meta.url)), "fixtures")
+/** A tiny Codex rollout, committed compressed (`zstd -3`). */
+const tinyZst = "rollout-2026-01-02T03-04-05-0b7c2a4e-1f3d-4e5a-9b6c-7d8e9f0a1b2c.jsonl.zst"
 
 const cleanups: Array<() => void> = []
 afterEach(() => {
@@ -376,6 +383,96 @@ describe("indexTranscripts", () => {
     const a = await snapshot(dataDir, ["frost", "retry", "FROST"])
     const b = await snapshot(clean.path, ["frost", "retry", "FROST"])
     expect({ ...a, files: a.files.length }).toEqual({ ...b, files: b.files.length })
+  })
+
+  it("re-points a rollout Codex compressed to .jsonl.zst: its rows are replaced in place, never duplicated", async () => {
+    const home = tempDir("home")
+    const data = tempDir("data")
+    cleanups.push(home.dispose, data.dispose)
+    const codexHome = join(home.path, ".codex")
+    const environment = { env: { CODEX_HOME: codexHome }, homeDir: home.path }
+    const dataDir = join(data.path, "baton")
+    const fixture = join(fixturesDir, tinyZst)
+    const plainText = Buffer.from(decompress(readFileSync(fixture))).toString("utf8")
+    // A live rollout, indexed plain; then one more turn, which the next run must not lose.
+    const live = join(codexHome, "sessions", "2026", "01", "02", tinyZst.slice(0, -4))
+    mkdirSync(dirname(live), { recursive: true })
+    const head = plainText.split("\n").slice(0, 3).join("\n") + "\n"
+    writeFileSync(live, head)
+    await runIndex(dataDir, { environment })
+    writeFileSync(live, plainText)
+    await runIndex(dataDir, { environment })
+    const before = await counts(dataDir)
+    expect(before).toMatchObject({ files: 1, sessions: 1, turns: 2 })
+
+    // Codex archives it compressed: the plain file is gone, the .zst appears elsewhere.
+    const archived = join(codexHome, "archived_sessions", tinyZst)
+    mkdirSync(dirname(archived), { recursive: true })
+    copyFileSync(fixture, archived)
+    rmSync(live)
+    const report = await runIndex(dataDir, { environment })
+    expect(report).toMatchObject({ moved: 1, markedMissing: 0, indexedNew: 0, failed: [] })
+    expect(await counts(dataDir)).toEqual(before)
+    const snap = await snapshot(dataDir, ["TINY"])
+    expect(snap.files).toEqual([expect.objectContaining({ path: archived, status: "indexed" })])
+    const clean = tempDir("clean")
+    cleanups.push(clean.dispose)
+    await runIndex(clean.path, { environment })
+    expect(snap).toEqual(await snapshot(clean.path, ["TINY"]))
+    // Nothing changed since: the next run reads nothing.
+    const again = await runIndex(dataDir, { environment })
+    expect(again.unchanged).toBe(1)
+
+    // A .zst whose decompressed head differs from the vanished plain file is a different
+    // transcript: the plain file's rows are kept as missing, the .zst is indexed as new.
+    const other = tempDir("other")
+    cleanups.push(other.dispose)
+    const otherHome = join(other.path, ".codex")
+    const otherEnv = { env: { CODEX_HOME: otherHome }, homeDir: other.path }
+    const otherLive = join(otherHome, "sessions", tinyZst.slice(0, -4))
+    mkdirSync(dirname(otherLive), { recursive: true })
+    writeFileSync(otherLive, plainText.replace("/work/tiny", "/work/elsewhere"))
+    const otherData = join(other.path, "baton")
+    await runIndex(otherData, { environment: otherEnv })
+    copyFileSync(fixture, join(otherHome, "sessions", tinyZst))
+    rmSync(otherLive)
+    const unrelated = await runIndex(otherData, { environment: otherEnv })
+    expect(unrelated).toMatchObject({ moved: 0, markedMissing: 1, indexedNew: 1 })
+  })
+
+  it("keeps a forgotten rollout forgotten when Codex compresses or archives it", async () => {
+    const home = tempDir("home")
+    const data = tempDir("data")
+    cleanups.push(home.dispose, data.dispose)
+    const codexHome = join(home.path, ".codex")
+    const environment = { env: { CODEX_HOME: codexHome }, homeDir: home.path }
+    const dataDir = join(data.path, "baton")
+    const fixture = join(fixturesDir, tinyZst)
+    const live = join(codexHome, "sessions", "2026", "01", "02", tinyZst.slice(0, -4))
+    mkdirSync(dirname(live), { recursive: true })
+    writeFileSync(live, decompress(readFileSync(fixture)))
+    await runIndex(dataDir, { environment })
+    const sessionId = "0b7c2a4e-1f3d-4e5a-9b6c-7d8e9f0a1b2c"
+    expect(
+      (await withIndex(dataDir, forgetSessions({ _tag: "Session", sessionId }))).sessions,
+    ).toBe(1)
+    // Compressed into the archive...
+    const archived = join(codexHome, "archived_sessions", tinyZst)
+    mkdirSync(dirname(archived), { recursive: true })
+    copyFileSync(fixture, archived)
+    rmSync(live)
+    const compressed = await runIndex(dataDir, { environment })
+    expect(compressed).toMatchObject({ moved: 1, skippedForgotten: 1, indexedNew: 0 })
+    // ...then moved again, same bytes.
+    const elsewhere = join(codexHome, "archived_sessions", "2026", tinyZst)
+    mkdirSync(dirname(elsewhere), { recursive: true })
+    renameSync(archived, elsewhere)
+    const movedAgain = await runIndex(dataDir, { environment })
+    expect(movedAgain).toMatchObject({ moved: 1, skippedForgotten: 1, indexedNew: 0 })
+    expect(await counts(dataDir)).toMatchObject({ files: 1, sessions: 0, turns: 0, chunks: 0 })
+    expect((await snapshot(dataDir)).files).toEqual([
+      expect.objectContaining({ path: elsewhere, status: "forgotten" }),
+    ])
   })
 
   it("retries a failing file and quarantines it after three consecutive failures", async () => {
