@@ -37,6 +37,7 @@ import {
   indexTranscripts,
   makeVectorSearchWorker,
   nodeIndexerProcessLayer,
+  nodeRepositoryFiles,
   nodeTranscriptFileSystemLayer,
   pruneDeleted,
   RECALL_DATABASE_FILE,
@@ -289,6 +290,7 @@ const indexOnce = async (
     ctx,
     indexTranscripts({
       environment: ctx.environment,
+      repositoryFiles: nodeRepositoryFiles,
       ...(sources === undefined ? {} : { sources }),
       onProgress: (event) => {
         if (event._tag === "Planned") filesTotal = event.toIndex

@@ -37,6 +37,7 @@ import type {
   SurfaceText,
   TurnRole,
 } from "./transcript-model.js"
+import { repositoryUrlKey } from "./repo-root.js"
 import { normaliseTimestamp } from "./turn-assembler.js"
 import type { TurnAssembler } from "./turn-assembler.js"
 
@@ -58,7 +59,7 @@ const SessionMeta = readStruct({
   parent_thread_id: readString,
   agent_path: readString,
   agent_nickname: readString,
-  git: readStruct({ branch: readString }),
+  git: readStruct({ branch: readString, repository_url: readString }),
 })
 type SessionMeta = ReadType<typeof SessionMeta>
 
@@ -300,6 +301,11 @@ export const createCodexReader = (context: CodexReaderContext) => {
     const s = assembler.session(sessionId())
     if (meta.cwd !== undefined) s.cwd = meta.cwd
     if (meta.git?.branch !== undefined) s.gitBranch = meta.git.branch
+    const remote = meta.git?.repository_url
+    if (remote !== undefined) {
+      const url = repositoryUrlKey(remote)
+      if (url !== undefined) s.repositoryUrl = url
+    }
     if (!first) return
     if (meta.originator !== undefined) s.originator = meta.originator
     if (meta.cli_version !== undefined) s.cliVersion = meta.cli_version

@@ -19,7 +19,7 @@ import { chunkText } from "./chunker.js"
 import type { ChunkOptions } from "./chunker.js"
 import type { DiscoveredTranscript } from "./transcript-discovery.js"
 import type { ParseResult, RawRecord, TranscriptSession } from "./transcript-model.js"
-import { repoRootOf } from "./repo-root.js"
+import type { SessionRepositoryResolver } from "./session-repository.js"
 
 /** What one file write added. */
 export interface FileWriteCounts {
@@ -56,6 +56,8 @@ export interface IndexWriter {
   readonly movePath: (fromPath: string, file: DiscoveredTranscript) => void
   /** Marks rows whose path discovery no longer sees as `missing` (rows are kept). */
   readonly markMissing: (paths: ReadonlyArray<string>) => void
+  /** Places sessions left unresolved (see `SessionRepositoryResolver.refresh`); rows changed. */
+  readonly refreshRepositories: () => number
 }
 
 /**
@@ -207,7 +209,11 @@ const multiRowInsert = (
 }
 
 /** Prepares the writer's statements on `sqlite`. */
-export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): IndexWriter => {
+export const makeIndexWriter = (
+  sqlite: Database,
+  chunkOptions: ChunkOptions,
+  repositories: SessionRepositoryResolver,
+): IndexWriter => {
   const fileByPath: Statement<[string], { id: number; status: string }> = sqlite.prepare(
     "select id, status from files where path = ?",
   )
@@ -233,14 +239,25 @@ export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): I
   const deleteEmptySessions = sqlite.prepare(
     "delete from sessions where file_id = ? and not exists (select 1 from turns t where t.session_row = sessions.id)",
   )
+  // A root found by git or by the remote stays when the same directory now only gets the string
+  // rules (its worktree was deleted since); a new directory decides afresh.
+  const keepRepository = `repo_root_from in ('git', 'remote')
+    and coalesce(excluded.repo_root_from, '') not in ('git', 'remote')
+    and (excluded.cwd is null or excluded.cwd = cwd)`
   const upsertSession: Statement<Record<string, unknown>, { id: number }> = sqlite.prepare(`
-    insert into sessions (source, session_id, file_id, cwd, repo_root, git_branch, title,
-      first_prompt, originator, started_at, ended_at, headless, subagent, parent_session_id,
-      forked_from)
-    values (@source, @sessionId, @fileId, @cwd, @repoRoot, @gitBranch, @title, @firstPrompt,
-      @originator, @startedAt, @endedAt, @headless, @subagent, @parent, @forkedFrom)
+    insert into sessions (source, session_id, file_id, cwd, repo_root, repo_root_from,
+      repository_url, git_branch, title, first_prompt, originator, started_at, ended_at, headless,
+      subagent, parent_session_id, forked_from)
+    values (@source, @sessionId, @fileId, @cwd, @repoRoot, @repoRootFrom, @repositoryUrl,
+      @gitBranch, @title, @firstPrompt, @originator, @startedAt, @endedAt, @headless, @subagent,
+      @parent, @forkedFrom)
     on conflict(source, session_id) do update set file_id = excluded.file_id,
-      cwd = coalesce(excluded.cwd, cwd), repo_root = coalesce(excluded.repo_root, repo_root),
+      cwd = coalesce(excluded.cwd, cwd),
+      repo_root = case when ${keepRepository} then repo_root
+        else coalesce(excluded.repo_root, repo_root) end,
+      repo_root_from = case when ${keepRepository} then repo_root_from
+        when excluded.repo_root is null then repo_root_from else excluded.repo_root_from end,
+      repository_url = coalesce(excluded.repository_url, repository_url),
       git_branch = coalesce(excluded.git_branch, git_branch),
       title = coalesce(excluded.title, title),
       first_prompt = coalesce(first_prompt, excluded.first_prompt),
@@ -315,7 +332,8 @@ export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): I
     sessionId: s.sessionId,
     fileId,
     cwd: s.cwd ?? null,
-    repoRoot: s.cwd === undefined ? null : repoRootOf(s.cwd),
+    ...repositories.of(s),
+    repositoryUrl: s.repositoryUrl ?? null,
     gitBranch: s.gitBranch ?? null,
     title: s.title ?? null,
     firstPrompt: s.firstPrompt ?? null,
@@ -492,5 +510,6 @@ export const makeIndexWriter = (sqlite: Database, chunkOptions: ChunkOptions): I
     markMissing: sqlite.transaction((paths: ReadonlyArray<string>) => {
       for (const path of paths) markMissingStmt.run(path)
     }),
+    refreshRepositories: repositories.refresh,
   }
 }

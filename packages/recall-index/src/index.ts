@@ -19,8 +19,8 @@ export {
   RecallQueryError,
 } from "./errors.js"
 export { batonDataDir, RECALL_DATABASE_FILE } from "./data-directory.js"
-export { repoRootOf } from "./repo-root.js"
-export { nodeRepositoryFiles, repositoryRootOf } from "./repository-root.js"
+export { repoRootOf, repositoryUrlKey } from "./repo-root.js"
+export { nodeRepositoryFiles, repositoryRootOf, resolveRepositoryRoot } from "./repository-root.js"
 export {
   FTS_TOKENIZER,
   RECALL_SCHEMA_VERSION,
@@ -223,7 +223,7 @@ export type {
   SourceCounts,
   StoredEmbedder,
 } from "./recall-status.js"
-export type { RepositoryFiles } from "./repository-root.js"
+export type { RepositoryFiles, RepositoryRootSource } from "./repository-root.js"
 export type { ActiveEmbedder } from "./vector-tables.js"
 export type {
   EmbeddedParts,

@@ -32,6 +32,8 @@ import type {
 } from "./transcript-discovery.js"
 import { TranscriptFileSystem } from "./transcript-file-system.js"
 import type { ParseResult, TranscriptSource } from "./transcript-model.js"
+import type { RepositoryFiles } from "./repository-root.js"
+import { makeSessionRepositoryResolver } from "./session-repository.js"
 import { parseTranscriptFile, readDecompressedHead } from "./transcript-parser.js"
 
 /** Options of {@link indexTranscripts}. */
@@ -47,6 +49,12 @@ export interface IndexOptions {
   readonly commitGroup?: CommitGroupLimits
   /** Called synchronously with every progress event (draw a bar, log). */
   readonly onProgress?: (event: IndexProgressEvent) => void
+  /**
+   * Reads git's files (`nodeRepositoryFiles` for the disk) to place each session in its main
+   * repository — a linked worktree in the checkout it came from — at index time; without it only
+   * the string rules of `repoRootOf` apply (see `session-repository.ts`).
+   */
+  readonly repositoryFiles?: RepositoryFiles
 }
 
 /** How a file was handled in a run. */
@@ -243,7 +251,12 @@ const runIndex = (
     const emit = (event: IndexProgressEvent): void => options.onProgress?.(event)
     const quarantineAfter = Math.max(1, options.quarantineAfter ?? 3)
     const writer = yield* Effect.try({
-      try: () => makeIndexWriter(db.sqlite, options.chunkOptions ?? {}),
+      try: () =>
+        makeIndexWriter(
+          db.sqlite,
+          options.chunkOptions ?? {},
+          makeSessionRepositoryResolver(db.sqlite, options.repositoryFiles),
+        ),
       catch: storageFailure("open", db.path),
     })
 
@@ -475,6 +488,10 @@ const runIndex = (
       }
     }
     yield* Effect.try({ try: () => group.commit(), catch: storageFailure("write", db.path) })
+    yield* Effect.try({
+      try: () => writer.refreshRepositories(),
+      catch: storageFailure("write", db.path),
+    })
 
     const backlog = yield* Effect.tryPromise({
       try: async () =>

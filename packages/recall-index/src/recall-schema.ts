@@ -13,7 +13,7 @@ import type { Generated, Kysely, Migration, MigrationProvider } from "kysely"
 const sqlTag = async () => (await import("kysely")).sql
 
 /** Schema version written to `meta.schema_version` by the latest migration. */
-export const RECALL_SCHEMA_VERSION = 2
+export const RECALL_SCHEMA_VERSION = 3
 
 /** FTS5 tokenizer of `chunks_fts` (see README "Decisions" for the measurement). */
 export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -59,6 +59,10 @@ export interface SessionsTable {
   readonly file_id: number | null
   readonly cwd: string | null
   readonly repo_root: string | null
+  /** How `repo_root` was found: `git` files, the session's `remote`, `path` rules; null: not yet. */
+  readonly repo_root_from: string | null
+  /** Codex `git.repository_url`, keyed by `repositoryUrlKey`. */
+  readonly repository_url: string | null
   readonly git_branch: string | null
   readonly title: string | null
   readonly first_prompt: string | null
@@ -314,7 +318,7 @@ const fileStates: Migration = {
       value: string
     }>`select value from meta where key = 'schema_version'`.execute(db)
     // Committed by an earlier attempt that died before Kysely recorded the migration.
-    if (version.rows[0]?.value === "2") return
+    if (Number(version.rows[0]?.value) >= 2) return
     const statements = [
       `create table file_states (
         file_id integer primary key references files(id) on delete cascade,
@@ -373,10 +377,33 @@ const fileStates: Migration = {
   },
 }
 
+/**
+ * Repository identity (reference item 21): how each session's `repo_root` was found, and the
+ * Codex remote that finds it again once a worktree is deleted. Existing rows keep their string-rule
+ * root with `repo_root_from` null, which the next index run with git access resolves.
+ */
+const repositoryIdentity: Migration = {
+  up: async (db: Kysely<unknown>): Promise<void> => {
+    const sql = await sqlTag()
+    const run = (statement: string) => sql.raw(statement).execute(db)
+    const columns = await sql<{
+      name: string
+    }>`select name from pragma_table_info('sessions')`.execute(db)
+    const have = new Set(columns.rows.map((r) => r.name))
+    if (!have.has("repo_root_from"))
+      await run("alter table sessions add column repo_root_from text")
+    if (!have.has("repository_url"))
+      await run("alter table sessions add column repository_url text")
+    await run("create index if not exists sessions_repository_url on sessions(repository_url)")
+    await run("update meta set value = '3' where key = 'schema_version'")
+  },
+}
+
 /** The migrations, in order; Kysely's `Migrator` applies the missing ones. */
 export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
   "0002_file_states": fileStates,
+  "0003_repository_identity": repositoryIdentity,
 }
 
 /** In-code provider for Kysely's `Migrator`. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { repositoryRootOf } from "./repository-root.js"
+import { repositoryRootOf, resolveRepositoryRoot } from "./repository-root.js"
 import type { RepositoryFiles } from "./repository-root.js"
 
 const memory = (
@@ -32,5 +32,28 @@ describe("repositoryRootOf", () => {
   it("falls back to the string rules outside any repository", () => {
     expect(repositoryRootOf("/gone/repo/.claude/worktrees/w1/src", fs)).toBe("/gone/repo")
     expect(repositoryRootOf("/tmp/scratch", fs)).toBe("/tmp/scratch")
+  })
+
+  it("says whether git's files or the string rules gave the root", () => {
+    expect(resolveRepositoryRoot("/work/feat/src", fs)).toEqual({ root: "/work/app", from: "git" })
+    expect(resolveRepositoryRoot("/tmp/scratch", fs)).toEqual({
+      root: "/tmp/scratch",
+      from: "path",
+    })
+  })
+
+  it("with existingOnly, does not walk up from a directory that is gone", () => {
+    // A home directory kept in git must not claim a deleted worktree below it.
+    const home = memory(["/home/u/.git", "/home/u/live"], {})
+    expect(resolveRepositoryRoot("/home/u/live", home, { existingOnly: true })).toEqual({
+      root: "/home/u",
+      from: "git",
+    })
+    expect(
+      resolveRepositoryRoot("/home/u/.codex/worktrees/ab12/pay", home, { existingOnly: true }),
+    ).toEqual({ root: "/home/u/.codex/worktrees/ab12/pay", from: "path" })
+    expect(
+      resolveRepositoryRoot("/home/u/proj/.claude/worktrees/w1", home, { existingOnly: true }),
+    ).toEqual({ root: "/home/u/proj", from: "path" })
   })
 })

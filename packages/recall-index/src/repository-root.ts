@@ -45,26 +45,44 @@ const mainRootOfGitDir = (gitDir: string, files: RepositoryFiles): string | unde
   return commonDir.endsWith("/.git") ? dirname(commonDir) : undefined
 }
 
-/** The main repository root of `cwd` (see the module header), without a trailing slash. */
-export const repositoryRootOf = (
+/** How a repository root was found: git's files on disk, or the string rules. */
+export type RepositoryRootSource = "git" | "path"
+
+/**
+ * The main repository root of `cwd` (see the module header), without a trailing slash, and
+ * whether git's files gave it. With `existingOnly`, a `cwd` that is not a directory on disk is
+ * not walked up from (its parents' repository — say, a home directory kept in git — is not the
+ * deleted worktree's) and gets the string rules.
+ */
+export const resolveRepositoryRoot = (
   cwd: string,
   files: RepositoryFiles = nodeRepositoryFiles,
-): string => {
+  options: { readonly existingOnly?: boolean } = {},
+): { readonly root: string; readonly from: RepositoryRootSource } => {
   const start = resolve(cwd)
+  if (options.existingOnly === true && files.kind(start) !== "directory") {
+    return { root: repoRootOf(start), from: "path" }
+  }
   let dir = start
   for (let depth = 0; depth < 64; depth++) {
     const dotGit = join(dir, ".git")
     const kind = files.kind(dotGit)
-    if (kind === "directory") return dir
+    if (kind === "directory") return { root: dir, from: "git" }
     if (kind === "file") {
       const pointer = /^gitdir:\s*(.+)$/m.exec(files.readText(dotGit) ?? "")?.[1]?.trim()
-      if (pointer === undefined) return dir
+      if (pointer === undefined) return { root: dir, from: "git" }
       const gitDir = isAbsolute(pointer) ? pointer : resolve(dir, pointer)
-      return mainRootOfGitDir(gitDir, files) ?? dir
+      return { root: mainRootOfGitDir(gitDir, files) ?? dir, from: "git" }
     }
     const parent = dirname(dir)
     if (parent === dir) break
     dir = parent
   }
-  return repoRootOf(start)
+  return { root: repoRootOf(start), from: "path" }
 }
+
+/** The main repository root of `cwd` (see the module header), without a trailing slash. */
+export const repositoryRootOf = (
+  cwd: string,
+  files: RepositoryFiles = nodeRepositoryFiles,
+): string => resolveRepositoryRoot(cwd, files).root

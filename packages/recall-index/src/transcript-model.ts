@@ -17,6 +17,8 @@ export interface TranscriptSession {
   readonly sessionId: string
   readonly cwd?: string
   readonly gitBranch?: string
+  /** Codex `git.repository_url` (the origin remote), as {@link repositoryUrlKey} keys it. */
+  readonly repositoryUrl?: string
   /** ISO-8601 UTC of the earliest / latest timestamped record seen. */
   readonly startedAt?: string
   readonly endedAt?: string

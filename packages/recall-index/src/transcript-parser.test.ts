@@ -194,6 +194,27 @@ describe("codex surface dedupe", () => {
   })
 })
 
+describe("codex session_meta git", () => {
+  it("keys the origin remote without its credentials, beside the branch", () => {
+    const meta = (git: unknown) =>
+      JSON.stringify({
+        timestamp: "2026-01-01T00:00:00Z",
+        type: "session_meta",
+        payload: { id: "th-1", cwd: "/w/pay", git },
+      }) + "\n"
+    const parse = (git: unknown) =>
+      parseTranscriptBytes(
+        { source: "codex", path: "/r/rollout-x.jsonl" },
+        encoder.encode(meta(git)),
+      ).sessions[0]
+    expect(
+      parse({ branch: "main", repository_url: "https://bot:ghp_token123@github.com/acme/pay.git" }),
+    ).toMatchObject({ gitBranch: "main", repositoryUrl: "https://github.com/acme/pay" })
+    expect(parse({ branch: "main" })?.repositoryUrl).toBeUndefined()
+    expect(parse({ repository_url: 42 })?.repositoryUrl).toBeUndefined()
+  })
+})
+
 describe("sessionIdFromPath", () => {
   it("takes the last UUID in the name, else the stem", () => {
     expect(

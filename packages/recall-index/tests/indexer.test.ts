@@ -25,9 +25,12 @@ import {
   indexTranscripts,
   IndexerProcess,
   matchChunks,
+  nodeRepositoryFiles,
   nodeTranscriptFileSystem,
   pruneDeleted,
   RecallDatabase,
+  recentSessions,
+  repositoryRootOf,
   TranscriptFileSystem,
   TranscriptReadError,
 } from "@baton/recall-index"
@@ -133,8 +136,12 @@ describe("recall database", () => {
       }),
     )
     expect(again.journal).toBe("wal")
-    expect(again.version).toEqual({ value: "2" })
-    expect(again.migrations).toEqual([{ name: "0001_initial" }, { name: "0002_file_states" }])
+    expect(again.version).toEqual({ value: "3" })
+    expect(again.migrations).toEqual([
+      { name: "0001_initial" },
+      { name: "0002_file_states" },
+      { name: "0003_repository_identity" },
+    ])
     expect(again.vec).toEqual({ v: expect.stringMatching(/^v0\.1\./) })
   })
 })
@@ -266,7 +273,12 @@ describe("indexTranscripts", () => {
           )
           s.exec("alter table files drop column resumable")
           s.exec("drop table file_states")
-          s.exec("delete from kysely_migration where name = '0002_file_states'")
+          s.exec("drop index sessions_repository_url")
+          s.exec("alter table sessions drop column repo_root_from")
+          s.exec("alter table sessions drop column repository_url")
+          s.exec(
+            "delete from kysely_migration where name in ('0002_file_states', '0003_repository_identity')",
+          )
           s.exec("update meta set value = '1' where key = 'schema_version'")
         })()
         return s.prepare("select count(*) as n from files where parse_state is not null").get()
@@ -303,7 +315,7 @@ describe("indexTranscripts", () => {
     expect(upgraded.brokenKeys).toEqual([])
     expect(upgraded.keysOn).toBe(1)
     expect(upgraded.sessionsPointAt).toEqual(["files"])
-    expect(upgraded.version).toEqual({ value: "2" })
+    expect(upgraded.version).toEqual({ value: "3" })
     expect(upgraded.columns).not.toContain("parse_state")
     expect(upgraded.states).toEqual({ n: first.indexedNew })
     expect(upgraded.resumable).toEqual({ n: first.indexedNew })
@@ -473,6 +485,145 @@ describe("indexTranscripts", () => {
     expect((await snapshot(dataDir)).files).toEqual([
       expect.objectContaining({ path: elsewhere, status: "forgotten" }),
     ])
+  })
+
+  it("places each session in its main repository at index time: git worktrees, then the Codex remote, then string rules", async () => {
+    const home = tempDir("home")
+    const data = tempDir("data")
+    cleanups.push(home.dispose, data.dispose)
+    const h = home.path
+    const codexHome = join(h, ".codex")
+    const environment = { env: { CODEX_HOME: codexHome }, homeDir: h }
+    // A main checkout, and a Codex app worktree of it that still exists.
+    const main = join(h, "work", "pay")
+    mkdirSync(join(main, ".git", "worktrees", "feat"), { recursive: true })
+    mkdirSync(join(main, "src"))
+    writeFileSync(join(main, ".git", "worktrees", "feat", "commondir"), "../..\n")
+    const worktree = join(codexHome, "worktrees", "ab12", "pay")
+    mkdirSync(join(worktree, "src"), { recursive: true })
+    writeFileSync(join(worktree, ".git"), `gitdir: ${join(main, ".git", "worktrees", "feat")}\n`)
+    const gone = join(codexHome, "worktrees", "cd34", "pay")
+    const remote = "https://github.com/acme/pay.git"
+    const rollout = (n: number, cwd: string, url: string | undefined, text: string) => {
+      const id = `00000000-0000-4000-8000-00000000000${n}`
+      const at = `2026-01-0${n}T10:00:00.000Z`
+      const path = join(
+        codexHome,
+        "sessions",
+        "2026",
+        "01",
+        `0${n}`,
+        `rollout-2026-01-0${n}T10-00-00-${id}.jsonl`,
+      )
+      const lines = [
+        {
+          timestamp: at,
+          type: "session_meta",
+          payload: {
+            id,
+            cwd,
+            originator: "codex_cli_rs",
+            cli_version: "0.169.0",
+            source: "cli",
+            ...(url === undefined ? {} : { git: { branch: "main", repository_url: url } }),
+          },
+        },
+        { timestamp: at, type: "event_msg", payload: { type: "task_started", turn_id: "t1" } },
+        {
+          timestamp: at,
+          type: "response_item",
+          payload: { type: "message", role: "user", content: [{ type: "input_text", text }] },
+        },
+      ]
+      mkdirSync(dirname(path), { recursive: true })
+      writeFileSync(path, lines.map((l) => JSON.stringify(l)).join("\n") + "\n")
+      return { id, path }
+    }
+    // Written in this order, the deleted worktree's session is indexed before any session that
+    // git places in the repository: the run's last step gives it the remote's root.
+    const deleted = rollout(1, gone, "https://bot:ghp_secret@GitHub.com/acme/pay", "CHARLIE gone")
+    const inMain = rollout(2, join(main, "src"), remote, "ALPHA main")
+    const inWorktree = rollout(3, join(worktree, "src"), remote, "BRAVO worktree")
+    const elsewhere = rollout(4, join(h, "gone", "other"), "git@host:o/other.git", "DELTA other")
+    const rows = (dir: string) =>
+      withSqlite(dir, (s) =>
+        s
+          .prepare(
+            "select session_id, repo_root, repo_root_from, repository_url from sessions order by session_id",
+          )
+          .all(),
+      )
+    const scoped = async (dir: string, scopeCwd: string) =>
+      (await withIndex(dir, recentSessions({ limit: 10, scopeCwd }))).map((r) => r.sessionId).sort()
+
+    // Without git access (a library caller passing no repositoryFiles): string rules only.
+    const dataDir = join(data.path, "baton")
+    await runIndex(dataDir, { environment })
+    expect(
+      (await rows(dataDir)).map((r) => (r as { repo_root_from: unknown }).repo_root_from),
+    ).toEqual([null, null, null, null])
+    expect(await scoped(dataDir, main)).toEqual([inMain.id])
+
+    // With it, the next run places the sessions it left unresolved, though no file changed.
+    const report = await runIndex(dataDir, { environment, repositoryFiles: nodeRepositoryFiles })
+    expect(report.unchanged).toBe(4)
+    const expected = [
+      {
+        session_id: deleted.id,
+        repo_root: main,
+        repo_root_from: "remote",
+        repository_url: "https://github.com/acme/pay",
+      },
+      {
+        session_id: inMain.id,
+        repo_root: main,
+        repo_root_from: "git",
+        repository_url: "https://github.com/acme/pay",
+      },
+      {
+        session_id: inWorktree.id,
+        repo_root: main,
+        repo_root_from: "git",
+        repository_url: "https://github.com/acme/pay",
+      },
+      {
+        session_id: elsewhere.id,
+        repo_root: join(h, "gone", "other"),
+        repo_root_from: "path",
+        repository_url: "git@host:o/other",
+      },
+    ]
+    expect(await rows(dataDir)).toEqual(expected)
+    expect(await scoped(dataDir, main)).toEqual([deleted.id, inMain.id, inWorktree.id])
+    // The scope resolves the same way from inside the worktree.
+    expect(await scoped(dataDir, repositoryRootOf(join(worktree, "src")))).toEqual([
+      deleted.id,
+      inMain.id,
+      inWorktree.id,
+    ])
+
+    // A fresh index with git access decides the same at write time.
+    const fresh = join(data.path, "fresh")
+    await runIndex(fresh, { environment, repositoryFiles: nodeRepositoryFiles })
+    expect(await rows(fresh)).toEqual(expected)
+
+    // The worktree is deleted, then its session grows: the root git found is kept.
+    rmSync(worktree, { recursive: true })
+    appendFileSync(
+      inWorktree.path,
+      JSON.stringify({
+        timestamp: "2026-01-03T11:00:00.000Z",
+        type: "response_item",
+        payload: {
+          type: "message",
+          role: "assistant",
+          content: [{ type: "output_text", text: "more" }],
+        },
+      }) + "\n",
+    )
+    const grown = await runIndex(dataDir, { environment, repositoryFiles: nodeRepositoryFiles })
+    expect(grown.appended).toBe(1)
+    expect(await rows(dataDir)).toEqual(expected)
   })
 
   it("retries a failing file and quarantines it after three consecutive failures", async () => {
