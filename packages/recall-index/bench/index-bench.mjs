@@ -6,11 +6,21 @@
 // Env: BENCH_FILES (default 2000), BENCH_BIG_MB (default 50), BENCH_EXCHANGES (default 50).
 // A second corpus has real coding sessions' shape, where tool output (file reads) is most of the
 // bytes: BENCH_TOOL_FILES (default 400) files whose tool results are source listings of
-// BENCH_TOOL_CHARS (default 8000) characters on average; only its lexical index is timed.
+// BENCH_TOOL_CHARS (default 8000) characters on average; only its lexical index is timed. A third
+// is what the real agents write: the testkit's four transcripts from the pinned codex and claude
+// binaries (against the loopback mock), BENCH_REAL_COPIES (default 400; 0 skips it) copies each.
 import { Effect, Layer } from "effect"
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
+import { basename, dirname, join } from "node:path"
 import { execFileSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import {
@@ -144,7 +154,52 @@ try {
   rmSync(join(root, "tool-home"), { recursive: true, force: true })
   rmSync(join(root, "tool-data"), { recursive: true, force: true })
 
-  // 3. One large file, then one appended turn.
+  // 3. The real agents' shape: the four transcripts the pinned codex and claude binaries write
+  // for the testkit corpus (harness attachments, request records, session metadata: the
+  // conversation is a few percent of the bytes), each copied BENCH_REAL_COPIES times under new
+  // session ids.
+  const realCopies = Number(process.env.BENCH_REAL_COPIES ?? 400)
+  if (realCopies > 0) {
+    const { buildCorpus } = await import("@baton/testkit")
+    const real = await buildCorpus()
+    const realHome = join(root, "real-home")
+    const tree = {}
+    try {
+      for (const [n, session] of real.sessions.entries()) {
+        const text = readFileSync(session.path, "utf8")
+        for (let i = 0; i < realCopies; i++) {
+          const id = `${session.sessionId.slice(0, 24)}${(i * real.sessions.length + n).toString(16).padStart(12, "0")}`
+          const copy = text.split(session.sessionId).join(id)
+          const path =
+            session.spec.agent === "claude"
+              ? join(realHome, ".claude", "projects", `-bench-real-${i % 20}`, `${id}.jsonl`)
+              : join(
+                  realHome,
+                  ".codex",
+                  "sessions",
+                  "2026",
+                  "01",
+                  String(1 + (i % 28)).padStart(2, "0"),
+                  basename(session.path).split(session.sessionId).join(id),
+                )
+          tree[path] = copy
+        }
+      }
+    } finally {
+      await real.dispose()
+    }
+    const realBytes = write(tree)
+    const realFull = await run(join(root, "real-data"), realHome)
+    rows.push([
+      `full index, ${Object.keys(tree).length} transcripts shaped like the real agents' (${mb(realBytes).toFixed(1)} MB, ${realFull.report.turnsAdded} turns)`,
+      `${(realFull.ms / 1000).toFixed(2)} s`,
+      `${(mb(realBytes) / (realFull.ms / 1000)).toFixed(1)} MB/s`,
+    ])
+    rmSync(realHome, { recursive: true, force: true })
+    rmSync(join(root, "real-data"), { recursive: true, force: true })
+  }
+
+  // 4. One large file, then one appended turn.
   const bigHome = join(root, "big-home")
   const random = seededRandom(2)
   const session = { sessionId: "0b7c2a4e-1f3d-4e5a-9b6c-7d8e9f0a1b2c", cwd: "/bench/big" }
