@@ -69,6 +69,21 @@ const setup = (seed = 3) => {
   return { home: home.path, dataDir: join(data.path, "baton"), corpus, environment }
 }
 
+/** An empty home with only a Codex directory, and a data directory for its index. */
+const codexOnly = () => {
+  const home = tempDir("home")
+  const data = tempDir("data")
+  cleanups.push(home.dispose, data.dispose)
+  const codexHome = join(home.path, ".codex")
+  return {
+    home: home.path,
+    data: data.path,
+    codexHome,
+    environment: { env: { CODEX_HOME: codexHome }, homeDir: home.path },
+    dataDir: join(data.path, "baton"),
+  }
+}
+
 const claudeSession = (corpus: ReturnType<typeof generateFixtureCorpus>) => {
   const e = corpus.expectations.find(
     (x) =>
@@ -398,12 +413,7 @@ describe("indexTranscripts", () => {
   })
 
   it("re-points a rollout Codex compressed to .jsonl.zst: its rows are replaced in place, never duplicated", async () => {
-    const home = tempDir("home")
-    const data = tempDir("data")
-    cleanups.push(home.dispose, data.dispose)
-    const codexHome = join(home.path, ".codex")
-    const environment = { env: { CODEX_HOME: codexHome }, homeDir: home.path }
-    const dataDir = join(data.path, "baton")
+    const { codexHome, environment, dataDir } = codexOnly()
     const fixture = join(fixturesDir, tinyZst)
     const plainText = Buffer.from(decompress(readFileSync(fixture))).toString("utf8")
     // A live rollout, indexed plain; then one more turn, which the next run must not lose.
@@ -453,12 +463,7 @@ describe("indexTranscripts", () => {
   })
 
   it("keeps a forgotten rollout forgotten when Codex compresses or archives it", async () => {
-    const home = tempDir("home")
-    const data = tempDir("data")
-    cleanups.push(home.dispose, data.dispose)
-    const codexHome = join(home.path, ".codex")
-    const environment = { env: { CODEX_HOME: codexHome }, homeDir: home.path }
-    const dataDir = join(data.path, "baton")
+    const { codexHome, environment, dataDir } = codexOnly()
     const fixture = join(fixturesDir, tinyZst)
     const live = join(codexHome, "sessions", "2026", "01", "02", tinyZst.slice(0, -4))
     mkdirSync(dirname(live), { recursive: true })
@@ -488,12 +493,7 @@ describe("indexTranscripts", () => {
   })
 
   it("places each session in its main repository at index time: git worktrees, then the Codex remote, then string rules", async () => {
-    const home = tempDir("home")
-    const data = tempDir("data")
-    cleanups.push(home.dispose, data.dispose)
-    const h = home.path
-    const codexHome = join(h, ".codex")
-    const environment = { env: { CODEX_HOME: codexHome }, homeDir: h }
+    const { home: h, data: dataRoot, codexHome, environment, dataDir } = codexOnly()
     // A main checkout, and a Codex app worktree of it that still exists.
     const main = join(h, "work", "pay")
     mkdirSync(join(main, ".git", "worktrees", "feat"), { recursive: true })
@@ -557,7 +557,6 @@ describe("indexTranscripts", () => {
       (await withIndex(dir, recentSessions({ limit: 10, scopeCwd }))).map((r) => r.sessionId).sort()
 
     // Without git access (a library caller passing no repositoryFiles): string rules only.
-    const dataDir = join(data.path, "baton")
     await runIndex(dataDir, { environment })
     expect(
       (await rows(dataDir)).map((r) => (r as { repo_root_from: unknown }).repo_root_from),
@@ -603,7 +602,7 @@ describe("indexTranscripts", () => {
     ])
 
     // A fresh index with git access decides the same at write time.
-    const fresh = join(data.path, "fresh")
+    const fresh = join(dataRoot, "fresh")
     await runIndex(fresh, { environment, repositoryFiles: nodeRepositoryFiles })
     expect(await rows(fresh)).toEqual(expected)
 
