@@ -55,6 +55,12 @@ export interface ClaudeLaunchOptions {
   readonly model?: string
   /** `CLAUDE_CODE_MAX_RETRIES`; unset = Claude Code's default (10). */
   readonly maxRetries?: number
+  /**
+   * Continue an earlier session: `--resume <sessionId>`, which appends to its transcript (the run's
+   * session id is then that one, and `sessionId` is ignored); with `fork`, `--fork-session` too,
+   * which copies it into a new transcript under `sessionId`.
+   */
+  readonly resume?: { readonly sessionId: string; readonly fork?: boolean }
   /** Extra CLI arguments, placed before the prompt. */
   readonly args?: ReadonlyArray<string>
   /** Extra or overriding environment variables. */
@@ -135,8 +141,12 @@ const parseLine = (line: string): ClaudeStreamMessage | undefined => {
 }
 
 const commonArgs = (options: ClaudeLaunchOptions, sessionId: string): Array<string> => [
-  "--session-id",
-  sessionId,
+  // Claude Code refuses --session-id with --resume unless the session is forked.
+  ...(options.resume === undefined
+    ? ["--session-id", sessionId]
+    : options.resume.fork === true
+      ? ["--resume", options.resume.sessionId, "--fork-session", "--session-id", sessionId]
+      : ["--resume", options.resume.sessionId]),
   ...(options.model === undefined ? [] : ["--model", options.model]),
   ...(options.permissionMode === undefined ? [] : ["--permission-mode", options.permissionMode]),
   // Variadic flag: keep it away from the prompt, which goes after `--`.
@@ -149,7 +159,10 @@ const prepare = async (options: ClaudeLaunchOptions) => {
   const ownsHome = options.home === undefined
   const home = options.home ?? (await createClaudeHome())
   const cwd = options.cwd ?? home.workDir
-  const sessionId = options.sessionId ?? randomUUID()
+  const sessionId =
+    options.resume !== undefined && options.resume.fork !== true
+      ? options.resume.sessionId
+      : (options.sessionId ?? randomUUID())
   const env = claudeEnv(home, options.server, {
     ...(options.maxRetries === undefined
       ? {}

@@ -1,0 +1,109 @@
+// Continuing a session with the REAL pinned Claude Code (2.1.328) against the loopback mock, and
+// indexing after each step: `--resume` appends to the same transcript (the index appends, one
+// session), while `--resume --fork-session` writes a new transcript that starts with a copy of
+// the parent's records (same uuids, the fork's session id, no `forkedFrom`): search shows the
+// copied prompt once, and the fork's own prompt under the fork.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createClaudeHome, runClaudePrint, startMockMessages } from "@baton/testkit"
+import type { ClaudeHome, MockMessagesServer } from "@baton/testkit"
+import { recentSessions, searchRecall } from "@baton/recall-index"
+import { runIndex, withIndex } from "./index-harness.js"
+
+let server: MockMessagesServer
+let home: ClaudeHome
+let data: string
+
+beforeAll(async () => {
+  server = await startMockMessages({ defaultText: "Noted." })
+  home = await createClaudeHome()
+  data = mkdtempSync(join(tmpdir(), "baton-claude-resume-"))
+}, 60_000)
+
+afterAll(async () => {
+  await home?.dispose()
+  await server?.close()
+  if (data !== undefined) rmSync(data, { recursive: true, force: true })
+})
+
+const environment = () => ({
+  env: { CLAUDE_CONFIG_DIR: dirname(home.projectsDir) },
+  homeDir: home.root,
+})
+const dataDir = () => join(data, "baton")
+const index = () => runIndex(dataDir(), { environment: environment(), sources: ["claude"] })
+const sessions = async () =>
+  (await withIndex(dataDir(), recentSessions({ limit: 10 })))
+    .map((s) => ({ sessionId: s.sessionId, turns: s.turns }))
+    .sort((a, b) => a.sessionId.localeCompare(b.sessionId))
+const hitsFor = async (query: string) =>
+  (await withIndex(dataDir(), searchRecall({ query, k: 10, arms: ["lexical"] }, {}))).hits.map(
+    (h) => ({ sessionId: h.sessionId, text: h.text }),
+  )
+
+describe("claude --resume and --fork-session, indexed", () => {
+  let parent: string
+
+  it("a first run is one session", async () => {
+    const run = await runClaudePrint({ server, home, prompt: "KESTREL retry budget is twelve" })
+    expect(run.exitCode, run.stderr).toBe(0)
+    parent = run.sessionId
+    expect(await index()).toMatchObject({ indexedNew: 1, failed: [] })
+    expect(await sessions()).toEqual([{ sessionId: parent, turns: 2 }])
+  }, 120_000)
+
+  it("--resume appends to the same transcript: the index appends, still one session", async () => {
+    const run = await runClaudePrint({
+      server,
+      home,
+      resume: { sessionId: parent },
+      prompt: "OSPREY backoff doubles each time",
+    })
+    expect(run.exitCode, run.stderr).toBe(0)
+    expect(readdirSync(dirname(run.transcriptPath)).filter((f) => f.endsWith(".jsonl"))).toEqual([
+      `${parent}.jsonl`,
+    ])
+    expect(await index()).toMatchObject({ appended: 1, indexedNew: 0, rewritten: 0 })
+    expect(await sessions()).toEqual([{ sessionId: parent, turns: 4 }])
+    expect(await hitsFor("OSPREY")).toEqual([
+      { sessionId: parent, text: "OSPREY backoff doubles each time" },
+    ])
+  }, 120_000)
+
+  it("--fork-session copies the parent into a new transcript; search shows each prompt once", async () => {
+    const run = await runClaudePrint({
+      server,
+      home,
+      resume: { sessionId: parent, fork: true },
+      prompt: "HARRIER forked plan",
+    })
+    expect(run.exitCode, run.stderr).toBe(0)
+    const fork = run.sessionId
+    expect(fork).not.toBe(parent)
+    // What 2.1.328 writes: the parent's records under the fork's session id, same uuids.
+    const records = readFileSync(run.transcriptPath, "utf8")
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+    const copied = records.filter(
+      (r) => r["type"] === "user" && JSON.stringify(r["message"]).includes("KESTREL"),
+    )
+    expect(copied).toHaveLength(1)
+    expect(copied[0]).toMatchObject({ sessionId: fork })
+    expect(records.some((r) => "forkedFrom" in r)).toBe(false)
+
+    expect(await index()).toMatchObject({ indexedNew: 1, failed: [] })
+    expect(await sessions()).toEqual(
+      [
+        { sessionId: parent, turns: 4 },
+        { sessionId: fork, turns: 6 },
+      ].sort((a, b) => a.sessionId.localeCompare(b.sessionId)),
+    )
+    const kestrel = await hitsFor("KESTREL")
+    expect(kestrel).toHaveLength(1)
+    expect(kestrel[0]?.text).toBe("KESTREL retry budget is twelve")
+    expect(await hitsFor("HARRIER")).toEqual([{ sessionId: fork, text: "HARRIER forked plan" }])
+  }, 120_000)
+})
