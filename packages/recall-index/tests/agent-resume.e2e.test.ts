@@ -1,13 +1,22 @@
-// Continuing a session with the REAL pinned Claude Code (2.1.328) against the loopback mock, and
-// indexing after each step: `--resume` appends to the same transcript (the index appends, one
+// Continuing a session with the REAL pinned agents against the loopback mocks, indexing after each
+// step. Claude Code 2.1.328: `--resume` appends to the same transcript (the index appends, one
 // session), while `--resume --fork-session` writes a new transcript that starts with a copy of
 // the parent's records (same uuids, the fork's session id, no `forkedFrom`): search shows the
-// copied prompt once, and the fork's own prompt under the fork.
+// copied prompt once, and the fork's own prompt under the fork. Codex 0.169.0: `codex exec
+// resume <id>` appends to the thread's rollout.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createClaudeHome, runClaudePrint, startMockMessages } from "@baton/testkit"
+import {
+  createClaudeHome,
+  createCodexHome,
+  runClaudePrint,
+  runCodexExec,
+  startMockMessages,
+  startMockResponses,
+  textReply,
+} from "@baton/testkit"
 import type { ClaudeHome, MockMessagesServer } from "@baton/testkit"
 import { recentSessions, searchRecall } from "@baton/recall-index"
 import { runIndex, withIndex } from "./index-harness.js"
@@ -106,4 +115,43 @@ describe("claude --resume and --fork-session, indexed", () => {
     expect(kestrel[0]?.text).toBe("KESTREL retry budget is twelve")
     expect(await hitsFor("HARRIER")).toEqual([{ sessionId: fork, text: "HARRIER forked plan" }])
   }, 120_000)
+})
+
+describe("codex exec resume, indexed", () => {
+  it("appends to the thread's rollout: the index appends, still one session", async () => {
+    const mock = await startMockResponses({
+      replies: [textReply("first answer"), textReply("second answer")],
+    })
+    const codex = await createCodexHome({ mock })
+    try {
+      const dir = join(codex.root, "baton")
+      const env = { environment: { env: { CODEX_HOME: codex.codexHome }, homeDir: codex.root } }
+      const first = await runCodexExec({ home: codex, prompt: "PELICAN first prompt" })
+      expect(first.exitCode, first.stderr).toBe(0)
+      expect(await runIndex(dir, { ...env, sources: ["codex"] })).toMatchObject({ indexedNew: 1 })
+      const again = await runCodexExec({
+        home: codex,
+        prompt: "CORMORANT second prompt",
+        args: ["resume", first.threadId!],
+      })
+      expect(again.exitCode, again.stderr).toBe(0)
+      expect(again.threadId).toBe(first.threadId)
+      expect(again.rolloutPaths).toEqual([])
+      expect(await runIndex(dir, { ...env, sources: ["codex"] })).toMatchObject({
+        appended: 1,
+        indexedNew: 0,
+        rewritten: 0,
+      })
+      const listed = await withIndex(dir, recentSessions({ limit: 10 }))
+      expect(listed.map((s) => [s.sessionId, s.turns])).toEqual([[first.threadId, 4]])
+      const hits = await withIndex(
+        dir,
+        searchRecall({ query: "CORMORANT", k: 10, arms: ["lexical"] }, {}),
+      )
+      expect(hits.hits.map((h) => h.sessionId)).toEqual([first.threadId])
+    } finally {
+      await codex.dispose()
+      await mock.close()
+    }
+  }, 180_000)
 })
