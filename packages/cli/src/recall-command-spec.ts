@@ -138,7 +138,10 @@ const grep: CommandSpec = {
     toggle("case-sensitive", "match case exactly"),
     value("limit", "n", "matches to show (default 100)", "n"),
     value("session", "id", "only this session"),
-    toggle("all-records", "also scan records that duplicate others (api-request blobs, …)"),
+    toggle(
+      "all-records",
+      "also scan records that duplicate others (api-request blobs, …) and show copies in forked sessions",
+    ),
     ...filterFlags,
     jsonFlag,
   ],

@@ -115,6 +115,10 @@ export const renderGrep = (result: GrepResult): string => {
   }
   if (result.truncated)
     lines.push(`More matches exist; raise --limit (showing ${result.hits.length}).`)
+  if (result.copiesSkipped > 0)
+    lines.push(
+      `${n(result.copiesSkipped)} ${result.copiesSkipped === 1 ? "copy" : "copies"} of these records in forked sessions not shown (--all-records shows them).`,
+    )
   if (result.timedOut)
     lines.push(
       `Stopped after the time budget (${n(result.scanned)} records scanned); narrow the search with --source, --scope or dates.`,

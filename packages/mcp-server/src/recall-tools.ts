@@ -521,6 +521,10 @@ export const grepOutput = {
   truncated: z.boolean().describe("more matches exist beyond limit"),
   timed_out: z.boolean().describe("the scan stopped at its time budget; narrow it with filters"),
   scanned: z.number().int(),
+  copies_skipped: z
+    .number()
+    .int()
+    .describe("matches left out as copies of a hit in a forked session (same turn, same text)"),
   note,
 }
 
@@ -564,6 +568,7 @@ export const grepTool = defineBatonTool({
         truncated: false,
         timed_out: false,
         scanned: 0,
+        copies_skipped: 0,
         note: await nothingIndexed(),
       })
     }
@@ -589,6 +594,7 @@ export const grepTool = defineBatonTool({
       truncated: g.truncated,
       timed_out: g.timedOut,
       scanned: g.scanned,
+      copies_skipped: g.copiesSkipped,
       note: null,
     })
   },

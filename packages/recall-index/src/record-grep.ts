@@ -7,8 +7,10 @@
  * {@link GREP_WINDOW_CHARS} characters; a regex must pass `compileSafeRegex` (bounded size, no
  * backreferences, no nested repeats) and the scan stops at `maxScanMs` of wall-clock time with
  * `timedOut` set and the hits found so far; records that duplicate others (`api-request-blob`,
- * `last-prompt`, …) and noise are skipped unless asked; at most `limit` hits, each with a short
- * snippet around the match and the address (session id, turn id) to expand.
+ * `last-prompt`, …) and noise are skipped unless asked, and so are copies of a record already hit
+ * (the same turn id, record type and text in another session: a Claude Code `--fork-session`
+ * transcript starts with a copy of its parent's records, uuids included); at most `limit` hits,
+ * each with a short snippet around the match and the address (session id, turn id) to expand.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -36,7 +38,10 @@ export interface GrepInput extends RecallFilters {
   readonly limit?: number | undefined
   /** Only records of these kinds; default every kind but noise. */
   readonly kinds?: ReadonlyArray<RawRecordKind> | undefined
-  /** Also scan records that duplicate others (`api-request-blob`, `last-prompt`, …). */
+  /**
+   * Also scan records that duplicate others (`api-request-blob`, `last-prompt`, …), and show
+   * every copy of a record copied into another session (a fork).
+   */
   readonly includeDuplicates?: boolean | undefined
   /** Longest snippet; default 200 characters. */
   readonly snippetChars?: number | undefined
@@ -72,6 +77,8 @@ export interface GrepResult {
   readonly timedOut: boolean
   /** Records examined. */
   readonly scanned: number
+  /** Matching records left out as copies of a hit in another session (see `includeDuplicates`). */
+  readonly copiesSkipped: number
 }
 
 interface Row {
@@ -159,6 +166,9 @@ export const grepRecords = (
     return yield* Effect.try({
       try: (): GrepResult => {
         const hits: Array<GrepHit> = []
+        // Turn id, record type and text of each hit: a copy in another session is the same record.
+        const seen = new Set<string>()
+        let copiesSkipped = 0
         let scanned = 0
         let truncated = false
         let timedOut = false
@@ -170,6 +180,14 @@ export const grepRecords = (
           }
           const match = firstMatch(re, row.text)
           if (match === undefined) continue
+          if (input.includeDuplicates !== true && row.turn_id !== null) {
+            const key = `${row.source}\u0000${row.turn_id}\u0000${row.record_type}\u0000${row.text}`
+            if (seen.has(key)) {
+              copiesSkipped += 1
+              continue
+            }
+            seen.add(key)
+          }
           if (hits.length >= limit) {
             truncated = true
             break
@@ -198,6 +216,7 @@ export const grepRecords = (
           truncated,
           timedOut,
           scanned,
+          copiesSkipped,
         }
       },
       catch: storageFailure("read", db.path),

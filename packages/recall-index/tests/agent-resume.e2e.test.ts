@@ -2,7 +2,7 @@
 // step. Claude Code 2.1.328: `--resume` appends to the same transcript (the index appends, one
 // session), while `--resume --fork-session` writes a new transcript that starts with a copy of
 // the parent's records (same uuids, the fork's session id, no `forkedFrom`): search shows the
-// copied prompt once, and the fork's own prompt under the fork. Codex 0.169.0: `codex exec
+// copied prompt once (grep too), and the fork's own prompt under the fork. Codex 0.169.0: `codex exec
 // resume <id>` appends to the thread's rollout.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -18,7 +18,7 @@ import {
   textReply,
 } from "@baton/testkit"
 import type { ClaudeHome, MockMessagesServer } from "@baton/testkit"
-import { recentSessions, searchRecall } from "@baton/recall-index"
+import { grepRecords, recentSessions, searchRecall } from "@baton/recall-index"
 import { runIndex, withIndex } from "./index-harness.js"
 
 let server: MockMessagesServer
@@ -114,6 +114,15 @@ describe("claude --resume and --fork-session, indexed", () => {
     expect(kestrel).toHaveLength(1)
     expect(kestrel[0]?.text).toBe("KESTREL retry budget is twelve")
     expect(await hitsFor("HARRIER")).toEqual([{ sessionId: fork, text: "HARRIER forked plan" }])
+    // grep shows the copied prompt once too; asked for every record, it shows both copies.
+    const grep = await withIndex(dataDir(), grepRecords({ pattern: "KESTREL", kinds: ["message"] }))
+    expect(grep.hits.map((h) => h.snippet)).toEqual(["KESTREL retry budget is twelve"])
+    expect(grep.copiesSkipped).toBe(1)
+    const every = await withIndex(
+      dataDir(),
+      grepRecords({ pattern: "KESTREL", kinds: ["message"], includeDuplicates: true }),
+    )
+    expect(every.hits.map((h) => h.sessionId).sort()).toEqual([parent, fork].sort())
   }, 120_000)
 })
 

@@ -21,6 +21,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import {
   forgetSessions,
   ftsMatchExpression,
+  grepRecords,
   indexStatus,
   indexTranscripts,
   IndexerProcess,
@@ -623,6 +624,65 @@ describe("indexTranscripts", () => {
     const grown = await runIndex(dataDir, { environment, repositoryFiles: nodeRepositoryFiles })
     expect(grown.appended).toBe(1)
     expect(await rows(dataDir)).toEqual(expected)
+  })
+
+  it("grep shows a record copied into a forked Claude session once, unless asked for every copy", async () => {
+    const home = tempDir("home")
+    const data = tempDir("data")
+    cleanups.push(home.dispose, data.dispose)
+    const claudeDir = join(home.path, ".claude")
+    const environment = { env: { CLAUDE_CONFIG_DIR: claudeDir }, homeDir: home.path }
+    const dataDir = join(data.path, "baton")
+    const parent = "11111111-aaaa-4aaa-8aaa-000000000001"
+    const fork = "22222222-bbbb-4bbb-8bbb-000000000002"
+    const line = (sessionId: string, uuid: string, at: string, role: string, text: string) =>
+      JSON.stringify({
+        type: role,
+        uuid,
+        parentUuid: null,
+        sessionId,
+        timestamp: at,
+        cwd: "/work/birds",
+        message:
+          role === "user"
+            ? { role, content: text }
+            : {
+                id: `m-${uuid}`,
+                type: "message",
+                role,
+                model: "m",
+                content: [{ type: "text", text }],
+              },
+      })
+    const copied = (sessionId: string) => [
+      line(sessionId, "u-0001", "2026-03-01T10:00:00.000Z", "user", "FALCON copied prompt"),
+      line(sessionId, "u-0002", "2026-03-01T10:00:05.000Z", "assistant", "FALCON noted"),
+    ]
+    const project = join(claudeDir, "projects", "-work-birds")
+    mkdirSync(project, { recursive: true })
+    writeFileSync(join(project, `${parent}.jsonl`), copied(parent).join("\n") + "\n")
+    // What `claude --resume <parent> --fork-session` writes: the parent's records, same uuids,
+    // under the fork's session id, then the fork's own turns.
+    writeFileSync(
+      join(project, `${fork}.jsonl`),
+      [
+        ...copied(fork),
+        line(fork, "u-0003", "2026-03-02T09:00:00.000Z", "user", "HERON fork prompt"),
+      ].join("\n") + "\n",
+    )
+    await runIndex(dataDir, { environment })
+    const once = await withIndex(dataDir, grepRecords({ pattern: "FALCON" }))
+    expect(once.hits.map((h) => h.snippet).sort()).toEqual(["FALCON copied prompt", "FALCON noted"])
+    expect(once.copiesSkipped).toBe(2)
+    const every = await withIndex(
+      dataDir,
+      grepRecords({ pattern: "FALCON", includeDuplicates: true }),
+    )
+    expect(every.hits.map((h) => h.sessionId).sort()).toEqual([parent, parent, fork, fork])
+    expect(every.copiesSkipped).toBe(0)
+    const own = await withIndex(dataDir, grepRecords({ pattern: "HERON" }))
+    expect(own.hits.map((h) => [h.sessionId, h.snippet])).toEqual([[fork, "HERON fork prompt"]])
+    expect(own.copiesSkipped).toBe(0)
   })
 
   it("retries a failing file and quarantines it after three consecutive failures", async () => {
