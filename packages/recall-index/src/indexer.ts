@@ -12,7 +12,6 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import { createHash } from "node:crypto"
 import { basename } from "node:path"
 import type { ChunkOptions } from "./chunker.js"
 import type { IndexBusyError, RecallStorageError, TranscriptError } from "./errors.js"
@@ -24,7 +23,7 @@ import type { CommitGroup, CommitGroupLimits, FileWriteCounts } from "./index-wr
 import { RecallDatabase, storageFailure, WRITER_ANNOUNCEMENT_STALE_MS } from "./recall-database.js"
 import { decodeFileRows, decodeParseState } from "./stored-rows.js"
 import type { StoredFile } from "./stored-rows.js"
-import { discoverTranscripts } from "./transcript-discovery.js"
+import { discoverTranscripts, headHashOf } from "./transcript-discovery.js"
 import type {
   DiscoveredTranscript,
   DiscoveryEnvironment,
@@ -155,7 +154,7 @@ const prefixStillMatches = (
   headHash: string,
 ): Effect.Effect<boolean, never, TranscriptFileSystem> =>
   TranscriptFileSystem.use((fs) => fs.read(path, 0, length)).pipe(
-    Effect.map((bytes) => createHash("sha256").update(bytes).digest("hex") === headHash),
+    Effect.map((bytes) => headHashOf(bytes) === headHash),
     Effect.catch(() => Effect.succeed(false)),
   )
 
@@ -181,11 +180,7 @@ const compressedTwin = (
       const head = yield* Effect.result(
         readDecompressedHead(file.path, Math.min(r.size, HEAD_BYTES)),
       )
-      if (
-        head._tag === "Success" &&
-        createHash("sha256").update(head.success).digest("hex") === r.head_hash
-      )
-        return at
+      if (head._tag === "Success" && headHashOf(head.success) === r.head_hash) return at
     }
     return -1
   })

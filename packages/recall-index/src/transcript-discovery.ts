@@ -315,7 +315,7 @@ const signAll = (
           problem(walk, head.failure)
           continue
         }
-        headHash = createHash("sha256").update(head.success).digest("hex")
+        headHash = headHashOf(head.success)
       }
       files.push({
         ...candidate,
@@ -328,6 +328,10 @@ const signAll = (
     }
     return files
   })
+
+/** A file's head hash: SHA-256 (hex) of its first bytes, as discovery records it. */
+export const headHashOf = (head: Uint8Array): string =>
+  createHash("sha256").update(head).digest("hex")
 
 /** Lists transcript files under the roots of `environment`, with their signatures. */
 export const discoverTranscripts = (
