@@ -30,6 +30,12 @@ export interface EmbedderInfo {
   readonly maxBatch: number
   /** True when the provider sends text off this machine. */
   readonly remote: boolean
+  /**
+   * False when the model cannot represent Chinese, Japanese or Korean text (an English-only
+   * vocabulary: such text embeds as unknown words, so every CJK chunk looks alike). A query
+   * mostly in those scripts then skips the vector arm. Absent: it can.
+   */
+  readonly readsCjk?: boolean
 }
 
 /** Why an embedding call failed. */
@@ -93,6 +99,8 @@ export interface RerankResult {
 export interface Reranker {
   readonly provider: string
   readonly model: string
+  /** As {@link EmbedderInfo} `readsCjk`: false skips the reranker for a mostly CJK query. */
+  readonly readsCjk?: boolean
   readonly rerank: (
     query: string,
     documents: ReadonlyArray<string>,

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { RecallStorageError } from "./errors.js"
 import type { Database } from "better-sqlite3"
+import { ftsQueryTerms } from "./cjk-text.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { FTS_TOKENIZER } from "./recall-schema.js"
 import { decodeRows } from "./stored-rows.js"
@@ -16,7 +17,10 @@ import type { SqlClause } from "./recall-filters.js"
 /** `all`: every term must occur (FTS5 implicit AND); `any`: at least one (OR). */
 export type FtsTermMode = "all" | "any"
 
-/** The searchable terms of `text`: whitespace-split, control characters dropped, deduplicated. */
+/**
+ * The searchable terms of `text`: whitespace-split, control characters dropped, CJK runs split
+ * into their bigrams as the index holds them (`cjk-text.ts`), deduplicated.
+ */
 const termsOf = (text: string): string[] => [
   ...new Set(
     text
@@ -24,6 +28,7 @@ const termsOf = (text: string): string[] => [
       .split(/\s+/u)
       // Control characters are never part of a token; drop them so the quoted string stays valid.
       .map((term) => term.replace(/\p{Cc}/gu, ""))
+      .flatMap(ftsQueryTerms)
       .filter((term) => /[\p{L}\p{N}]/u.test(term)),
   ),
 ]

@@ -26,11 +26,13 @@ export {
   RECALL_SCHEMA_VERSION,
   recallMigrationProvider,
   recallMigrations,
+  registerRecallFunctions,
 } from "./recall-schema.js"
 export { openRecallDatabase, RecallDatabase, recallDatabaseLayer } from "./recall-database.js"
 export { decideFileChange, signatureKey } from "./file-change.js"
 export { IndexerProcess, nodeIndexerProcessLayer } from "./index-lock.js"
 export { indexTranscripts } from "./indexer.js"
+export { ftsQueryTerms, ftsText, hasCjk } from "./cjk-text.js"
 export { forgetSessions, indexStatus, pruneDeleted } from "./index-maintenance.js"
 export {
   DEFAULT_EXPANSION_MAX_DOC_SHARE,

@@ -25,7 +25,11 @@ import { basename, dirname, join } from "node:path"
 import { RECALL_DATABASE_FILE } from "./data-directory.js"
 import { RecallStorageError } from "./errors.js"
 import type { RecallStorageOperation } from "./errors.js"
-import { RECALL_SCHEMA_VERSION, recallMigrationProvider } from "./recall-schema.js"
+import {
+  RECALL_SCHEMA_VERSION,
+  recallMigrationProvider,
+  registerRecallFunctions,
+} from "./recall-schema.js"
 import type { RecallTables } from "./recall-schema.js"
 
 /** An open recall database: Kysely for queries, the raw handle for prepared bulk writes. */
@@ -133,6 +137,7 @@ const openFile = (
       const db = new Driver(path)
       try {
         vec.load(db)
+        registerRecallFunctions(db)
         db.pragma("journal_mode = WAL")
         db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`)
         db.pragma("foreign_keys = ON")

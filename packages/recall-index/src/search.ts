@@ -10,7 +10,9 @@
  * days in an IANA zone, headless / subagent) runs inside each arm's query, so a small scope is
  * never starved by a large one; each arm can run alone (`arms`) and each hit reports its rank
  * and raw score in every arm, so the arms are measurable separately; a failing embedder or
- * reranker degrades the search (reported in `degraded`), never fails it; results are bounded
+ * reranker degrades the search (reported in `degraded`), never fails it; a query mostly in
+ * Chinese, Japanese or Korean skips a vector arm and reranker that cannot read those scripts
+ * (`readsCjk: false`, the embedded models) and ranks by its words; results are bounded
  * (`textChars`, `snippetChars`) and every hit is addressable by (session id, turn id) for
  * `expandAround` / `step`. Reads only; no IO besides the database and the given providers.
  */
@@ -21,6 +23,7 @@ import type { Embedder, Reranker } from "./embedder.js"
 import type { FusionPlan } from "./embedder-config.js"
 import { RecallQueryError } from "./errors.js"
 import type { RecallStorageError } from "./errors.js"
+import { cjkShare } from "./cjk-text.js"
 import { ftsMatchExpression, rankChunks } from "./fts-query.js"
 import { lexicalQuery, speakerWords } from "./lexical-query.js"
 import { DEFAULT_RRF_K, fuseRanks } from "./rank-fusion.js"
@@ -132,6 +135,13 @@ const NOT_BOILERPLATE = `not exists (
 
 /** Longest question, in words, whose next turn gains {@link QUESTION_GAIN}. */
 export const QUESTION_WORDS = 15
+
+/**
+ * Share of a query's letters in CJK scripts from which a vector arm or reranker that cannot read
+ * them (`readsCjk: false`) is skipped: a mixed query ("upload 重试") keeps them for its other
+ * words.
+ */
+export const CJK_QUERY_SHARE = 0.5
 
 /** A short question: "Did you ever adopt that beagle?", not a long request ending in one. */
 export const isShortQuestion = (text: string): boolean => {
@@ -313,9 +323,14 @@ export const searchRecall = (
         : worker
             .start(db.path, options)
             .pipe(Effect.map((awaiting) => awaiting.pipe(Effect.catch(() => inProcess(options)))))
+    // A query mostly in Chinese, Japanese or Korean: a model that cannot read them ranks by
+    // noise (every CJK text embeds alike), so only the words (CJK bigrams) rank.
+    const cjkQuery = cjkShare(query) >= CJK_QUERY_SHARE
     if (!arms.has("vector")) vectorSkipped = "not requested"
     else if (embedder === undefined) vectorSkipped = "no embedder configured"
-    else {
+    else if (cjkQuery && embedder.info.readsCjk === false) {
+      vectorSkipped = `${embedder.info.model} does not read Chinese, Japanese or Korean`
+    } else {
       // Existence, not a count: counting 100 k keys per query costs ~10 ms.
       const stored = yield* read(
         () =>
@@ -484,7 +499,12 @@ export const searchRecall = (
     const rerankScore = new Map<number, number>()
     const rerankRank = new Map<number, number>()
     const reranker = providers.reranker
-    if (reranker !== undefined && ranked.length > 1 && plan.rerank > 0) {
+    if (
+      reranker !== undefined &&
+      ranked.length > 1 &&
+      plan.rerank > 0 &&
+      !(cjkQuery && reranker.readsCjk === false)
+    ) {
       const depth = Math.min(ranked.length, Math.max(k, Math.floor(plan.rerankDepth)))
       const head = ranked.slice(0, depth)
       yield* loadTexts(head.map((r) => r.row.chunk_id))

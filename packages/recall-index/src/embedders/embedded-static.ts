@@ -180,6 +180,8 @@ export const makeStaticTableEmbedder = (
         paid: false,
         maxBatch: 512,
         remote: false,
+        // Its words are English (USE-lite's vocabulary and English word lists).
+        readsCjk: false,
       },
       embedDocuments: (texts) => Effect.sync(() => texts.map(embed)),
       embedQuery: (text) => Effect.sync(() => embed(text)),

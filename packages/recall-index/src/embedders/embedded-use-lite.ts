@@ -122,6 +122,8 @@ export const makeUseLiteEmbedder = (options: UseLiteOptions = {}): Embedder => {
       paid: false,
       maxBatch: Math.max(1, options.maxBatch ?? 32),
       remote: false,
+      // An English SentencePiece vocabulary: CJK text is mostly unknown pieces.
+      readsCjk: false,
     },
     embedDocuments: (texts) => (texts.length === 0 ? Effect.succeed([]) : embedTexts(texts)),
     embedQuery: (text) =>

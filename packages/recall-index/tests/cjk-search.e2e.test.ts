@@ -1,0 +1,151 @@
+// Chinese, Japanese and Korean sessions written by the REAL pinned agents (Claude Code 2.1.328
+// `-p`, codex 0.169.0 `exec`) against the loopback mocks, indexed and embedded the product's way
+// (`auto`: USE-lite at this size, an English model), then searched by a word inside an
+// unbroken sentence: the lexical index holds CJK text as bigrams, and the search ranks such a
+// query by its words instead of the English model's noise.
+import { Effect } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  createClaudeHome,
+  createCodexHome,
+  messagesTextReply,
+  runClaudePrint,
+  runCodexExec,
+  startMockMessages,
+  startMockResponses,
+  textReply,
+} from "@baton/testkit"
+import type { ClaudeHome, CodexHome, MockMessagesServer, MockResponsesServer } from "@baton/testkit"
+import {
+  embedBacklog,
+  embedderFromEnvironment,
+  embeddingForIndex,
+  embeddingForSearch,
+  searchRecall,
+} from "@baton/recall-index"
+import type { RecallSearchProviders } from "@baton/recall-index"
+import { runIndex, withIndex } from "./index-harness.js"
+
+let claudeServer: MockMessagesServer
+let claude: ClaudeHome
+let codexServer: MockResponsesServer
+let codex: CodexHome
+let data: string
+const ids = { chinese: "", korean: "", japanese: "" }
+let providers: RecallSearchProviders = {}
+
+const dataDir = () => join(data, "baton")
+
+beforeAll(async () => {
+  data = mkdtempSync(join(tmpdir(), "baton-cjk-e2e-"))
+  claudeServer = await startMockMessages({
+    script: [
+      messagesTextReply("好的，我已经把上传服务的重试策略改为指数退避。"),
+      messagesTextReply("네, 타임아웃 정책을 업데이트했습니다."),
+    ],
+  })
+  claude = await createClaudeHome()
+  const chinese = await runClaudePrint({
+    server: claudeServer,
+    home: claude,
+    prompt: "我们决定把上传的重试策略改成指数退避，最多重试五次。",
+  })
+  expect(chinese.exitCode, chinese.stderr).toBe(0)
+  ids.chinese = chinese.sessionId
+  const korean = await runClaudePrint({
+    server: claudeServer,
+    home: claude,
+    prompt: "결제 서비스의 타임아웃 정책을 30초로 변경했어요.",
+  })
+  expect(korean.exitCode, korean.stderr).toBe(0)
+  ids.korean = korean.sessionId
+
+  codexServer = await startMockResponses({
+    replies: [textReply("了解しました。マイグレーションの手順を準備します。")],
+  })
+  codex = await createCodexHome({ mock: codexServer })
+  const japanese = await runCodexExec({
+    home: codex,
+    prompt: "データベースのマイグレーションは月曜日に実行します。",
+  })
+  expect(japanese.exitCode, japanese.stderr).toBe(0)
+  ids.japanese = japanese.threadId!
+
+  const report = await runIndex(dataDir(), {
+    environment: {
+      env: { CLAUDE_CONFIG_DIR: dirname(claude.projectsDir), CODEX_HOME: codex.codexHome },
+      homeDir: claude.root,
+    },
+  })
+  expect(report).toMatchObject({ indexedNew: 3, failed: [] })
+  const fromEnv = await Effect.runPromise(embedderFromEnvironment({}))
+  const forIndex = await withIndex(dataDir(), embeddingForIndex(fromEnv))
+  expect(forIndex.embedder?.info.model).toBe("use-lite")
+  expect((await withIndex(dataDir(), embedBacklog(forIndex.embedder!))).remaining).toBe(0)
+  const forSearch = await withIndex(dataDir(), embeddingForSearch(fromEnv))
+  providers = {
+    embedder: forSearch.embedder,
+    reranker: forSearch.reranker,
+    expandQuery: forSearch.expandQuery,
+    fusion: forSearch.fusion,
+  }
+}, 300_000)
+
+afterAll(async () => {
+  if (providers.embedder?.close !== undefined) await Effect.runPromise(providers.embedder.close())
+  await claude?.dispose()
+  await claudeServer?.close()
+  await codex?.dispose()
+  await codexServer?.close()
+  if (data !== undefined) rmSync(data, { recursive: true, force: true })
+})
+
+const search = (query: string) => withIndex(dataDir(), searchRecall({ query, k: 5 }, providers))
+
+describe("CJK sessions of the real agents", () => {
+  it("finds a word inside an unbroken sentence, by its words", async () => {
+    const result = await search("重试策略")
+    expect(result.arms.vector).toMatchObject({
+      ran: false,
+      skipped: "use-lite does not read Chinese, Japanese or Korean",
+    })
+    // The prompt and the mock's answer, both from that session (the answer rises with the
+    // question it follows: conversation context).
+    expect(
+      result.hits
+        .slice(0, 2)
+        .map((h) => [h.sessionId, h.source, h.text])
+        .sort(),
+    ).toEqual(
+      [
+        [ids.chinese, "claude", "好的，我已经把上传服务的重试策略改为指数退避。"],
+        [ids.chinese, "claude", "我们决定把上传的重试策略改成指数退避，最多重试五次。"],
+      ].sort(),
+    )
+  })
+
+  it("finds Japanese in a Codex rollout and Korean with a particle attached", async () => {
+    const japanese = await search("マイグレーション")
+    expect(japanese.hits[0]).toMatchObject({ sessionId: ids.japanese, source: "codex" })
+    expect(new Set(japanese.hits.map((h) => h.sessionId))).toEqual(new Set([ids.japanese]))
+    const korean = await search("정책")
+    expect(
+      korean.hits
+        .slice(0, 2)
+        .map((h) => [h.sessionId, h.role])
+        .sort(),
+    ).toEqual([
+      [ids.korean, "assistant"],
+      [ids.korean, "user"],
+    ])
+  })
+
+  it("ranks a whole question written without spaces by the words it shares", async () => {
+    const result = await search("上传的重试策略是什么？")
+    expect(result.hits[0]?.sessionId).toBe(ids.chinese)
+    expect(result.hits.map((h) => h.sessionId)).not.toContain(ids.korean)
+  })
+})
