@@ -286,6 +286,7 @@ const indexOnce = async (
   )
   const startedAt = Date.now()
   let filesTotal = 0
+  let turns = 0
   const indexed = await runIndexed(
     ctx,
     indexTranscripts({
@@ -294,12 +295,21 @@ const indexOnce = async (
       ...(sources === undefined ? {} : { sources }),
       onProgress: (event) => {
         if (event._tag === "Planned") filesTotal = event.toIndex
-        else if (event._tag === "FileIndexed" || event._tag === "FileFailed") {
+        else if (event._tag === "FileIndexed" || event._tag === "SliceIndexed") {
+          turns = event.turns
           progress.update({
             phase: "indexing",
             filesDone: event.done,
             filesTotal,
-            turns: event._tag === "FileIndexed" ? event.turns : 0,
+            turns,
+            startedAt,
+          })
+        } else if (event._tag === "FileFailed") {
+          progress.update({
+            phase: "indexing",
+            filesDone: event.done,
+            filesTotal,
+            turns,
             startedAt,
           })
         }

@@ -31,7 +31,7 @@ export {
 export { openRecallDatabase, RecallDatabase, recallDatabaseLayer } from "./recall-database.js"
 export { decideFileChange, signatureKey } from "./file-change.js"
 export { IndexerProcess, nodeIndexerProcessLayer } from "./index-lock.js"
-export { indexTranscripts } from "./indexer.js"
+export { INDEX_SLICE_BYTES, indexTranscripts } from "./indexer.js"
 export { ftsQueryTerms, ftsText, hasCjk } from "./cjk-text.js"
 export { forgetSessions, indexStatus, pruneDeleted } from "./index-maintenance.js"
 export {

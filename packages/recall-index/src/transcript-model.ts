@@ -125,6 +125,11 @@ export interface ParseStats {
   readonly secretsMasked: number
   /** The input ended inside a line (a live file being written): that line was not consumed. */
   readonly truncatedTail: boolean
+  /**
+   * The read stopped at `maxBytes` (`parseTranscriptFile`) before the end of the file: parse
+   * again from `state` for the rest.
+   */
+  readonly more?: boolean
 }
 
 /** The open turn a resumed parse may extend. */

@@ -147,6 +147,13 @@ export interface TranscriptFileRef extends TranscriptInput {
 export interface ParseFileOptions extends ParseOptions {
   /** Bytes read per file-system call; default 1 MiB. */
   readonly readChunkBytes?: number
+  /**
+   * A plain file: stop once at least this many bytes are read (from the resume offset) and the
+   * last read ended a line; the result then covers the whole lines up to `stats.nextOffset`, has
+   * `stats.more`, and its state resumes the rest. Bounds what one call holds in memory (a
+   * transcript can be gigabytes). A compressed file is read whole.
+   */
+  readonly maxBytes?: number
 }
 
 const decompressFailure = (path: string) => (cause: unknown) =>
@@ -167,7 +174,10 @@ export const parseTranscriptFile = (
 ): Effect.Effect<ParseResult, TranscriptError, TranscriptFileSystem> =>
   Effect.gen(function* () {
     const fs = yield* TranscriptFileSystem
-    const chunk = options.readChunkBytes ?? 1 << 20
+    const chunk = Math.max(
+      1,
+      Math.min(options.readChunkBytes ?? 1 << 20, options.maxBytes ?? Number.POSITIVE_INFINITY),
+    )
     const resumeAt = from?.source === file.source ? from.nextOffset : 0
     if (file.compression === "none") {
       const st = yield* fs.stat(file.path)
@@ -185,6 +195,16 @@ export const parseTranscriptFile = (
         if (bytes.length > 0) parser.push(bytes)
         offset += bytes.length
         if (bytes.length < chunk) break
+        // A newline in the last read: at least one line ends in what was read, so the next call
+        // resumes past where this one started however long a line is.
+        if (
+          options.maxBytes !== undefined &&
+          offset - resumeAt >= options.maxBytes &&
+          bytes.includes(0x0a)
+        ) {
+          const part = parser.end()
+          return { ...part, stats: { ...part.stats, truncatedTail: false, more: true } }
+        }
       }
       return parser.end()
     }

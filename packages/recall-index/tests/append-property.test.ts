@@ -1,9 +1,17 @@
 // Property: indexing a transcript in random append steps (cut anywhere, even mid-line) leaves
-// exactly the rows and FTS results of indexing the final file at once.
+// exactly the rows and FTS results of indexing the final file at once; so does indexing it in
+// slices of any size (`sliceBytes`), and a run that fails between slices loses nothing: the next
+// run appends the rest.
+import { Effect, Layer } from "effect"
 import fc from "fast-check"
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { describe, expect, it } from "vitest"
+import {
+  nodeTranscriptFileSystem,
+  TranscriptFileSystem,
+  TranscriptReadError,
+} from "@baton/recall-index"
 import { generateFixtureCorpus } from "@baton/recall-index/testing"
 import { runIndex, snapshot, tempDir } from "./index-harness.js"
 
@@ -68,4 +76,147 @@ describe("append-step indexing", () => {
       { numRuns: 25, seed: 20261130 },
     )
   }, 120_000)
+})
+
+const envFor = (home: string) => ({
+  env: { CLAUDE_CONFIG_DIR: `${home}/.claude`, CODEX_HOME: `${home}/.codex` },
+  homeDir: home,
+})
+
+/** The file of `candidate` under a fresh temp home, and that home's index, indexed whole. */
+const wholeSnapshot = async (candidate: (typeof candidates)[number]) => {
+  const whole = tempDir("slice-whole")
+  try {
+    const target = join(whole.path, "home", candidate.path.slice("/corpus".length))
+    mkdirSync(dirname(target), { recursive: true })
+    writeFileSync(target, candidate.bytes)
+    await runIndex(join(whole.path, "data"), { environment: envFor(join(whole.path, "home")) })
+    return JSON.parse(
+      JSON.stringify(await snapshot(join(whole.path, "data"), words))
+        .split(whole.path)
+        .join("<root>"),
+    ) as unknown
+  } finally {
+    whole.dispose()
+  }
+}
+
+describe("sliced indexing", () => {
+  it("equals indexing the file at once, whatever the slice size", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...candidates),
+        fc.integer({ min: 16, max: 4096 }),
+        async (candidate, sliceBytes) => {
+          const sliced = tempDir("slice-sliced")
+          try {
+            const target = join(sliced.path, "home", candidate.path.slice("/corpus".length))
+            mkdirSync(dirname(target), { recursive: true })
+            writeFileSync(target, candidate.bytes)
+            const report = await runIndex(join(sliced.path, "data"), {
+              environment: envFor(join(sliced.path, "home")),
+              sliceBytes,
+            })
+            expect(report).toMatchObject({ indexedNew: 1, appended: 0, rewritten: 0, failed: [] })
+            // Each slice after the first re-reads the partial line the one before stopped in.
+            expect(report.bytesRead).toBeGreaterThanOrEqual(candidate.bytes.length)
+            expect(report.bytesRead).toBeLessThan(2 * candidate.bytes.length)
+            expect(
+              JSON.parse(
+                JSON.stringify(await snapshot(join(sliced.path, "data"), words))
+                  .split(sliced.path)
+                  .join("<root>"),
+              ),
+            ).toEqual(await wholeSnapshot(candidate))
+            // Nothing left to do: the file row covers the whole file.
+            const again = await runIndex(join(sliced.path, "data"), {
+              environment: envFor(join(sliced.path, "home")),
+              sliceBytes,
+            })
+            expect(again).toMatchObject({ unchanged: 1, appended: 0, rewritten: 0 })
+          } finally {
+            sliced.dispose()
+          }
+        },
+      ),
+      { numRuns: 25, seed: 20261201 },
+    )
+  }, 120_000)
+
+  it("keeps the slices written before a failure, and the next run appends the rest", async () => {
+    const candidate = [...candidates].sort((a, b) => b.bytes.length - a.bytes.length)[0]!
+    const sliced = tempDir("slice-fail")
+    try {
+      const target = join(sliced.path, "home", candidate.path.slice("/corpus".length))
+      mkdirSync(dirname(target), { recursive: true })
+      writeFileSync(target, candidate.bytes)
+      const sliceBytes = Math.ceil(candidate.bytes.length / 4)
+      // The disk fails the read of the file's third slice, once.
+      let failed = false
+      const flaky = Layer.succeed(TranscriptFileSystem, {
+        ...nodeTranscriptFileSystem,
+        read: (path, offset, length) =>
+          path === target && offset >= 2 * sliceBytes && !failed
+            ? Effect.sync(() => (failed = true)).pipe(
+                Effect.andThen(
+                  Effect.fail(new TranscriptReadError({ path, operation: "read", code: "EIO" })),
+                ),
+              )
+            : nodeTranscriptFileSystem.read(path, offset, length),
+      })
+      const dataDir = join(sliced.path, "data")
+      const environment = envFor(join(sliced.path, "home"))
+      const first = await runIndex(dataDir, { environment, sliceBytes }, flaky)
+      expect(first.failed.map((f) => f.path)).toEqual([target])
+      expect(first.turnsAdded).toBeGreaterThan(0)
+      const next = await runIndex(dataDir, { environment, sliceBytes }, flaky)
+      expect(next).toMatchObject({ appended: 1, rewritten: 0, indexedNew: 0, failed: [] })
+      expect(first.bytesRead + next.bytesRead).toBeLessThan(2 * candidate.bytes.length)
+      expect(
+        JSON.parse(
+          JSON.stringify(await snapshot(dataDir, words))
+            .split(sliced.path)
+            .join("<root>"),
+        ),
+      ).toEqual(await wholeSnapshot(candidate))
+    } finally {
+      sliced.dispose()
+    }
+  }, 60_000)
+
+  it("a run stopped between slices leaves a file the next run appends to", async () => {
+    const candidate = [...candidates].sort((a, b) => b.bytes.length - a.bytes.length)[0]!
+    const sliced = tempDir("slice-stop")
+    try {
+      const target = join(sliced.path, "home", candidate.path.slice("/corpus".length))
+      mkdirSync(dirname(target), { recursive: true })
+      writeFileSync(target, candidate.bytes)
+      const sliceBytes = Math.ceil(candidate.bytes.length / 4)
+      // The run is interrupted (Ctrl-C) while it reads the file's third slice, once.
+      let stopped = false
+      const stopping = Layer.succeed(TranscriptFileSystem, {
+        ...nodeTranscriptFileSystem,
+        read: (path, offset, length) =>
+          path === target && offset >= 2 * sliceBytes && !stopped
+            ? Effect.sync(() => (stopped = true)).pipe(Effect.andThen(Effect.interrupt))
+            : nodeTranscriptFileSystem.read(path, offset, length),
+      })
+      const dataDir = join(sliced.path, "data")
+      const environment = envFor(join(sliced.path, "home"))
+      await expect(runIndex(dataDir, { environment, sliceBytes }, stopping)).rejects.toThrow()
+      expect(stopped).toBe(true)
+      const next = await runIndex(dataDir, { environment, sliceBytes }, stopping)
+      expect(next).toMatchObject({ appended: 1, unchanged: 0, rewritten: 0, failed: [] })
+      expect(next.bytesRead).toBeLessThan(candidate.bytes.length)
+      expect(
+        JSON.parse(
+          JSON.stringify(await snapshot(dataDir, words))
+            .split(sliced.path)
+            .join("<root>"),
+        ),
+      ).toEqual(await wholeSnapshot(candidate))
+    } finally {
+      sliced.dispose()
+    }
+  }, 60_000)
 })

@@ -1,6 +1,6 @@
 // The readers against transcripts written by the REAL pinned binaries (codex 0.169.0 over
 // app-server and `codex exec`, Claude Code 2.1.328 over stream-json and `-p`), recorded by the
-// testkit's corpus builder against loopback mocks.
+// testkit's corpus builder against loopback mocks; and the indexer reading them in slices.
 import { Effect } from "effect"
 import { readFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -14,6 +14,7 @@ import {
   parseTranscriptFile,
 } from "@baton/recall-index"
 import type { DiscoveredTranscript, ParseResult } from "@baton/recall-index"
+import { runIndex, snapshot, tempDir } from "./index-harness.js"
 
 let corpus: Corpus
 let files: ReadonlyArray<DiscoveredTranscript>
@@ -161,6 +162,28 @@ describe("recall readers on real agent transcripts", () => {
         expect(merged.turns).toEqual(whole.turns)
         expect(merged.state).toEqual(whole.state)
       }
+    }
+  })
+
+  it("indexes every real file in 2 KiB slices to the same rows as at once", async () => {
+    const environment = {
+      env: { CODEX_HOME: corpus.codexHome, CLAUDE_CONFIG_DIR: corpus.claudeConfigDir },
+      homeDir: corpus.root,
+    }
+    const whole = tempDir("real-whole")
+    const sliced = tempDir("real-sliced")
+    try {
+      await runIndex(whole.path, { environment })
+      const report = await runIndex(sliced.path, { environment, sliceBytes: 2048 })
+      expect(report).toMatchObject({ indexedNew: 4, failed: [] })
+      const words = ["retry", "SQLite", "frost", "backoff"]
+      expect(await snapshot(sliced.path, words)).toEqual(await snapshot(whole.path, words))
+      expect(await runIndex(sliced.path, { environment, sliceBytes: 2048 })).toMatchObject({
+        unchanged: 4,
+      })
+    } finally {
+      whole.dispose()
+      sliced.dispose()
     }
   })
 })
