@@ -268,8 +268,12 @@ export const makeIndexWriter = (
       parent_session_id = coalesce(excluded.parent_session_id, parent_session_id),
       forked_from = coalesce(excluded.forked_from, forked_from)
     returning id`)
-  const turnByOrdinal: Statement<[number, number], { id: number; surface_count: number }> =
-    sqlite.prepare("select id, surface_count from turns where file_id = ? and ordinal = ?")
+  const turnByOrdinal: Statement<
+    [number, number],
+    { id: number; surface_count: number; timestamp: string | null }
+  > = sqlite.prepare(
+    "select id, surface_count, timestamp from turns where file_id = ? and ordinal = ?",
+  )
   // Positional parameters and `lastInsertRowid` instead of named ones and `returning id`: one
   // turn per statement (its id is needed next), so the per-row binding cost is worth trimming.
   const insertTurn = sqlite.prepare<
@@ -302,6 +306,22 @@ export const makeIndexWriter = (
       turn_count = (select count(*) from turns t where t.session_row = sessions.id),
       last_activity = coalesce((select max(t.timestamp) from turns t where t.session_row = sessions.id), ended_at)
     where id = ?`)
+  // An append only adds turns (or extends the open one), so the counts move by what it wrote:
+  // recounting read every turn row of the session, a cost that grew with the session (an
+  // append to a 50 MB transcript spent most of its time there, and a file indexed in slices
+  // paid it once per slice).
+  // `last_activity` is the latest turn timestamp, or `ended_at` while no turn has one.
+  const extendSession = sqlite.prepare(`
+    update sessions set
+      turn_count = turn_count + @added,
+      last_activity = case
+        when @hadStamp = 0 then coalesce(@latest, ended_at)
+        when @latest is not null and (last_activity is null or @latest > last_activity) then @latest
+        else last_activity end
+    where id = @id`)
+  const sessionHasStamp = sqlite
+    .prepare("select exists (select 1 from turns where session_row = ? and timestamp is not null)")
+    .pluck()
   const recordFailureStmt: Statement<
     Record<string, unknown>,
     { failure_count: number }
@@ -422,17 +442,32 @@ export const makeIndexWriter = (
       recordValues(rawValues, result.preamble, null, sessionRow, fileId)
       rawRecords += result.preamble.length
     }
-    const touched = new Set<number>(sessionRows.values())
+    // Per session: turns inserted, the latest timestamp this write gave a turn, and (appends)
+    // whether a turn had one before it.
+    const touched = new Map<number, { added: number; latest: string | null; hadStamp: number }>()
+    const touch = (row: number) => {
+      let t = touched.get(row)
+      if (t === undefined) {
+        const hadStamp = mode === "append" ? (sessionHasStamp.get(row) as number) : 0
+        touched.set(row, (t = { added: 0, latest: null, hadStamp }))
+      }
+      return t
+    }
+    for (const row of sessionRows.values()) touch(row)
     const chunkValues: Array<unknown> = []
     for (const turn of result.turns) {
       const sessionRow = sessionRowOf(turn.sessionId)
-      touched.add(sessionRow)
+      const session = touch(sessionRow)
+      const stamp = turn.timestamp ?? null
       const prior = turn.continued ? turnByOrdinal.get(fileId, turn.ordinal) : undefined
       let turnRow: number
       let surfaceBase: number
       if (prior !== undefined) {
         turnRow = prior.id
         surfaceBase = prior.surface_count
+        // A turn keeps its first timestamp: this one counts only where the turn had none.
+        if (prior.timestamp === null && stamp !== null && (session.latest ?? "") < stamp)
+          session.latest = stamp
         extendTurn.run(
           turn.endOffset,
           surfaceBase + turn.surface.length,
@@ -455,6 +490,8 @@ export const makeIndexWriter = (
         )
         turnRow = Number(inserted.lastInsertRowid)
         turns += 1
+        session.added += 1
+        if (stamp !== null && (session.latest ?? "") < stamp) session.latest = stamp
       }
       recordValues(rawValues, turn.records, turnRow, sessionRow, fileId)
       rawRecords += turn.records.length
@@ -476,7 +513,10 @@ export const makeIndexWriter = (
     }
     insertRecords(rawValues)
     insertChunks(chunkValues)
-    for (const row of touched) refreshSession.run(row)
+    for (const [id, { added, latest, hadStamp }] of touched) {
+      if (mode === "append") extendSession.run({ id, added, latest, hadStamp })
+      else refreshSession.run(id)
+    }
     return { turns, rawRecords, chunks }
   })
 

@@ -19,7 +19,7 @@ import { decideFileChange, needsPrefixCheck, signatureKey } from "./file-change.
 import type { FileChange, SignatureStored } from "./file-change.js"
 import { acquireIndexLock, IndexerProcess } from "./index-lock.js"
 import { deferWalCheckpoints, makeCommitGroup, makeIndexWriter } from "./index-writer.js"
-import type { CommitGroup, CommitGroupLimits, FileWriteCounts } from "./index-writer.js"
+import type { CommitGroup, CommitGroupLimits } from "./index-writer.js"
 import { RecallDatabase, storageFailure, WRITER_ANNOUNCEMENT_STALE_MS } from "./recall-database.js"
 import { decodeFileRows, decodeParseState } from "./stored-rows.js"
 import type { StoredFile } from "./stored-rows.js"
@@ -396,6 +396,20 @@ const runIndex = (
       renewedAt = at
       return renew(at)
     }
+    // A writer (forget, prune) waits for the lock: commit and let it in. The pause lasts while
+    // an announcement counts (a long `forget --all` keeps the run waiting instead of failing it
+    // busy), capped at that same span in case a clock step keeps one counting. Between files,
+    // and between the slices of a large one.
+    const letWritersIn = Effect.gen(function* () {
+      if (!db.writerWaiting()) return
+      yield* Effect.try({ try: () => group.commit(), catch: storageFailure("write", db.path) })
+      for (
+        let waited = 0;
+        waited < WRITER_ANNOUNCEMENT_STALE_MS && db.writerWaiting();
+        waited += 20
+      )
+        yield* Effect.sleep(20)
+    })
     for (const item of work) {
       const { file } = item
       const parseOptions = {
@@ -407,7 +421,8 @@ const runIndex = (
           mode: IndexedFileMode
           /** Bytes of the last slice, not yet counted in the commit group. */
           uncounted: number
-          written: FileWriteCounts
+          /** Forgotten after the run planned it (see `FileWriteCounts.forgotten`): not written. */
+          forgotten: boolean
           leaseLost: boolean
         },
         TranscriptError | RecallStorageError,
@@ -442,7 +457,6 @@ const runIndex = (
         // A large file goes in slices of whole lines, each written as an append to the one
         // before: a slice's file row records the bytes it covers as the file's size, so a run
         // that stops between slices leaves a file the next run appends to.
-        let written: FileWriteCounts = { turns: 0, rawRecords: 0, chunks: 0 }
         for (let first = true; ; first = false) {
           const now = yield* Clock.currentTimeMillis
           // The group's transaction starts at its first write, so parsing the file that opens
@@ -467,13 +481,10 @@ const runIndex = (
           chunksAdded += slice.chunks
           rawRecordsAdded += slice.rawRecords
           bytesRead += result.stats.bytesRead
-          written = {
-            turns: written.turns + slice.turns,
-            rawRecords: written.rawRecords + slice.rawRecords,
-            chunks: written.chunks + slice.chunks,
-            ...(slice.forgotten === true ? { forgotten: true } : {}),
+          if (slice.forgotten === true) {
+            return { mode, uncounted: 0, forgotten: true, leaseLost: false }
           }
-          if (!more || slice.forgotten === true) break
+          if (!more) break
           emit({
             _tag: "SliceIndexed",
             path: file.path,
@@ -485,14 +496,17 @@ const runIndex = (
             bytes: bytesRead,
           })
           const at = yield* Clock.currentTimeMillis
-          if (!(yield* keepLease(at))) return { mode, uncounted: 0, written, leaseLost: true }
+          if (!(yield* keepLease(at))) {
+            return { mode, uncounted: 0, forgotten: false, leaseLost: true }
+          }
           yield* Effect.try({
             try: () => group.counted(result.stats.bytesRead, at),
             catch: storageFailure("write", db.path),
           })
+          yield* letWritersIn
           result = yield* parseTranscriptFile(file, result.state, parseOptions)
         }
-        return { mode, uncounted: result.stats.bytesRead, written, leaseLost: false }
+        return { mode, uncounted: result.stats.bytesRead, forgotten: false, leaseLost: false }
       })
       const outcome = yield* Effect.result(attempt)
       const lost = group.lost()
@@ -506,8 +520,11 @@ const runIndex = (
             "the next run indexes them again",
         )
       }
+      if (outcome._tag === "Success" && outcome.success.leaseLost) {
+        return yield* storageFailure("write", db.path)("the index lock lease was lost mid-run")
+      }
       done += 1
-      if (outcome._tag === "Success" && outcome.success.written.forgotten === true) {
+      if (outcome._tag === "Success" && outcome.success.forgotten) {
         skippedForgotten += 1
       } else if (outcome._tag === "Success") {
         counts[outcome.success.mode] += 1
@@ -531,7 +548,7 @@ const runIndex = (
         emit({ _tag: "FileFailed", path: file.path, done, total: work.length, error, ...recorded })
       }
       const at = yield* Clock.currentTimeMillis
-      if ((outcome._tag === "Success" && outcome.success.leaseLost) || !(yield* keepLease(at))) {
+      if (!(yield* keepLease(at))) {
         return yield* storageFailure("write", db.path)("the index lock lease was lost mid-run")
       }
       const parsed = outcome._tag === "Success" ? outcome.success.uncounted : 0
@@ -539,18 +556,7 @@ const runIndex = (
         try: () => group.counted(parsed, at),
         catch: storageFailure("write", db.path),
       })
-      // A writer (forget, prune) waits for the lock: commit and let it in. The pause lasts while
-      // an announcement counts (a long `forget --all` keeps the run waiting instead of failing it
-      // busy), capped at that same span in case a clock step keeps one counting.
-      if (db.writerWaiting()) {
-        yield* Effect.try({ try: () => group.commit(), catch: storageFailure("write", db.path) })
-        for (
-          let waited = 0;
-          waited < WRITER_ANNOUNCEMENT_STALE_MS && db.writerWaiting();
-          waited += 20
-        )
-          yield* Effect.sleep(20)
-      }
+      yield* letWritersIn
     }
     yield* Effect.try({ try: () => group.commit(), catch: storageFailure("write", db.path) })
     yield* Effect.try({

@@ -4,7 +4,8 @@
 // run appends the rest.
 import { Effect, Layer } from "effect"
 import fc from "fast-check"
-import { appendFileSync, mkdirSync, writeFileSync } from "node:fs"
+import BetterSqlite3 from "better-sqlite3"
+import { appendFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { describe, expect, it } from "vitest"
 import {
@@ -215,6 +216,62 @@ describe("sliced indexing", () => {
             .join("<root>"),
         ),
       ).toEqual(await wholeSnapshot(candidate))
+    } finally {
+      sliced.dispose()
+    }
+  }, 60_000)
+
+  it("lets a waiting writer (forget, prune) in between the slices of a file", async () => {
+    const candidate = [...candidates].sort((a, b) => b.bytes.length - a.bytes.length)[0]!
+    const sliced = tempDir("slice-writer")
+    try {
+      const target = join(sliced.path, "home", candidate.path.slice("/corpus".length))
+      mkdirSync(dirname(target), { recursive: true })
+      writeFileSync(target, candidate.bytes)
+      const sliceBytes = Math.ceil(candidate.bytes.length / 4)
+      const dataDir = join(sliced.path, "data")
+      const database = join(dataDir, "recall-index.db")
+      // While the run reads the file's third slice, a writer announces itself, then (once the run
+      // paused for it) takes the write lock with no busy wait, and leaves.
+      let writer: Promise<{ took: boolean; turns: number }> | undefined
+      const announcing = Layer.succeed(TranscriptFileSystem, {
+        ...nodeTranscriptFileSystem,
+        read: (path, offset, length) => {
+          if (path === target && offset >= 2 * sliceBytes && writer === undefined) {
+            const announcement = `${database}-writer-${Date.now()}-${process.pid}-1`
+            writeFileSync(announcement, "")
+            writer = new Promise((resolve) =>
+              setTimeout(() => {
+                const other = new BetterSqlite3(database)
+                try {
+                  other.pragma("busy_timeout = 0")
+                  other.exec("begin immediate")
+                  const turns = other.prepare("select count(*) from turns").pluck().get() as number
+                  other.exec("rollback")
+                  resolve({ took: true, turns })
+                } catch {
+                  resolve({ took: false, turns: 0 })
+                } finally {
+                  other.close()
+                  rmSync(announcement, { force: true })
+                }
+              }, 100),
+            )
+          }
+          return nodeTranscriptFileSystem.read(path, offset, length)
+        },
+      })
+      const report = await runIndex(
+        dataDir,
+        { environment: envFor(join(sliced.path, "home")), sliceBytes },
+        announcing,
+      )
+      expect(report).toMatchObject({ indexedNew: 1, failed: [] })
+      // It got the lock mid-file, and saw the slices written before it.
+      const seen = await writer!
+      expect(seen.took).toBe(true)
+      expect(seen.turns).toBeGreaterThan(0)
+      expect(seen.turns).toBeLessThan(report.turnsAdded)
     } finally {
       sliced.dispose()
     }
