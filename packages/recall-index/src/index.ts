@@ -151,6 +151,7 @@ export {
   mergeParseResults,
   parseTranscriptBytes,
   parseTranscriptFile,
+  readCompressedSlices,
   sessionIdFromPath,
 } from "./transcript-parser.js"
 export {

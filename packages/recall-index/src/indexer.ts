@@ -33,7 +33,11 @@ import { TranscriptFileSystem } from "./transcript-file-system.js"
 import type { ParseResult, TranscriptSource } from "./transcript-model.js"
 import type { RepositoryFiles } from "./repository-root.js"
 import { makeSessionRepositoryResolver } from "./session-repository.js"
-import { parseTranscriptFile, readDecompressedHead } from "./transcript-parser.js"
+import {
+  parseTranscriptFile,
+  readCompressedSlices,
+  readDecompressedHead,
+} from "./transcript-parser.js"
 
 /** Options of {@link indexTranscripts}. */
 export interface IndexOptions {
@@ -430,6 +434,11 @@ const runIndex = (
       > = Effect.gen(function* () {
         let mode: IndexedFileMode =
           item.change === "append" ? "append" : item.change === "rewrite" ? "rewrite" : "new"
+        // A compressed file is read from its start, in slices that share one decoder; one that
+        // failed part-way is written again whole (`append` reaches it only as a retry).
+        const compressed =
+          file.compression === "zstd" ? readCompressedSlices(file, parseOptions) : undefined
+        if (compressed !== undefined && mode === "append") mode = "rewrite"
         let result: ParseResult
         const stateJson =
           mode === "append" && item.row !== undefined
@@ -452,7 +461,7 @@ const runIndex = (
             result = yield* parseTranscriptFile(file, undefined, parseOptions)
           }
         } else {
-          result = yield* parseTranscriptFile(file, undefined, parseOptions)
+          result = yield* compressed?.next ?? parseTranscriptFile(file, undefined, parseOptions)
         }
         // A large file goes in slices of whole lines, each written as an append to the one
         // before: a slice's file row records the bytes it covers as the file's size, so a run
@@ -469,7 +478,11 @@ const runIndex = (
           const slice = yield* Effect.try({
             try: () =>
               writer.writeFile({
-                file: more ? { ...file, size: result.state.nextOffset } : file,
+                // A compressed file's row covers no prefix it could resume from: size -1 makes
+                // a run stopped between its slices write it again whole.
+                file: more
+                  ? { ...file, size: compressed === undefined ? result.state.nextOffset : -1 }
+                  : file,
                 mode: first && mode !== "append" ? "full" : "append",
                 result,
                 now,
@@ -504,7 +517,7 @@ const runIndex = (
             catch: storageFailure("write", db.path),
           })
           yield* letWritersIn
-          result = yield* parseTranscriptFile(file, result.state, parseOptions)
+          result = yield* compressed?.next ?? parseTranscriptFile(file, result.state, parseOptions)
         }
         return { mode, uncounted: result.stats.bytesRead, forgotten: false, leaseLost: false }
       })

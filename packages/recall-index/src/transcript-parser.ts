@@ -242,6 +242,80 @@ export const parseTranscriptFile = (
     return parser.end()
   })
 
+/** Successive slices of a compressed transcript: see {@link readCompressedSlices}. */
+export interface CompressedSlices {
+  /** The next slice; the last one has no `stats.more`. Fails as {@link parseTranscriptFile}. */
+  readonly next: Effect.Effect<ParseResult, TranscriptError, TranscriptFileSystem>
+}
+
+/**
+ * Reads the `.jsonl.zst` `file` from its start in slices of about `options.maxBytes`
+ * decompressed bytes, ending each at the first line end past the mark — as
+ * {@link parseTranscriptFile} slices a plain file, but with one decoder kept between slices (a
+ * zstd stream cannot be entered mid-way, so re-reading it from the start per slice would cost
+ * the square of its size). Each slice resumes from the state of the one before it, so the slices
+ * merged equal the file parsed whole; offsets are in the decompressed stream.
+ */
+export const readCompressedSlices = (
+  file: TranscriptFileRef,
+  options: ParseFileOptions = {},
+): CompressedSlices => {
+  const chunk = Math.max(1, options.readChunkBytes ?? 1 << 20)
+  const limit = Math.max(1, options.maxBytes ?? Number.POSITIVE_INFINITY)
+  const parserOptions = { ...options, completeTail: options.completeTail ?? true }
+  let parser = createTranscriptParser(file, undefined, parserOptions)
+  let fed = 0
+  const ready: Array<ParseResult> = []
+  const decoder = new Decompress((data) => {
+    let rest = data
+    // The slice reaches its mark inside `rest`: it ends at the first line end from there on.
+    while (fed + rest.length >= limit) {
+      const end = rest.indexOf(0x0a, Math.max(0, limit - fed - 1))
+      if (end === -1) break
+      parser.push(rest.subarray(0, end + 1))
+      const part = parser.end()
+      ready.push({ ...part, stats: { ...part.stats, more: true } })
+      parser = createTranscriptParser(file, part.state, parserOptions)
+      fed = 0
+      rest = rest.subarray(end + 1)
+    }
+    if (rest.length > 0) {
+      parser.push(rest)
+      fed += rest.length
+    }
+  })
+  let offset = 0
+  let finished = false
+  let last: ParseState | undefined
+  return {
+    next: Effect.gen(function* () {
+      const fs = yield* TranscriptFileSystem
+      while (ready.length === 0 && !finished) {
+        const bytes = yield* fs.read(file.path, offset, chunk)
+        offset += bytes.length
+        const final = bytes.length < chunk
+        yield* Effect.try({
+          try: (): void => {
+            decoder.push(bytes, final)
+          },
+          catch: decompressFailure(file.path),
+        })
+        if (final) {
+          finished = true
+          ready.push(parser.end())
+        }
+      }
+      const slice = ready.shift()
+      if (slice !== undefined) {
+        last = slice.state
+        return slice
+      }
+      // Asked again after the last slice: an empty slice that ends where it did.
+      return createTranscriptParser(file, last, parserOptions).end()
+    }),
+  }
+}
+
 /**
  * The first `length` decompressed bytes of the zstd file at `path` (all of them when it holds
  * fewer), reading the file only as far as they need.

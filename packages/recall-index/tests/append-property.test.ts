@@ -276,4 +276,92 @@ describe("sliced indexing", () => {
       sliced.dispose()
     }
   }, 60_000)
+
+  it("slices a compressed rollout with one decoder, to the same rows as reading it whole", async () => {
+    const codex = candidates
+      .filter((c) => c.path.includes("/.codex/"))
+      .sort((a, b) => b.bytes.length - a.bytes.length)[0]!
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 16, max: 4096 }), async (sliceBytes) => {
+        const dir = tempDir("slice-zst")
+        try {
+          const home = join(dir.path, "home")
+          const target = join(home, `${codex.path.slice("/corpus".length)}.zst`)
+          mkdirSync(dirname(target), { recursive: true })
+          writeFileSync(target, zstdStored(codex.bytes))
+          const environment = envFor(home)
+          const slices: Array<number> = []
+          const sliced = await runIndex(join(dir.path, "sliced"), {
+            environment,
+            sliceBytes,
+            onProgress: (e) => e._tag === "SliceIndexed" && slices.push(e.offset),
+          })
+          expect(sliced).toMatchObject({ indexedNew: 1, failed: [] })
+          // It was sliced, each slice past the one before, all within the decompressed stream.
+          expect(slices.length).toBeGreaterThan(0)
+          expect(slices).toEqual([...slices].sort((a, b) => a - b))
+          expect(slices.at(-1)!).toBeLessThanOrEqual(codex.bytes.length)
+          await runIndex(join(dir.path, "whole"), { environment, sliceBytes: 1 << 30 })
+          expect(await snapshot(join(dir.path, "sliced"), words)).toEqual(
+            await snapshot(join(dir.path, "whole"), words),
+          )
+        } finally {
+          dir.dispose()
+        }
+      }),
+      { numRuns: 10, seed: 20261202 },
+    )
+  }, 60_000)
+
+  it("writes a compressed rollout again whole after a run stopped between its slices", async () => {
+    const codex = candidates
+      .filter((c) => c.path.includes("/.codex/"))
+      .sort((a, b) => b.bytes.length - a.bytes.length)[0]!
+    const dir = tempDir("slice-zst-stop")
+    try {
+      const home = join(dir.path, "home")
+      const target = join(home, `${codex.path.slice("/corpus".length)}.zst`)
+      mkdirSync(dirname(target), { recursive: true })
+      writeFileSync(target, zstdStored(codex.bytes))
+      const environment = envFor(home)
+      const sliceBytes = Math.ceil(codex.bytes.length / 4)
+      // The run dies right after its first slice is written (a crash once that slice committed).
+      let slices = 0
+      const dataDir = join(dir.path, "data")
+      await expect(
+        runIndex(dataDir, {
+          environment,
+          sliceBytes,
+          onProgress: (e) => {
+            if (e._tag !== "SliceIndexed") return
+            slices += 1
+            throw new Error("killed")
+          },
+        }),
+      ).rejects.toThrow()
+      expect(slices).toBeGreaterThan(0)
+      const next = await runIndex(dataDir, { environment, sliceBytes })
+      expect(next).toMatchObject({ rewritten: 1, appended: 0, unchanged: 0, failed: [] })
+      await runIndex(join(dir.path, "whole"), { environment })
+      expect(await snapshot(dataDir, words)).toEqual(await snapshot(join(dir.path, "whole"), words))
+    } finally {
+      dir.dispose()
+    }
+  }, 60_000)
 })
+
+/** `bytes` as a zstd frame of raw (stored) blocks: valid zstd without a compressor. */
+const zstdStored = (bytes: Uint8Array): Uint8Array => {
+  const parts: Array<Uint8Array> = [
+    // Magic number; frame header: no content size, not single-segment, window 2^17.
+    Uint8Array.of(0x28, 0xb5, 0x2f, 0xfd, 0x00, 7 << 3),
+  ]
+  const max = 1 << 17
+  for (let at = 0; at < bytes.length || at === 0; at += max) {
+    const block = bytes.subarray(at, at + max)
+    const last = at + max >= bytes.length ? 1 : 0
+    const header = last | (block.length << 3)
+    parts.push(Uint8Array.of(header & 0xff, (header >> 8) & 0xff, (header >> 16) & 0xff), block)
+  }
+  return Buffer.concat(parts)
+}
