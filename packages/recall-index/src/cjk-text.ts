@@ -6,8 +6,8 @@
  * its overlapping character bigrams (`重试 试策 策略 …`), the usual CJK analyzer: any two or
  * more characters of a run are found, ranked by bm25 over the bigrams they share. A run of one
  * character stays as it is. Text without these characters is returned unchanged (the same
- * string), so indexing it costs one scan; the SQL side ({@link CJK_GLOB}) skips the call
- * entirely for such text.
+ * string), so indexing it costs one scan; the schema's triggers skip the call entirely for ASCII
+ * text.
  */
 
 // Hiragana and Katakana, CJK Extension A, CJK Unified Ideographs, Hangul syllables, CJK
@@ -25,9 +25,6 @@ const RANGES: ReadonlyArray<readonly [number, number]> = [
 const classBody = RANGES.map(
   ([from, to]) => `${String.fromCharCode(from)}-${String.fromCharCode(to)}`,
 ).join("")
-
-/** A SQLite GLOB pattern true for text holding at least one character {@link ftsText} splits. */
-export const CJK_GLOB = `*[${classBody}]*`
 
 const ANY = new RegExp(`[${classBody}]`, "u")
 const RUNS = new RegExp(`[${classBody}]+`, "gu")

@@ -8,7 +8,7 @@
  */
 import type { Database } from "better-sqlite3"
 import type { Generated, Kysely, Migration, MigrationProvider } from "kysely"
-import { CJK_GLOB, FTS_TEXT_FUNCTION, ftsText } from "./cjk-text.js"
+import { FTS_TEXT_FUNCTION, ftsText } from "./cjk-text.js"
 
 /**
  * Kysely's `sql` tag, loaded when a migration runs: this module's constants and types are read on
@@ -443,10 +443,16 @@ const cjkBigrams: Migration = {
         `drop trigger chunks_fts_insert`,
         `drop trigger chunks_fts_delete`,
         `drop trigger chunks_fts_update`,
+        // The chunks whose indexed text changes: not ASCII (a check in C), and changed by the
+        // function (CJK). On an index of 84 k chunks built by schema 3 the first call after the
+        // upgrade took 0.5 s longer; a glob over the CJK ranges instead, 1.8 s.
+        `create temp table cjk_chunks as select id from chunks
+          where length(text) != octet_length(text) and ${FTS_TEXT_FUNCTION}(text) != text`,
         `insert into chunks_fts(chunks_fts, rowid, text)
-          select 'delete', id, text from chunks where text glob '${CJK_GLOB}'`,
+          select 'delete', c.id, c.text from chunks c join temp.cjk_chunks k on k.id = c.id`,
         `insert into chunks_fts(rowid, text)
-          select id, ${indexedText("text")} from chunks where text glob '${CJK_GLOB}'`,
+          select c.id, ${FTS_TEXT_FUNCTION}(c.text) from chunks c join temp.cjk_chunks k on k.id = c.id`,
+        `drop table temp.cjk_chunks`,
         `create trigger chunks_fts_insert after insert on chunks begin
           insert into chunks_fts(rowid, text) values (new.id, ${indexedText("new.text")});
         end`,
