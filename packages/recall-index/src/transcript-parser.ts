@@ -223,24 +223,38 @@ export const parseTranscriptFile = (
       parser.push(skip > 0 ? data.subarray(skip) : data)
       skip = 0
     })
-    let offset = 0
-    for (;;) {
-      const bytes = yield* fs.read(file.path, offset, chunk)
-      offset += bytes.length
-      const final = bytes.length < chunk
-      yield* Effect.try({
-        try: (): void => {
-          decoder.push(bytes, final)
-        },
-        catch: decompressFailure(file.path),
-      })
-      if (final) break
-    }
+    const feed = compressedFeed(file.path, chunk, decoder)
+    for (let done = false; !done;) done = yield* feed
     if (resumeAt > produced) {
       return yield* new TranscriptResumeError({ path: file.path, offset: resumeAt, size: produced })
     }
     return parser.end()
   })
+
+/**
+ * Reads the next `chunk` bytes of the compressed file at `path` into `decoder` at each run, the
+ * last read (short: the end of the file) marked final; true once that one is in.
+ */
+const compressedFeed = (
+  path: string,
+  chunk: number,
+  decoder: Decompress,
+): Effect.Effect<boolean, TranscriptError, TranscriptFileSystem> => {
+  let offset = 0
+  return Effect.gen(function* () {
+    const fs = yield* TranscriptFileSystem
+    const bytes = yield* fs.read(path, offset, chunk)
+    offset += bytes.length
+    const final = bytes.length < chunk
+    yield* Effect.try({
+      try: (): void => {
+        decoder.push(bytes, final)
+      },
+      catch: decompressFailure(path),
+    })
+    return final
+  })
+}
 
 /** Successive slices of a compressed transcript: see {@link readCompressedSlices}. */
 export interface CompressedSlices {
@@ -284,23 +298,13 @@ export const readCompressedSlices = (
       fed += rest.length
     }
   })
-  let offset = 0
+  const feed = compressedFeed(file.path, chunk, decoder)
   let finished = false
   let last: ParseState | undefined
   return {
     next: Effect.gen(function* () {
-      const fs = yield* TranscriptFileSystem
       while (ready.length === 0 && !finished) {
-        const bytes = yield* fs.read(file.path, offset, chunk)
-        offset += bytes.length
-        const final = bytes.length < chunk
-        yield* Effect.try({
-          try: (): void => {
-            decoder.push(bytes, final)
-          },
-          catch: decompressFailure(file.path),
-        })
-        if (final) {
+        if (yield* feed) {
           finished = true
           ready.push(parser.end())
         }
@@ -326,7 +330,6 @@ export const readDecompressedHead = (
   readChunkBytes = 64 * 1024,
 ): Effect.Effect<Uint8Array, TranscriptError, TranscriptFileSystem> =>
   Effect.gen(function* () {
-    const fs = yield* TranscriptFileSystem
     const head = new Uint8Array(length)
     let filled = 0
     const decoder = new Decompress((data) => {
@@ -334,19 +337,8 @@ export const readDecompressedHead = (
       head.set(data.subarray(0, take), filled)
       filled += take
     })
-    let offset = 0
-    while (filled < length) {
-      const bytes = yield* fs.read(path, offset, readChunkBytes)
-      offset += bytes.length
-      const final = bytes.length < readChunkBytes
-      yield* Effect.try({
-        try: (): void => {
-          decoder.push(bytes, final)
-        },
-        catch: decompressFailure(path),
-      })
-      if (final) break
-    }
+    const feed = compressedFeed(path, readChunkBytes, decoder)
+    for (let done = false; !done && filled < length;) done = yield* feed
     return head.subarray(0, filled)
   })
 

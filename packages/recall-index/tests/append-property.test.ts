@@ -84,22 +84,70 @@ const envFor = (home: string) => ({
   homeDir: home,
 })
 
-/** The file of `candidate` under a fresh temp home, and that home's index, indexed whole. */
-const wholeSnapshot = async (candidate: (typeof candidates)[number]) => {
-  const whole = tempDir("slice-whole")
+type Candidate = (typeof candidates)[number]
+const largest = [...candidates].sort((a, b) => b.bytes.length - a.bytes.length)[0]!
+const largestCodex = [...candidates]
+  .filter((c) => c.path.includes("/.codex/"))
+  .sort((a, b) => b.bytes.length - a.bytes.length)[0]!
+
+/**
+ * `candidate`'s file (as `bytes`, under its name plus `suffix`) in a fresh temp home: where it
+ * is, a data dir beside it, the home's environment, and a snapshot of an index with the temp
+ * root replaced (comparable across homes).
+ */
+const placed = (
+  name: string,
+  candidate: Candidate,
+  { bytes = candidate.bytes, suffix = "" }: { bytes?: Uint8Array; suffix?: string } = {},
+) => {
+  const dir = tempDir(name)
+  const home = join(dir.path, "home")
+  const target = join(home, `${candidate.path.slice("/corpus".length)}${suffix}`)
+  mkdirSync(dirname(target), { recursive: true })
+  writeFileSync(target, bytes)
+  return {
+    target,
+    dataDir: join(dir.path, "data"),
+    environment: envFor(home),
+    rooted: async (dataDir: string) =>
+      JSON.parse(
+        JSON.stringify(await snapshot(dataDir, words))
+          .split(dir.path)
+          .join("<root>"),
+      ) as unknown,
+    dispose: dir.dispose,
+  }
+}
+
+/** The file of `candidate` under a fresh temp home, indexed whole: its rooted snapshot. */
+const wholeSnapshot = async (candidate: Candidate) => {
+  const whole = placed("slice-whole", candidate)
   try {
-    const target = join(whole.path, "home", candidate.path.slice("/corpus".length))
-    mkdirSync(dirname(target), { recursive: true })
-    writeFileSync(target, candidate.bytes)
-    await runIndex(join(whole.path, "data"), { environment: envFor(join(whole.path, "home")) })
-    return JSON.parse(
-      JSON.stringify(await snapshot(join(whole.path, "data"), words))
-        .split(whole.path)
-        .join("<root>"),
-    ) as unknown
+    await runIndex(whole.dataDir, { environment: whole.environment })
+    return await whole.rooted(whole.dataDir)
   } finally {
     whole.dispose()
   }
+}
+
+/** The disk, except that the first read of `target` at or past `from` is `once(read)`. */
+const onceAt = (
+  target: string,
+  from: number,
+  once: (
+    read: Effect.Effect<Uint8Array, TranscriptReadError>,
+  ) => Effect.Effect<Uint8Array, TranscriptReadError>,
+) => {
+  let done = false
+  return Layer.succeed(TranscriptFileSystem, {
+    ...nodeTranscriptFileSystem,
+    read: (path, offset, length) => {
+      const read = nodeTranscriptFileSystem.read(path, offset, length)
+      if (path !== target || offset < from || done) return read
+      done = true
+      return once(read)
+    },
+  })
 }
 
 describe("sliced indexing", () => {
@@ -109,31 +157,17 @@ describe("sliced indexing", () => {
         fc.constantFrom(...candidates),
         fc.integer({ min: 16, max: 4096 }),
         async (candidate, sliceBytes) => {
-          const sliced = tempDir("slice-sliced")
+          const sliced = placed("slice-sliced", candidate)
           try {
-            const target = join(sliced.path, "home", candidate.path.slice("/corpus".length))
-            mkdirSync(dirname(target), { recursive: true })
-            writeFileSync(target, candidate.bytes)
-            const report = await runIndex(join(sliced.path, "data"), {
-              environment: envFor(join(sliced.path, "home")),
-              sliceBytes,
-            })
+            const options = { environment: sliced.environment, sliceBytes }
+            const report = await runIndex(sliced.dataDir, options)
             expect(report).toMatchObject({ indexedNew: 1, appended: 0, rewritten: 0, failed: [] })
             // Each slice after the first re-reads the partial line the one before stopped in.
             expect(report.bytesRead).toBeGreaterThanOrEqual(candidate.bytes.length)
             expect(report.bytesRead).toBeLessThan(2 * candidate.bytes.length)
-            expect(
-              JSON.parse(
-                JSON.stringify(await snapshot(join(sliced.path, "data"), words))
-                  .split(sliced.path)
-                  .join("<root>"),
-              ),
-            ).toEqual(await wholeSnapshot(candidate))
+            expect(await sliced.rooted(sliced.dataDir)).toEqual(await wholeSnapshot(candidate))
             // Nothing left to do: the file row covers the whole file.
-            const again = await runIndex(join(sliced.path, "data"), {
-              environment: envFor(join(sliced.path, "home")),
-              sliceBytes,
-            })
+            const again = await runIndex(sliced.dataDir, options)
             expect(again).toMatchObject({ unchanged: 1, appended: 0, rewritten: 0 })
           } finally {
             sliced.dispose()
@@ -145,125 +179,84 @@ describe("sliced indexing", () => {
   }, 120_000)
 
   it("keeps the slices written before a failure, and the next run appends the rest", async () => {
-    const candidate = [...candidates].sort((a, b) => b.bytes.length - a.bytes.length)[0]!
-    const sliced = tempDir("slice-fail")
+    const sliced = placed("slice-fail", largest)
     try {
-      const target = join(sliced.path, "home", candidate.path.slice("/corpus".length))
-      mkdirSync(dirname(target), { recursive: true })
-      writeFileSync(target, candidate.bytes)
-      const sliceBytes = Math.ceil(candidate.bytes.length / 4)
+      const sliceBytes = Math.ceil(largest.bytes.length / 4)
       // The disk fails the read of the file's third slice, once.
-      let failed = false
-      const flaky = Layer.succeed(TranscriptFileSystem, {
-        ...nodeTranscriptFileSystem,
-        read: (path, offset, length) =>
-          path === target && offset >= 2 * sliceBytes && !failed
-            ? Effect.sync(() => (failed = true)).pipe(
-                Effect.andThen(
-                  Effect.fail(new TranscriptReadError({ path, operation: "read", code: "EIO" })),
-                ),
-              )
-            : nodeTranscriptFileSystem.read(path, offset, length),
-      })
-      const dataDir = join(sliced.path, "data")
-      const environment = envFor(join(sliced.path, "home"))
-      const first = await runIndex(dataDir, { environment, sliceBytes }, flaky)
-      expect(first.failed.map((f) => f.path)).toEqual([target])
-      expect(first.turnsAdded).toBeGreaterThan(0)
-      const next = await runIndex(dataDir, { environment, sliceBytes }, flaky)
-      expect(next).toMatchObject({ appended: 1, rewritten: 0, indexedNew: 0, failed: [] })
-      expect(first.bytesRead + next.bytesRead).toBeLessThan(2 * candidate.bytes.length)
-      expect(
-        JSON.parse(
-          JSON.stringify(await snapshot(dataDir, words))
-            .split(sliced.path)
-            .join("<root>"),
+      const flaky = onceAt(sliced.target, 2 * sliceBytes, () =>
+        Effect.fail(
+          new TranscriptReadError({ path: sliced.target, operation: "read", code: "EIO" }),
         ),
-      ).toEqual(await wholeSnapshot(candidate))
+      )
+      const options = { environment: sliced.environment, sliceBytes }
+      const first = await runIndex(sliced.dataDir, options, flaky)
+      expect(first.failed.map((f) => f.path)).toEqual([sliced.target])
+      expect(first.turnsAdded).toBeGreaterThan(0)
+      const next = await runIndex(sliced.dataDir, options, flaky)
+      expect(next).toMatchObject({ appended: 1, rewritten: 0, indexedNew: 0, failed: [] })
+      expect(first.bytesRead + next.bytesRead).toBeLessThan(2 * largest.bytes.length)
+      expect(await sliced.rooted(sliced.dataDir)).toEqual(await wholeSnapshot(largest))
     } finally {
       sliced.dispose()
     }
   }, 60_000)
 
   it("a run stopped between slices leaves a file the next run appends to", async () => {
-    const candidate = [...candidates].sort((a, b) => b.bytes.length - a.bytes.length)[0]!
-    const sliced = tempDir("slice-stop")
+    const sliced = placed("slice-stop", largest)
     try {
-      const target = join(sliced.path, "home", candidate.path.slice("/corpus".length))
-      mkdirSync(dirname(target), { recursive: true })
-      writeFileSync(target, candidate.bytes)
-      const sliceBytes = Math.ceil(candidate.bytes.length / 4)
+      const sliceBytes = Math.ceil(largest.bytes.length / 4)
       // The run is interrupted (Ctrl-C) while it reads the file's third slice, once.
       let stopped = false
-      const stopping = Layer.succeed(TranscriptFileSystem, {
-        ...nodeTranscriptFileSystem,
-        read: (path, offset, length) =>
-          path === target && offset >= 2 * sliceBytes && !stopped
-            ? Effect.sync(() => (stopped = true)).pipe(Effect.andThen(Effect.interrupt))
-            : nodeTranscriptFileSystem.read(path, offset, length),
-      })
-      const dataDir = join(sliced.path, "data")
-      const environment = envFor(join(sliced.path, "home"))
-      await expect(runIndex(dataDir, { environment, sliceBytes }, stopping)).rejects.toThrow()
+      const stopping = onceAt(sliced.target, 2 * sliceBytes, () =>
+        Effect.sync(() => (stopped = true)).pipe(Effect.andThen(Effect.interrupt)),
+      )
+      const options = { environment: sliced.environment, sliceBytes }
+      await expect(runIndex(sliced.dataDir, options, stopping)).rejects.toThrow()
       expect(stopped).toBe(true)
-      const next = await runIndex(dataDir, { environment, sliceBytes }, stopping)
+      const next = await runIndex(sliced.dataDir, options, stopping)
       expect(next).toMatchObject({ appended: 1, unchanged: 0, rewritten: 0, failed: [] })
-      expect(next.bytesRead).toBeLessThan(candidate.bytes.length)
-      expect(
-        JSON.parse(
-          JSON.stringify(await snapshot(dataDir, words))
-            .split(sliced.path)
-            .join("<root>"),
-        ),
-      ).toEqual(await wholeSnapshot(candidate))
+      expect(next.bytesRead).toBeLessThan(largest.bytes.length)
+      expect(await sliced.rooted(sliced.dataDir)).toEqual(await wholeSnapshot(largest))
     } finally {
       sliced.dispose()
     }
   }, 60_000)
 
   it("lets a waiting writer (forget, prune) in between the slices of a file", async () => {
-    const candidate = [...candidates].sort((a, b) => b.bytes.length - a.bytes.length)[0]!
-    const sliced = tempDir("slice-writer")
+    const sliced = placed("slice-writer", largest)
     try {
-      const target = join(sliced.path, "home", candidate.path.slice("/corpus".length))
-      mkdirSync(dirname(target), { recursive: true })
-      writeFileSync(target, candidate.bytes)
-      const sliceBytes = Math.ceil(candidate.bytes.length / 4)
-      const dataDir = join(sliced.path, "data")
-      const database = join(dataDir, "recall-index.db")
+      const sliceBytes = Math.ceil(largest.bytes.length / 4)
+      const database = join(sliced.dataDir, "recall-index.db")
       // While the run reads the file's third slice, a writer announces itself, then (once the run
       // paused for it) takes the write lock with no busy wait, and leaves.
       let writer: Promise<{ took: boolean; turns: number }> | undefined
-      const announcing = Layer.succeed(TranscriptFileSystem, {
-        ...nodeTranscriptFileSystem,
-        read: (path, offset, length) => {
-          if (path === target && offset >= 2 * sliceBytes && writer === undefined) {
-            const announcement = `${database}-writer-${Date.now()}-${process.pid}-1`
-            writeFileSync(announcement, "")
-            writer = new Promise((resolve) =>
-              setTimeout(() => {
-                const other = new BetterSqlite3(database)
-                try {
-                  other.pragma("busy_timeout = 0")
-                  other.exec("begin immediate")
-                  const turns = other.prepare("select count(*) from turns").pluck().get() as number
-                  other.exec("rollback")
-                  resolve({ took: true, turns })
-                } catch {
-                  resolve({ took: false, turns: 0 })
-                } finally {
-                  other.close()
-                  rmSync(announcement, { force: true })
-                }
-              }, 100),
-            )
-          }
-          return nodeTranscriptFileSystem.read(path, offset, length)
-        },
-      })
+      const announce = () => {
+        const announcement = `${database}-writer-${Date.now()}-${process.pid}-1`
+        writeFileSync(announcement, "")
+        writer = new Promise((resolve) =>
+          setTimeout(() => {
+            const other = new BetterSqlite3(database)
+            try {
+              other.pragma("busy_timeout = 0")
+              other.exec("begin immediate")
+              const turns = other.prepare("select count(*) from turns").pluck().get() as number
+              other.exec("rollback")
+              resolve({ took: true, turns })
+            } catch {
+              resolve({ took: false, turns: 0 })
+            } finally {
+              other.close()
+              rmSync(announcement, { force: true })
+            }
+          }, 100),
+        )
+      }
+      const announcing = onceAt(sliced.target, 2 * sliceBytes, (read) =>
+        Effect.sync(announce).pipe(Effect.andThen(read)),
+      )
       const report = await runIndex(
-        dataDir,
-        { environment: envFor(join(sliced.path, "home")), sliceBytes },
+        sliced.dataDir,
+        { environment: sliced.environment, sliceBytes },
         announcing,
       )
       expect(report).toMatchObject({ indexedNew: 1, failed: [] })
@@ -278,21 +271,16 @@ describe("sliced indexing", () => {
   }, 60_000)
 
   it("slices a compressed rollout with one decoder, to the same rows as reading it whole", async () => {
-    const codex = candidates
-      .filter((c) => c.path.includes("/.codex/"))
-      .sort((a, b) => b.bytes.length - a.bytes.length)[0]!
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 16, max: 4096 }), async (sliceBytes) => {
-        const dir = tempDir("slice-zst")
+        const zst = placed("slice-zst", largestCodex, {
+          bytes: zstdStored(largestCodex.bytes),
+          suffix: ".zst",
+        })
         try {
-          const home = join(dir.path, "home")
-          const target = join(home, `${codex.path.slice("/corpus".length)}.zst`)
-          mkdirSync(dirname(target), { recursive: true })
-          writeFileSync(target, zstdStored(codex.bytes))
-          const environment = envFor(home)
           const slices: Array<number> = []
-          const sliced = await runIndex(join(dir.path, "sliced"), {
-            environment,
+          const sliced = await runIndex(zst.dataDir, {
+            environment: zst.environment,
             sliceBytes,
             onProgress: (e) => e._tag === "SliceIndexed" && slices.push(e.offset),
           })
@@ -300,13 +288,12 @@ describe("sliced indexing", () => {
           // It was sliced, each slice past the one before, all within the decompressed stream.
           expect(slices.length).toBeGreaterThan(0)
           expect(slices).toEqual([...slices].sort((a, b) => a - b))
-          expect(slices.at(-1)!).toBeLessThanOrEqual(codex.bytes.length)
-          await runIndex(join(dir.path, "whole"), { environment, sliceBytes: 1 << 30 })
-          expect(await snapshot(join(dir.path, "sliced"), words)).toEqual(
-            await snapshot(join(dir.path, "whole"), words),
-          )
+          expect(slices.at(-1)!).toBeLessThanOrEqual(largestCodex.bytes.length)
+          const whole = `${zst.dataDir}-whole`
+          await runIndex(whole, { environment: zst.environment, sliceBytes: 1 << 30 })
+          expect(await zst.rooted(zst.dataDir)).toEqual(await zst.rooted(whole))
         } finally {
-          dir.dispose()
+          zst.dispose()
         }
       }),
       { numRuns: 10, seed: 20261202 },
@@ -314,23 +301,17 @@ describe("sliced indexing", () => {
   }, 60_000)
 
   it("writes a compressed rollout again whole after a run stopped between its slices", async () => {
-    const codex = candidates
-      .filter((c) => c.path.includes("/.codex/"))
-      .sort((a, b) => b.bytes.length - a.bytes.length)[0]!
-    const dir = tempDir("slice-zst-stop")
+    const zst = placed("slice-zst-stop", largestCodex, {
+      bytes: zstdStored(largestCodex.bytes),
+      suffix: ".zst",
+    })
     try {
-      const home = join(dir.path, "home")
-      const target = join(home, `${codex.path.slice("/corpus".length)}.zst`)
-      mkdirSync(dirname(target), { recursive: true })
-      writeFileSync(target, zstdStored(codex.bytes))
-      const environment = envFor(home)
-      const sliceBytes = Math.ceil(codex.bytes.length / 4)
+      const sliceBytes = Math.ceil(largestCodex.bytes.length / 4)
       // The run dies right after its first slice is written (a crash once that slice committed).
       let slices = 0
-      const dataDir = join(dir.path, "data")
       await expect(
-        runIndex(dataDir, {
-          environment,
+        runIndex(zst.dataDir, {
+          environment: zst.environment,
           sliceBytes,
           onProgress: (e) => {
             if (e._tag !== "SliceIndexed") return
@@ -340,12 +321,13 @@ describe("sliced indexing", () => {
         }),
       ).rejects.toThrow()
       expect(slices).toBeGreaterThan(0)
-      const next = await runIndex(dataDir, { environment, sliceBytes })
+      const next = await runIndex(zst.dataDir, { environment: zst.environment, sliceBytes })
       expect(next).toMatchObject({ rewritten: 1, appended: 0, unchanged: 0, failed: [] })
-      await runIndex(join(dir.path, "whole"), { environment })
-      expect(await snapshot(dataDir, words)).toEqual(await snapshot(join(dir.path, "whole"), words))
+      const whole = `${zst.dataDir}-whole`
+      await runIndex(whole, { environment: zst.environment })
+      expect(await zst.rooted(zst.dataDir)).toEqual(await zst.rooted(whole))
     } finally {
-      dir.dispose()
+      zst.dispose()
     }
   }, 60_000)
 })

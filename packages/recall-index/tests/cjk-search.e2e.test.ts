@@ -19,15 +19,9 @@ import {
   textReply,
 } from "@baton/testkit"
 import type { ClaudeHome, CodexHome, MockMessagesServer, MockResponsesServer } from "@baton/testkit"
-import {
-  embedBacklog,
-  embedderFromEnvironment,
-  embeddingForIndex,
-  embeddingForSearch,
-  searchRecall,
-} from "@baton/recall-index"
+import { searchRecall } from "@baton/recall-index"
 import type { RecallSearchProviders } from "@baton/recall-index"
-import { runIndex, withIndex } from "./index-harness.js"
+import { embedLikeTheProduct, runIndex, withIndex } from "./index-harness.js"
 
 let claudeServer: MockMessagesServer
 let claude: ClaudeHome
@@ -81,17 +75,9 @@ beforeAll(async () => {
     },
   })
   expect(report).toMatchObject({ indexedNew: 3, failed: [] })
-  const fromEnv = await Effect.runPromise(embedderFromEnvironment({}))
-  const forIndex = await withIndex(dataDir(), embeddingForIndex(fromEnv))
-  expect(forIndex.embedder?.info.model).toBe("use-lite")
-  expect((await withIndex(dataDir(), embedBacklog(forIndex.embedder!))).remaining).toBe(0)
-  const forSearch = await withIndex(dataDir(), embeddingForSearch(fromEnv))
-  providers = {
-    embedder: forSearch.embedder,
-    reranker: forSearch.reranker,
-    expandQuery: forSearch.expandQuery,
-    fusion: forSearch.fusion,
-  }
+  const product = await embedLikeTheProduct((effect) => withIndex(dataDir(), effect))
+  expect(product.forIndex.embedder?.info.model).toBe("use-lite")
+  providers = product.providers
 }, 300_000)
 
 afterAll(async () => {

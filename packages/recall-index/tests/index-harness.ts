@@ -6,6 +6,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import {
+  embedBacklog,
+  embedderFromEnvironment,
+  embeddingForIndex,
+  embeddingForSearch,
   indexTranscripts,
   matchChunks,
   nodeIndexerProcessLayer,
@@ -15,8 +19,10 @@ import {
   TranscriptFileSystem,
 } from "@baton/recall-index"
 import type {
+  ConfiguredEmbedding,
   IndexerProcess,
   IndexOptions,
+  RecallSearchProviders,
   IndexRunReport,
   RecallDatabaseShape,
   TranscriptFileSystemShape,
@@ -215,3 +221,35 @@ export const appendChunkRows = (
     const last = (s.prepare("select max(id) from chunks").pluck().get() as number | null) ?? 0
     s.transaction(() => chunkWriter(s)(sessionRow, texts, last + 1))()
   })
+
+/**
+ * Embeds an index's backlog the product's way — the default (`auto`, from an empty environment)
+ * picks its embedder from the index (USE-lite for a small history) — through `run` (which
+ * provides the database): the embedding the index run and the search each resolved, and the
+ * providers a search gets.
+ */
+export const embedLikeTheProduct = async (
+  run: <A, E>(effect: Effect.Effect<A, E, RecallDatabase | IndexerProcess>) => Promise<A>,
+): Promise<{
+  readonly forIndex: ConfiguredEmbedding
+  readonly forSearch: ConfiguredEmbedding
+  readonly providers: RecallSearchProviders
+}> => {
+  const fromEnv = await Effect.runPromise(embedderFromEnvironment({}))
+  const forIndex = await run(embeddingForIndex(fromEnv))
+  if (forIndex.embedder !== undefined) {
+    const embedded = await run(embedBacklog(forIndex.embedder))
+    if (embedded.remaining !== 0) throw new Error(`${embedded.remaining} chunks left unembedded`)
+  }
+  const forSearch = await run(embeddingForSearch(fromEnv))
+  return {
+    forIndex,
+    forSearch,
+    providers: {
+      embedder: forSearch.embedder,
+      reranker: forSearch.reranker,
+      expandQuery: forSearch.expandQuery,
+      fusion: forSearch.fusion,
+    },
+  }
+}

@@ -9,10 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { buildCorpus, CORPUS_COMPACTION_SUMMARY } from "@baton/testkit"
 import type { Corpus } from "@baton/testkit"
 import {
-  embedBacklog,
-  embedderFromEnvironment,
-  embeddingForIndex,
-  embeddingForSearch,
   expandAround,
   formatDate,
   grepRecords,
@@ -34,7 +30,7 @@ import type {
   RecallDatabase,
   TranscriptFileSystem,
 } from "@baton/recall-index"
-import { tempDir } from "./index-harness.js"
+import { embedLikeTheProduct, tempDir } from "./index-harness.js"
 
 let corpus: Corpus
 let data: { path: string; dispose: () => void }
@@ -65,20 +61,11 @@ beforeAll(async () => {
   expect(report.indexedNew).toBe(4)
   // The product's path: the default (`auto`) picks its embedder from the index the run left
   // (USE-lite for a history this small), and a search follows the space that was filled.
-  const fromEnv = await Effect.runPromise(embedderFromEnvironment({}))
-  const forIndex = await run(embeddingForIndex(fromEnv))
-  expect(forIndex.embedder?.info.model).toBe("use-lite")
-  const embedded = await run(embedBacklog(forIndex.embedder!))
-  expect(embedded.remaining).toBe(0)
-  const forSearch = await run(embeddingForSearch(fromEnv))
-  expect(forSearch).toBe(forIndex)
-  embedder = forSearch.embedder
-  configured = {
-    embedder: forSearch.embedder,
-    reranker: forSearch.reranker,
-    expandQuery: forSearch.expandQuery,
-    fusion: forSearch.fusion,
-  }
+  const product = await embedLikeTheProduct(run)
+  expect(product.forIndex.embedder?.info.model).toBe("use-lite")
+  expect(product.forSearch).toBe(product.forIndex)
+  embedder = product.forSearch.embedder
+  configured = product.providers
 }, 300_000)
 
 afterAll(async () => {
