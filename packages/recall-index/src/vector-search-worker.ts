@@ -19,6 +19,7 @@ import { Worker } from "node:worker_threads"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { RecallStorageError } from "./errors.js"
+import { stopWorker } from "./worker-stop.js"
 import type { VectorHit, VectorSearchOptions } from "./vector-knn.js"
 
 /** The worker could not answer (not started, crashed, exited, or closed). */
@@ -242,7 +243,7 @@ export const makeVectorSearchWorker = (
         const entry = current
         current = undefined
         if (entry !== undefined) {
-          await entry.worker.terminate()
+          await stopWorker(entry.worker)
           for (const p of entry.pending.values()) {
             p.settle(new VectorWorkerUnavailable({ reason: "the vector worker was closed" }))
           }

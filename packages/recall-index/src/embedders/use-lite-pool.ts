@@ -8,6 +8,7 @@
  */
 import { createRequire } from "node:module"
 import { Worker } from "node:worker_threads"
+import { stopWorker } from "../worker-stop.js"
 
 /** USE-lite's output length. */
 export const USE_LITE_DIM = 512
@@ -215,7 +216,7 @@ export const makeUseLitePool = (size: number, idleMs: number = USE_LITE_IDLE_MS)
     const live = workers.filter((w): w is PoolWorker => w !== undefined)
     workers.fill(undefined)
     for (const w of live) clearTimeout(w.idleTimer)
-    await Promise.all(live.map((w) => w.worker.terminate()))
+    await Promise.all(live.map((w) => stopWorker(w.worker)))
   }
   return { embed, close }
 }
