@@ -54,6 +54,8 @@ describe("recall search's early start", () => {
       "data-directory.js",
       "embedders/use-lite-pool.js",
       "use-lite-prewarm.js",
+      // Stops the pool's workers; node builtins only.
+      "worker-stop.js",
     ])
   })
 })
