@@ -20,6 +20,19 @@ describe("snippets", () => {
     expect(snippetFor(long, ["absent"], 50).startsWith("lorem")).toBe(true)
   })
 
+  it("centres a CJK question written without spaces on the words the text shares", () => {
+    const text = `${"今天的天气很好，我们去公园散步吧。".repeat(20)}我们决定把上传的重试策略改成指数退避。`
+    const terms = queryTerms("上传的重试策略是什么？")
+    expect(terms[0]).toBe("上传的重试策略是什么")
+    expect(terms).toContain("重试")
+    const s = snippetFor(text, terms, 60)
+    expect(s).toContain("重试策略")
+    // A bigram found early ("我们") does not pull the window away from a longer term's match.
+    expect(snippetFor(`${"我们".repeat(100)}重试策略`, ["重试策略", "我们"], 20)).toContain(
+      "重试策略",
+    )
+  })
+
   it("cuts around a known match and collapses whitespace", () => {
     const text = `${"a\n".repeat(300)}needle\n\tafter`
     const at = text.indexOf("needle")

@@ -4,8 +4,13 @@
  * at most `maxChars` characters plus the two ellipses; a window is centred on the first match
  * when there is one and cut at word boundaries when possible; a surrogate pair is never split.
  */
+import { cjkShare, ftsQueryTerms, hasCjk } from "./cjk-text.js"
 
-/** Search terms of a query: lower-cased runs of letters, digits and `_` (at least 2 long). */
+/**
+ * Search terms of a query: lower-cased runs of letters, digits and `_` (at least 2 long); a run
+ * holding Chinese, Japanese or Korean is followed by its character bigrams (a question written
+ * without spaces is one run, which the text rarely holds whole).
+ */
 export const queryTerms = (query: string): ReadonlyArray<string> => [
   ...new Set(
     (
@@ -13,9 +18,14 @@ export const queryTerms = (query: string): ReadonlyArray<string> => [
         .normalize("NFC")
         .toLowerCase()
         .match(/[\p{L}\p{N}_]+/gu) ?? []
-    ).filter((t) => t.length >= 2),
+    )
+      .flatMap((t) => (t.length > 2 && hasCjk(t) ? [t, ...ftsQueryTerms(t)] : [t]))
+      .filter((t) => t.length >= 2),
   ),
 ]
+
+/** A two-character CJK term: a bigram, looked for only where no longer term is found. */
+const isBigram = (term: string): boolean => term.length === 2 && cjkShare(term) === 1
 
 const collapse = (text: string): string => text.replace(/\s+/gu, " ").trim()
 
@@ -55,20 +65,28 @@ const windowAround = (flat: string, at: number, matchLength: number, maxChars: n
   return `${start > 0 ? "…" : ""}${flat.slice(start, end)}${end < flat.length ? "…" : ""}`
 }
 
-/** A snippet of `text` around the first query term found (else its start), ≤ `maxChars`. */
+/**
+ * A snippet of `text` around the first query term found (else its start), ≤ `maxChars`; CJK
+ * bigrams count only when no other term is found.
+ */
 export const snippetFor = (text: string, terms: ReadonlyArray<string>, maxChars = 240): string => {
   const flat = collapse(text)
   const lower = flat.toLowerCase()
-  let best: { at: number; length: number } | undefined
-  for (const term of terms) {
-    // Porter stemming matches "retries" for "retry": fall back to the term's first 5 letters.
-    const probes = term.length > 5 ? [term, term.slice(0, 5)] : [term]
-    for (const probe of probes) {
-      const at = lower.indexOf(probe)
-      if (at !== -1 && (best === undefined || at < best.at)) best = { at, length: probe.length }
-      if (at !== -1) break
+  const firstOf = (candidates: ReadonlyArray<string>) => {
+    let best: { at: number; length: number } | undefined
+    for (const term of candidates) {
+      // Porter stemming matches "retries" for "retry": fall back to the term's first 5 letters.
+      const probes = term.length > 5 ? [term, term.slice(0, 5)] : [term]
+      for (const probe of probes) {
+        const at = lower.indexOf(probe)
+        if (at !== -1 && (best === undefined || at < best.at)) best = { at, length: probe.length }
+        if (at !== -1) break
+      }
     }
+    return best
   }
+  const best =
+    firstOf(terms.filter((t) => !isBigram(t))) ?? firstOf(terms.filter((t) => isBigram(t)))
   return windowAround(flat, best?.at ?? 0, best?.length ?? 0, maxChars)
 }
 
