@@ -305,24 +305,52 @@ const initial: Migration = {
   },
 }
 
+/** The `meta.schema_version` a migration finds (0 when unset). */
+const schemaVersionIn = async (db: Kysely<unknown>): Promise<number> => {
+  const sql = await sqlTag()
+  const version = await sql<{
+    value: string
+  }>`select value from meta where key = 'schema_version'`.execute(db)
+  return Number(version.rows[0]?.value ?? 0)
+}
+
+/**
+ * Runs `statements` in one `BEGIN IMMEDIATE` transaction (Kysely runs SQLite migrations outside
+ * one), then `check` before the commit; rolls back on any failure.
+ */
+const inOwnTransaction = async (
+  db: Kysely<unknown>,
+  statements: ReadonlyArray<string>,
+  check: () => Promise<void> = () => Promise.resolve(),
+): Promise<void> => {
+  const sql = await sqlTag()
+  const run = (statement: string) => sql.raw(statement).execute(db)
+  await run("begin immediate")
+  try {
+    for (const statement of statements) await run(statement)
+    await check()
+    await run("commit")
+  } catch (error) {
+    await run("rollback")
+    throw error
+  }
+}
+
 /**
  * Moves `files.parse_state` into `file_states` and keeps a `resumable` flag in `files`: every
  * index run reads all of `files`, and the parse states made its rows ~1 KB — 10 MB of pages for
  * 10 000 files, most of a cold no-change rescan's database reads. `files` is rebuilt (SQLite's
  * documented new-table, copy, drop, rename procedure) because dropping the column in place leaves
  * every page as large as before. Kysely runs SQLite migrations outside a transaction, so this one
- * opens its own, with foreign keys off around it (SQLite only allows switching them outside a
+ * opens its own ({@link inOwnTransaction}), with foreign keys off around it (SQLite only allows switching them outside a
  * transaction, and the drop must not cascade) and checked before it commits.
  */
 const fileStates: Migration = {
   up: async (db: Kysely<unknown>): Promise<void> => {
     const sql = await sqlTag()
     const run = (statement: string) => sql.raw(statement).execute(db)
-    const version = await sql<{
-      value: string
-    }>`select value from meta where key = 'schema_version'`.execute(db)
     // Committed by an earlier attempt that died before Kysely recorded the migration.
-    if (Number(version.rows[0]?.value) >= 2) return
+    if ((await schemaVersionIn(db)) >= 2) return
     const statements = [
       `create table file_states (
         file_id integer primary key references files(id) on delete cascade,
@@ -362,19 +390,13 @@ const fileStates: Migration = {
     ]
     await run("pragma foreign_keys = off")
     try {
-      await run("begin immediate")
-      try {
-        for (const statement of statements) await run(statement)
+      await inOwnTransaction(db, statements, async () => {
         const broken = await sql.raw("pragma foreign_key_check").execute(db)
         if (broken.rows.length > 0)
           throw new Error(
             `foreign keys broken by the files rebuild: ${JSON.stringify(broken.rows)}`,
           )
-        await run("commit")
-      } catch (error) {
-        await run("rollback")
-        throw error
-      }
+      })
     } finally {
       await run("pragma foreign_keys = on")
     }
@@ -431,48 +453,35 @@ const indexedText = (column: string) =>
  */
 const cjkBigrams: Migration = {
   up: async (db: Kysely<unknown>): Promise<void> => {
-    const sql = await sqlTag()
-    const run = (statement: string) => sql.raw(statement).execute(db)
-    const version = await sql<{
-      value: string
-    }>`select value from meta where key = 'schema_version'`.execute(db)
-    if (Number(version.rows[0]?.value) >= 4) return
-    await run("begin immediate")
-    try {
-      for (const statement of [
-        `drop trigger chunks_fts_insert`,
-        `drop trigger chunks_fts_delete`,
-        `drop trigger chunks_fts_update`,
-        // The chunks whose indexed text changes: not ASCII (a check in C), and changed by the
-        // function (CJK). On an index of 84 k chunks built by schema 3 the first call after the
-        // upgrade took 0.5 s longer; a glob over the CJK ranges instead, 1.8 s.
-        `create temp table cjk_chunks as select id from chunks
+    if ((await schemaVersionIn(db)) >= 4) return
+    await inOwnTransaction(db, [
+      `drop trigger chunks_fts_insert`,
+      `drop trigger chunks_fts_delete`,
+      `drop trigger chunks_fts_update`,
+      // The chunks whose indexed text changes: not ASCII (a check in C), and changed by the
+      // function (CJK). On an index of 84 k chunks built by schema 3 the first call after the
+      // upgrade took 0.5 s longer; a glob over the CJK ranges instead, 1.8 s.
+      `create temp table cjk_chunks as select id from chunks
           where length(text) != octet_length(text) and ${FTS_TEXT_FUNCTION}(text) != text`,
-        `insert into chunks_fts(chunks_fts, rowid, text)
+      `insert into chunks_fts(chunks_fts, rowid, text)
           select 'delete', c.id, c.text from chunks c join temp.cjk_chunks k on k.id = c.id`,
-        `insert into chunks_fts(rowid, text)
+      `insert into chunks_fts(rowid, text)
           select c.id, ${FTS_TEXT_FUNCTION}(c.text) from chunks c join temp.cjk_chunks k on k.id = c.id`,
-        `drop table temp.cjk_chunks`,
-        `create trigger chunks_fts_insert after insert on chunks begin
+      `drop table temp.cjk_chunks`,
+      `create trigger chunks_fts_insert after insert on chunks begin
           insert into chunks_fts(rowid, text) values (new.id, ${indexedText("new.text")});
         end`,
-        `create trigger chunks_fts_delete after delete on chunks begin
+      `create trigger chunks_fts_delete after delete on chunks begin
           insert into chunks_fts(chunks_fts, rowid, text)
             values ('delete', old.id, ${indexedText("old.text")});
         end`,
-        `create trigger chunks_fts_update after update of text on chunks begin
+      `create trigger chunks_fts_update after update of text on chunks begin
           insert into chunks_fts(chunks_fts, rowid, text)
             values ('delete', old.id, ${indexedText("old.text")});
           insert into chunks_fts(rowid, text) values (new.id, ${indexedText("new.text")});
         end`,
-        `update meta set value = '4' where key = 'schema_version'`,
-      ])
-        await run(statement)
-      await run("commit")
-    } catch (error) {
-      await run("rollback")
-      throw error
-    }
+      `update meta set value = '4' where key = 'schema_version'`,
+    ])
   },
 }
 
