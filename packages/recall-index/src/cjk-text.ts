@@ -6,8 +6,7 @@
  * its overlapping character bigrams (`重试 试策 策略 …`), the usual CJK analyzer: any two or
  * more characters of a run are found, ranked by bm25 over the bigrams they share. A run of one
  * character stays as it is. Text without these characters is returned unchanged (the same
- * string), so indexing it costs one scan; the schema's triggers skip the call entirely for ASCII
- * text.
+ * string), so indexing it costs one scan. `fts-text.ts` adds identifier words on top.
  */
 
 // Hiragana and Katakana, CJK Extension A, CJK Unified Ideographs, Hangul syllables, CJK
@@ -46,14 +45,14 @@ export const cjkShare = (text: string): number => {
   return letters === 0 ? 0 : (text.match(CJK_CHAR)?.length ?? 0) / letters
 }
 
-/** Whether `text` holds a character {@link ftsText} splits. */
+/** Whether `text` holds a character {@link bigramText} splits. */
 export const hasCjk = (text: string): boolean => ANY.test(text)
 
 /**
- * `text` as the lexical index sees it: every CJK run replaced by its bigrams, space separated
- * and set apart from the letters around it. `text` itself when it has no CJK run.
+ * `text` with every CJK run replaced by its bigrams, space separated and set apart from the
+ * letters around it (what schema 4's lexical index held). `text` itself when it has no CJK run.
  */
-export const ftsText = (text: string): string =>
+export const bigramText = (text: string): string =>
   hasCjk(text) ? text.replace(RUNS, (run) => ` ${bigrams(run).join(" ")} `) : text
 
 /**
@@ -61,12 +60,9 @@ export const ftsText = (text: string): string =>
  * non-CJK pieces and the bigrams of its CJK runs, each a term of its own (so a question written
  * as one unbroken sentence still matches the turns that share its words).
  */
-export const ftsQueryTerms = (term: string): Array<string> =>
+export const cjkQueryTerms = (term: string): Array<string> =>
   hasCjk(term)
-    ? ftsText(term)
+    ? bigramText(term)
         .split(/\s+/u)
         .filter((part) => part !== "")
     : [term]
-
-/** The SQLite function name the schema's triggers call (see `registerRecallFunctions`). */
-export const FTS_TEXT_FUNCTION = "baton_fts_text"

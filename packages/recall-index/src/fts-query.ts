@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { RecallStorageError } from "./errors.js"
 import type { Database } from "better-sqlite3"
-import { ftsQueryTerms } from "./cjk-text.js"
+import { ftsQueryTerms } from "./fts-text.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { FTS_TOKENIZER } from "./recall-schema.js"
 import { decodeRows } from "./stored-rows.js"
@@ -19,7 +19,8 @@ export type FtsTermMode = "all" | "any"
 
 /**
  * The searchable terms of `text`: whitespace-split, control characters dropped, CJK runs split
- * into their bigrams as the index holds them (`cjk-text.ts`), deduplicated.
+ * into their bigrams and identifiers followed by their words, as the index holds them
+ * (`fts-text.ts`), deduplicated.
  */
 const termsOf = (text: string): string[] => [
   ...new Set(

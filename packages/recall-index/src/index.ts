@@ -32,7 +32,8 @@ export { openRecallDatabase, RecallDatabase, recallDatabaseLayer } from "./recal
 export { decideFileChange, signatureKey } from "./file-change.js"
 export { IndexerProcess, nodeIndexerProcessLayer } from "./index-lock.js"
 export { INDEX_SLICE_BYTES, indexTranscripts } from "./indexer.js"
-export { ftsQueryTerms, ftsText, hasCjk } from "./cjk-text.js"
+export { hasCjk } from "./cjk-text.js"
+export { ftsQueryTerms, ftsText, identifierWords } from "./fts-text.js"
 export { forgetSessions, indexStatus, pruneDeleted } from "./index-maintenance.js"
 export {
   DEFAULT_EXPANSION_MAX_DOC_SHARE,

@@ -3,12 +3,17 @@
  * Guarantees: migrations only ever append (never edit a shipped one); every child row cascades
  * from its turn or session, so deleting a session or a file's turns leaves no orphan; the FTS
  * index is external-content over `chunks` and kept in step by triggers (rowid = chunk id), which
- * index CJK text as bigrams through a function every connection registers
- * ({@link registerRecallFunctions}).
+ * index CJK text as bigrams and identifiers with their words through a function every connection
+ * registers ({@link registerRecallFunctions}).
  */
 import type { Database } from "better-sqlite3"
 import type { Generated, Kysely, Migration, MigrationProvider } from "kysely"
-import { FTS_TEXT_FUNCTION, ftsText } from "./cjk-text.js"
+import {
+  FTS_TEXT_FUNCTION,
+  ftsText,
+  SCHEMA_4_FTS_TEXT_FUNCTION,
+  schema4FtsText,
+} from "./fts-text.js"
 
 /**
  * Kysely's `sql` tag, loaded when a migration runs: this module's constants and types are read on
@@ -17,7 +22,7 @@ import { FTS_TEXT_FUNCTION, ftsText } from "./cjk-text.js"
 const sqlTag = async () => (await import("kysely")).sql
 
 /** Schema version written to `meta.schema_version` by the latest migration. */
-export const RECALL_SCHEMA_VERSION = 4
+export const RECALL_SCHEMA_VERSION = 5
 
 /** FTS5 tokenizer of `chunks_fts` (see README "Decisions" for the measurement). */
 export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -426,28 +431,31 @@ const repositoryIdentity: Migration = {
 }
 
 /**
- * Registers the SQL functions the schema's triggers call on `sqlite` (`openRecallDatabase` does,
- * before migrating): {@link FTS_TEXT_FUNCTION}, the text `chunks_fts` indexes for a chunk. A
- * connection without it cannot insert or delete chunks.
+ * Registers the SQL functions the schema's triggers and migrations call on `sqlite`
+ * (`openRecallDatabase` does, before migrating): {@link FTS_TEXT_FUNCTION}, the text `chunks_fts`
+ * indexes for a chunk, and {@link SCHEMA_4_FTS_TEXT_FUNCTION}, what schema 4 indexed. A connection
+ * without them cannot insert or delete chunks.
  */
 export const registerRecallFunctions = (sqlite: Database): void => {
-  sqlite.function(FTS_TEXT_FUNCTION, { deterministic: true }, (text: unknown) =>
-    typeof text === "string" ? ftsText(text) : text,
-  )
+  const textOnly = (f: (text: string) => string) => (text: unknown) =>
+    typeof text === "string" ? f(text) : text
+  sqlite.function(FTS_TEXT_FUNCTION, { deterministic: true }, textOnly(ftsText))
+  sqlite.function(SCHEMA_4_FTS_TEXT_FUNCTION, { deterministic: true }, textOnly(schema4FtsText))
 }
 
 /**
- * What `chunks_fts` indexes for the chunk text `column` (`new.text`, `old.text`, `text`): ASCII
- * text (as many characters as bytes: a C loop, no call into JavaScript) as it is, other text
- * through {@link FTS_TEXT_FUNCTION}, which changes only text holding CJK runs. A `glob` over the
- * CJK ranges here cost 16 % of a surface-heavy index run; this costs about nothing.
+ * What schema 4's `chunks_fts` indexed for the chunk text `column` (`new.text`, `old.text`,
+ * `text`): ASCII text (as many characters as bytes: a C loop, no call into JavaScript) as it is,
+ * other text through {@link SCHEMA_4_FTS_TEXT_FUNCTION}, which changes only text holding CJK runs.
+ * A `glob` over the CJK ranges here cost 16 % of a surface-heavy index run; this costs about
+ * nothing. Migration 0004 writes it; 0005 replaces it.
  */
-const indexedText = (column: string) =>
-  `case when length(${column}) = octet_length(${column}) then ${column} else ${FTS_TEXT_FUNCTION}(${column}) end`
+const schema4IndexedText = (column: string) =>
+  `case when length(${column}) = octet_length(${column}) then ${column} else ${SCHEMA_4_FTS_TEXT_FUNCTION}(${column}) end`
 
 /**
  * CJK text as bigrams in the lexical index (see `cjk-text.ts`): the triggers index
- * {@link indexedText} instead of the text itself, and chunks already indexed that hold CJK text
+ * {@link schema4IndexedText} instead of the text itself, and chunks already indexed that hold CJK text
  * are taken out of `chunks_fts` with the text they were indexed with and put back as bigrams.
  * Other chunks index exactly as before. One transaction, so an interrupted run changes nothing.
  */
@@ -462,25 +470,64 @@ const cjkBigrams: Migration = {
       // function (CJK). On an index of 84 k chunks built by schema 3 the first call after the
       // upgrade took 0.5 s longer; a glob over the CJK ranges instead, 1.8 s.
       `create temp table cjk_chunks as select id from chunks
-          where length(text) != octet_length(text) and ${FTS_TEXT_FUNCTION}(text) != text`,
+          where length(text) != octet_length(text) and ${SCHEMA_4_FTS_TEXT_FUNCTION}(text) != text`,
       `insert into chunks_fts(chunks_fts, rowid, text)
           select 'delete', c.id, c.text from chunks c join temp.cjk_chunks k on k.id = c.id`,
       `insert into chunks_fts(rowid, text)
-          select c.id, ${FTS_TEXT_FUNCTION}(c.text) from chunks c join temp.cjk_chunks k on k.id = c.id`,
+          select c.id, ${SCHEMA_4_FTS_TEXT_FUNCTION}(c.text) from chunks c join temp.cjk_chunks k on k.id = c.id`,
       `drop table temp.cjk_chunks`,
       `create trigger chunks_fts_insert after insert on chunks begin
-          insert into chunks_fts(rowid, text) values (new.id, ${indexedText("new.text")});
+          insert into chunks_fts(rowid, text) values (new.id, ${schema4IndexedText("new.text")});
         end`,
       `create trigger chunks_fts_delete after delete on chunks begin
           insert into chunks_fts(chunks_fts, rowid, text)
-            values ('delete', old.id, ${indexedText("old.text")});
+            values ('delete', old.id, ${schema4IndexedText("old.text")});
         end`,
       `create trigger chunks_fts_update after update of text on chunks begin
           insert into chunks_fts(chunks_fts, rowid, text)
-            values ('delete', old.id, ${indexedText("old.text")});
-          insert into chunks_fts(rowid, text) values (new.id, ${indexedText("new.text")});
+            values ('delete', old.id, ${schema4IndexedText("old.text")});
+          insert into chunks_fts(rowid, text) values (new.id, ${schema4IndexedText("new.text")});
         end`,
       `update meta set value = '4' where key = 'schema_version'`,
+    ])
+  },
+}
+
+/**
+ * Identifier words in the lexical index (see `fts-text.ts`): the triggers index
+ * {@link FTS_TEXT_FUNCTION} of every chunk's text — one call into JavaScript per chunk, ~3 % of
+ * the FTS5 insert on text without identifiers — and chunks already indexed whose indexed text
+ * changes (they hold a camelCase identifier, or CJK text: those are put back unchanged) are taken
+ * out of `chunks_fts` with what schema 4 indexed and put back with the new text. One transaction,
+ * so an interrupted run changes nothing.
+ */
+const identifierWords: Migration = {
+  up: async (db: Kysely<unknown>): Promise<void> => {
+    if ((await schemaVersionIn(db)) >= 5) return
+    const triggers = ["insert", "delete", "update"].map((on) => `drop trigger chunks_fts_${on}`)
+    await inOwnTransaction(db, [
+      ...triggers,
+      `create temp table changed_chunks as select id from chunks
+          where ${FTS_TEXT_FUNCTION}(text) != text`,
+      `insert into chunks_fts(chunks_fts, rowid, text)
+          select 'delete', c.id, ${schema4IndexedText("c.text")}
+          from chunks c join temp.changed_chunks k on k.id = c.id`,
+      `insert into chunks_fts(rowid, text)
+          select c.id, ${FTS_TEXT_FUNCTION}(c.text) from chunks c join temp.changed_chunks k on k.id = c.id`,
+      `drop table temp.changed_chunks`,
+      `create trigger chunks_fts_insert after insert on chunks begin
+          insert into chunks_fts(rowid, text) values (new.id, ${FTS_TEXT_FUNCTION}(new.text));
+        end`,
+      `create trigger chunks_fts_delete after delete on chunks begin
+          insert into chunks_fts(chunks_fts, rowid, text)
+            values ('delete', old.id, ${FTS_TEXT_FUNCTION}(old.text));
+        end`,
+      `create trigger chunks_fts_update after update of text on chunks begin
+          insert into chunks_fts(chunks_fts, rowid, text)
+            values ('delete', old.id, ${FTS_TEXT_FUNCTION}(old.text));
+          insert into chunks_fts(rowid, text) values (new.id, ${FTS_TEXT_FUNCTION}(new.text));
+        end`,
+      `update meta set value = '5' where key = 'schema_version'`,
     ])
   },
 }
@@ -491,6 +538,7 @@ export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0002_file_states": fileStates,
   "0003_repository_identity": repositoryIdentity,
   "0004_cjk_bigrams": cjkBigrams,
+  "0005_identifier_words": identifierWords,
 }
 
 /** In-code provider for Kysely's `Migrator`. */

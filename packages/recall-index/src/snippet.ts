@@ -4,22 +4,22 @@
  * at most `maxChars` characters plus the two ellipses; a window is centred on the first match
  * when there is one and cut at word boundaries when possible; a surrogate pair is never split.
  */
-import { cjkShare, ftsQueryTerms, hasCjk } from "./cjk-text.js"
+import { cjkQueryTerms, cjkShare, hasCjk } from "./cjk-text.js"
+import { identifierWords } from "./fts-text.js"
 
 /**
  * Search terms of a query: lower-cased runs of letters, digits and `_` (at least 2 long); a run
  * holding Chinese, Japanese or Korean is followed by its character bigrams (a question written
- * without spaces is one run, which the text rarely holds whole).
+ * without spaces is one run, which the text rarely holds whole), a camelCase identifier by its
+ * words (the text may say "retry policy").
  */
 export const queryTerms = (query: string): ReadonlyArray<string> => [
   ...new Set(
-    (
-      query
-        .normalize("NFC")
-        .toLowerCase()
-        .match(/[\p{L}\p{N}_]+/gu) ?? []
-    )
-      .flatMap((t) => (t.length > 2 && hasCjk(t) ? [t, ...ftsQueryTerms(t)] : [t]))
+    (query.normalize("NFC").match(/[\p{L}\p{N}_]+/gu) ?? [])
+      .flatMap((t) => [
+        t.toLowerCase(),
+        ...(t.length > 2 && hasCjk(t) ? cjkQueryTerms(t.toLowerCase()) : identifierWords(t)),
+      ])
       .filter((t) => t.length >= 2),
   ),
 ]

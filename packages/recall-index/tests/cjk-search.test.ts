@@ -6,6 +6,7 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { forgetSessions, ftsText, RecallDatabase, searchRecall } from "@baton/recall-index"
+import { rewindLexicalIndex } from "./index-harness.js"
 import type { RecallSearchInput, Reranker } from "@baton/recall-index"
 import { makeDeterministicEmbedder } from "@baton/recall-index/testing"
 import { indexedHistory } from "./recall-fixtures.js"
@@ -205,37 +206,13 @@ describe("CJK index upkeep", () => {
       RecallDatabase.use((db) =>
         Effect.sync(() => {
           const sqlite = db.sqlite
-          sqlite.transaction(() => {
-            const cjk = sqlite
-              .prepare("select id, text from chunks where baton_fts_text(text) != text")
-              .all() as Array<{ id: number; text: string }>
-            expect(cjk.length).toBeGreaterThan(0)
-            const remove = sqlite.prepare(
-              "insert into chunks_fts(chunks_fts, rowid, text) values ('delete', ?, ?)",
-            )
-            const add = sqlite.prepare("insert into chunks_fts(rowid, text) values (?, ?)")
-            for (const { id, text } of cjk) {
-              remove.run(id, ftsText(text))
-              add.run(id, text)
-            }
-            sqlite.exec(`
-              drop trigger chunks_fts_insert;
-              drop trigger chunks_fts_delete;
-              drop trigger chunks_fts_update;
-              create trigger chunks_fts_insert after insert on chunks begin
-                insert into chunks_fts(rowid, text) values (new.id, new.text);
-              end;
-              create trigger chunks_fts_delete after delete on chunks begin
-                insert into chunks_fts(chunks_fts, rowid, text) values ('delete', old.id, old.text);
-              end;
-              create trigger chunks_fts_update after update of text on chunks begin
-                insert into chunks_fts(chunks_fts, rowid, text) values ('delete', old.id, old.text);
-                insert into chunks_fts(rowid, text) values (new.id, new.text);
-              end;
-              update meta set value = '3' where key = 'schema_version';
-              delete from kysely_migration where name = '0004_cjk_bigrams';
-            `)
-          })()
+          expect(
+            sqlite
+              .prepare("select count(*) from chunks where baton_fts_text(text) != text")
+              .pluck()
+              .get(),
+          ).toBeGreaterThan(0)
+          rewindLexicalIndex(sqlite, 3)
           // As schema 3 indexed it: the sentence is one token, so its words are not in the index.
           sqlite.exec(
             "create virtual table temp.old_terms using fts5vocab(main, chunks_fts, 'row')",
@@ -254,7 +231,7 @@ describe("CJK index upkeep", () => {
         ),
       ),
     )
-    expect(version).toBe("4")
+    expect(version).toBe("5")
     expect(await ftsDocs("重试")).toBeGreaterThan(0)
     expect((await lexical("重试策略"))[0]?.sessionId).toBe(CHINESE)
     expect(await integrity()).toBe("ok")

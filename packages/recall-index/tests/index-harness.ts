@@ -16,6 +16,7 @@ import {
   nodeTranscriptFileSystem,
   RecallDatabase,
   recallDatabaseLayer,
+  recallMigrations,
   TranscriptFileSystem,
 } from "@baton/recall-index"
 import type {
@@ -86,6 +87,43 @@ export const withSqlite = <A>(dataDir: string, f: (sqlite: RecallDatabaseShape["
     dataDir,
     RecallDatabase.use((db) => Effect.sync(() => f(db.sqlite))),
   )
+
+/**
+ * Puts the lexical index of an open database back as an older schema left it — every chunk whose
+ * indexed text the current schema changed is indexed again as schemas 1–3 held it (its plain text)
+ * or as schema 4 did (CJK bigrams), under that schema's triggers — sets `meta.schema_version`
+ * and forgets the later migrations, so the next open migrates the file again.
+ */
+export const rewindLexicalIndex = (
+  sqlite: RecallDatabaseShape["sqlite"],
+  version: 1 | 2 | 3 | 4,
+): void => {
+  const indexed = (column: string) => (version === 4 ? `baton_fts_text_4(${column})` : column)
+  const changed = "from chunks where baton_fts_text(text) != text"
+  const later = Object.keys(recallMigrations).sort().slice(version)
+  sqlite.transaction(() => {
+    sqlite.exec(`
+      insert into chunks_fts(chunks_fts, rowid, text) select 'delete', id, baton_fts_text(text) ${changed};
+      insert into chunks_fts(rowid, text) select id, ${indexed("text")} ${changed};
+      drop trigger chunks_fts_insert;
+      drop trigger chunks_fts_delete;
+      drop trigger chunks_fts_update;
+      create trigger chunks_fts_insert after insert on chunks begin
+        insert into chunks_fts(rowid, text) values (new.id, ${indexed("new.text")});
+      end;
+      create trigger chunks_fts_delete after delete on chunks begin
+        insert into chunks_fts(chunks_fts, rowid, text) values ('delete', old.id, ${indexed("old.text")});
+      end;
+      create trigger chunks_fts_update after update of text on chunks begin
+        insert into chunks_fts(chunks_fts, rowid, text) values ('delete', old.id, ${indexed("old.text")});
+        insert into chunks_fts(rowid, text) values (new.id, ${indexed("new.text")});
+      end;
+    `)
+    sqlite.prepare("update meta set value = ? where key = 'schema_version'").run(String(version))
+    const forget = sqlite.prepare("delete from kysely_migration where name = ?")
+    for (const name of later) forget.run(name)
+  })()
+}
 
 /** Runs one indexing pass. */
 export const runIndex = (

@@ -40,6 +40,7 @@ import { claudeExchange, generateFixtureCorpus, seededRandom } from "@baton/reca
 import {
   countingFileSystem,
   counts,
+  rewindLexicalIndex,
   runIndex,
   snapshot,
   tempDir,
@@ -152,12 +153,13 @@ describe("recall database", () => {
       }),
     )
     expect(again.journal).toBe("wal")
-    expect(again.version).toEqual({ value: "4" })
+    expect(again.version).toEqual({ value: "5" })
     expect(again.migrations).toEqual([
       { name: "0001_initial" },
       { name: "0002_file_states" },
       { name: "0003_repository_identity" },
       { name: "0004_cjk_bigrams" },
+      { name: "0005_identifier_words" },
     ])
     expect(again.vec).toEqual({ v: expect.stringMatching(/^v0\.1\./) })
   })
@@ -293,11 +295,8 @@ describe("indexTranscripts", () => {
           s.exec("drop index sessions_repository_url")
           s.exec("alter table sessions drop column repo_root_from")
           s.exec("alter table sessions drop column repository_url")
-          s.exec(
-            "delete from kysely_migration where name in ('0002_file_states', '0003_repository_identity', '0004_cjk_bigrams')",
-          )
-          s.exec("update meta set value = '1' where key = 'schema_version'")
         })()
+        rewindLexicalIndex(s, 1)
         return s.prepare("select count(*) as n from files where parse_state is not null").get()
       }),
     )
@@ -332,7 +331,7 @@ describe("indexTranscripts", () => {
     expect(upgraded.brokenKeys).toEqual([])
     expect(upgraded.keysOn).toBe(1)
     expect(upgraded.sessionsPointAt).toEqual(["files"])
-    expect(upgraded.version).toEqual({ value: "4" })
+    expect(upgraded.version).toEqual({ value: "5" })
     expect(upgraded.columns).not.toContain("parse_state")
     expect(upgraded.states).toEqual({ n: first.indexedNew })
     expect(upgraded.resumable).toEqual({ n: first.indexedNew })

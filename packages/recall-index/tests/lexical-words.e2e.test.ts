@@ -1,8 +1,10 @@
-// Chinese, Japanese and Korean sessions written by the REAL pinned agents (Claude Code 2.1.328
-// `-p`, codex 0.169.0 `exec`) against the loopback mocks, indexed and embedded the product's way
-// (`auto`: USE-lite at this size, an English model), then searched by a word inside an
-// unbroken sentence: the lexical index holds CJK text as bigrams, and the search ranks such a
-// query by its words instead of the English model's noise.
+// Words the lexical index finds inside other text, in sessions written by the REAL pinned agents
+// (Claude Code 2.1.328 `-p`, codex 0.169.0 `exec`) against the loopback mocks, indexed and
+// embedded the product's way (`auto`: USE-lite at this size, an English model):
+// - Chinese, Japanese and Korean words inside an unbroken sentence: the index holds CJK text as
+//   bigrams, and the search ranks such a query by its words instead of the English model's noise;
+// - the words of a camelCase identifier in an agent's reply (`maxAttempts`), asked for in plain
+//   words, and an identifier asked for where the reply used plain words.
 import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -20,7 +22,7 @@ import {
 } from "@baton/testkit"
 import type { ClaudeHome, CodexHome, MockMessagesServer, MockResponsesServer } from "@baton/testkit"
 import { searchRecall } from "@baton/recall-index"
-import type { RecallSearchProviders } from "@baton/recall-index"
+import type { RecallHit, RecallSearchProviders } from "@baton/recall-index"
 import { embedLikeTheProduct, runIndex, withIndex } from "./index-harness.js"
 
 let claudeServer: MockMessagesServer
@@ -28,7 +30,7 @@ let claude: ClaudeHome
 let codexServer: MockResponsesServer
 let codex: CodexHome
 let data: string
-const ids = { chinese: "", korean: "", japanese: "" }
+const ids = { chinese: "", korean: "", japanese: "", identifiers: "", plain: "" }
 let providers: RecallSearchProviders = {}
 
 const dataDir = () => join(data, "baton")
@@ -39,6 +41,9 @@ beforeAll(async () => {
     script: [
       messagesTextReply("好的，我已经把上传服务的重试策略改为指数退避。"),
       messagesTextReply("네, 타임아웃 정책을 업데이트했습니다."),
+      messagesTextReply(
+        "Done: `createRetryPolicy()` in HTTPClient.ts now reads `maxAttempts` from the config, default 5.",
+      ),
     ],
   })
   claude = await createClaudeHome()
@@ -56,9 +61,19 @@ beforeAll(async () => {
   })
   expect(korean.exitCode, korean.stderr).toBe(0)
   ids.korean = korean.sessionId
+  const identifiers = await runClaudePrint({
+    server: claudeServer,
+    home: claude,
+    prompt: "Make the upload client read its attempt limit from the config file.",
+  })
+  expect(identifiers.exitCode, identifiers.stderr).toBe(0)
+  ids.identifiers = identifiers.sessionId
 
   codexServer = await startMockResponses({
-    replies: [textReply("了解しました。マイグレーションの手順を準備します。")],
+    replies: [
+      textReply("了解しました。マイグレーションの手順を準備します。"),
+      textReply("The session cache now expires after ten minutes of inactivity."),
+    ],
   })
   codex = await createCodexHome({ mock: codexServer })
   const japanese = await runCodexExec({
@@ -67,6 +82,12 @@ beforeAll(async () => {
   })
   expect(japanese.exitCode, japanese.stderr).toBe(0)
   ids.japanese = japanese.threadId!
+  const plain = await runCodexExec({
+    home: codex,
+    prompt: "How long does the session cache keep an idle entry?",
+  })
+  expect(plain.exitCode, plain.stderr).toBe(0)
+  ids.plain = plain.threadId!
 
   const report = await runIndex(dataDir(), {
     environment: {
@@ -74,7 +95,7 @@ beforeAll(async () => {
       homeDir: claude.root,
     },
   })
-  expect(report).toMatchObject({ indexedNew: 3, failed: [] })
+  expect(report).toMatchObject({ indexedNew: 5, failed: [] })
   const product = await embedLikeTheProduct((effect) => withIndex(dataDir(), effect))
   expect(product.forIndex.embedder?.info.model).toBe("use-lite")
   providers = product.providers
@@ -133,5 +154,29 @@ describe("CJK sessions of the real agents", () => {
     const result = await search("上传的重试策略是什么？")
     expect(result.hits[0]?.sessionId).toBe(ids.chinese)
     expect(result.hits.map((h) => h.sessionId)).not.toContain(ids.korean)
+  })
+})
+
+describe("identifiers in the real agents' sessions", () => {
+  // Five sessions: the vector arm ranks every turn, so the fused order of the few turns that
+  // share the query's words is partly noise; the lexical arm's first is what these words decide.
+  const lexicalFirst = (hits: ReadonlyArray<RecallHit>) =>
+    hits.find((h) => h.scores.lexicalRank === 1)
+
+  it("finds an identifier in a reply by the words it is made of", async () => {
+    const result = await search("max attempts")
+    // Without the identifier's words, only the prompt's "attempt" would match.
+    expect(lexicalFirst(result.hits)).toMatchObject({
+      sessionId: ids.identifiers,
+      role: "assistant",
+    })
+    expect(lexicalFirst(result.hits)?.snippet).toContain("maxAttempts")
+    expect(result.hits.slice(0, 3).map((h) => h.sessionId)).toContain(ids.identifiers)
+  })
+
+  it("finds plain words in a Codex rollout by an identifier in the query", async () => {
+    const result = await search("sessionCache")
+    expect(lexicalFirst(result.hits)).toMatchObject({ sessionId: ids.plain, source: "codex" })
+    expect(result.hits[0]?.sessionId).toBe(ids.plain)
   })
 })
