@@ -2,8 +2,9 @@
  * `grepRecords`: a literal or regular-expression scan over every indexed raw record — prompts,
  * answers, tool calls, tool output, reasoning summaries, compaction text — in their decoded,
  * masked form (so quotes, backslashes, newlines and Windows paths match as written, not as JSON
- * escapes). Guarantees: case-insensitive by default; literal ASCII patterns are matched inside
- * SQLite (`LIKE`, `instr`), other patterns are tested in JavaScript on windows of at most
+ * escapes). Guarantees: case-insensitive by default; SQLite first keeps the records holding the
+ * pattern's literal text (a literal ASCII pattern entirely, a regex's required runs — `LIKE`,
+ * `instr`), then patterns are tested in JavaScript on windows of at most
  * {@link GREP_WINDOW_CHARS} characters; a regex must pass `compileSafeRegex` (bounded size, no
  * backreferences, no nested repeats) and the scan stops at `maxScanMs` of wall-clock time with
  * `timedOut` set and the hits found so far; records that duplicate others (`api-request-blob`,
@@ -19,7 +20,7 @@ import type { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { compileFilters, escapeLike, timestampClause } from "./recall-filters.js"
 import type { RecallFilters, SqlClause } from "./recall-filters.js"
-import { compileSafeRegex, escapeRegExp } from "./regex-safety.js"
+import { compileSafeRegex, escapeRegExp, requiredLiterals } from "./regex-safety.js"
 import { projectOf } from "./search.js"
 import { snippetAt } from "./snippet.js"
 import { whenHuman } from "./time-format.js"
@@ -94,7 +95,29 @@ interface Row {
   readonly text: string
 }
 
-const isAscii = (text: string): boolean => /^[\x20-\x7e]*$/.test(text)
+/** Shortest piece of a pattern worth a prefilter (shorter ones are in most records). */
+const MIN_PREFILTER_CHARS = 3
+
+/**
+ * The text runs SQLite checks before a record reaches JavaScript (each must occur): a literal
+ * pattern itself, a regex's {@link requiredLiterals} (the longest two of at least
+ * {@link MIN_PREFILTER_CHARS}); matched exactly with `instr`, or — case-insensitive — with `LIKE`,
+ * which folds ASCII case only, so only printable ASCII pieces of the runs are used then. A literal
+ * ASCII pattern is thus matched by SQLite alone, a regex such as `timeout after \d+ ms` tests only
+ * the records holding `timeout after `, and a pattern with no such run scans every record.
+ */
+const prefilterRuns = (
+  pattern: string,
+  regexMode: boolean,
+  caseSensitive: boolean,
+): Array<string> => {
+  const runs = regexMode ? requiredLiterals(pattern) : [pattern]
+  const pieces = caseSensitive ? runs : runs.flatMap((run) => run.match(/[\x20-\x7e]+/g) ?? [])
+  return pieces
+    .filter((piece) => piece === pattern || piece.length >= MIN_PREFILTER_CHARS)
+    .sort((a, b) => b.length - a.length)
+    .slice(0, 2)
+}
 
 /** The first match of `re` in `text`, testing windows of {@link GREP_WINDOW_CHARS}. */
 const firstMatch = (re: RegExp, text: string): { at: number; length: number } | undefined => {
@@ -144,10 +167,13 @@ export const grepRecords = (
     if (filters.range !== undefined) {
       clauses.push(timestampClause(filters.range, "coalesce(r.timestamp, t.timestamp)"))
     }
-    // Let SQLite do the literal work it can do exactly: LIKE folds ASCII case only.
-    if (!regexMode && caseSensitive) clauses.push({ sql: "instr(r.text, ?) > 0", args: [pattern] })
-    else if (!regexMode && isAscii(pattern)) {
-      clauses.push({ sql: "r.text like ? escape '\\'", args: [`%${escapeLike(pattern)}%`] })
+    // Let SQLite skip the records that cannot match: each of these runs is in every match.
+    for (const run of prefilterRuns(pattern, regexMode, caseSensitive)) {
+      clauses.push(
+        caseSensitive
+          ? { sql: "instr(r.text, ?) > 0", args: [run] }
+          : { sql: "r.text like ? escape '\\'", args: [`%${escapeLike(run)}%`] },
+      )
     }
     const where = clauses.map((c) => `(${c.sql})`).join(" and ")
     const statement = yield* Effect.try({

@@ -22,23 +22,35 @@ interface Frame {
   unbounded: boolean
 }
 
-/** The length of the quantifier starting at `i`, and whether it is unbounded, or undefined. */
+/**
+ * The quantifier starting at `i` — its length, whether it is unbounded, the fewest repeats it
+ * allows — or undefined.
+ */
 const quantifierAt = (
   pattern: string,
   i: number,
-): { readonly length: number; readonly unbounded: boolean } | undefined => {
+): { readonly length: number; readonly unbounded: boolean; readonly min: number } | undefined => {
   const c = pattern[i]
   const lazy = (n: number) => (pattern[i + n] === "?" ? n + 1 : n)
-  if (c === "*" || c === "+") return { length: lazy(1), unbounded: true }
-  if (c === "?") return { length: lazy(1), unbounded: false }
+  if (c === "*" || c === "+") return { length: lazy(1), unbounded: true, min: c === "*" ? 0 : 1 }
+  if (c === "?") return { length: lazy(1), unbounded: false, min: 0 }
   if (c === "{") {
     const m = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i))
     if (m === null) return undefined
     const upper = m[2] === undefined ? Number(m[1]) : m[3] === "" ? Infinity : Number(m[3])
     // A large finite repeat of a repeat is as bad as an unbounded one.
-    return { length: lazy(m[0].length), unbounded: upper > 10 }
+    return { length: lazy(m[0].length), unbounded: upper > 10, min: Number(m[1]) }
   }
   return undefined
+}
+
+/** The index just past the character class opening at `i` (a leading `]` or `^]` is literal). */
+const classEnd = (pattern: string, i: number): number => {
+  let j = i + 1
+  if (pattern[j] === "^") j++
+  if (pattern[j] === "]") j++
+  while (j < pattern.length && pattern[j] !== "]") j += pattern[j] === "\\" ? 2 : 1
+  return j + 1
 }
 
 /** Why `pattern` is unsafe to backtrack over, or undefined when its shape is safe. */
@@ -55,12 +67,7 @@ export const unsafePatternReason = (pattern: string): string | undefined => {
       }
       i += 2
     } else if (c === "[") {
-      // Skip the class: up to the first unescaped `]` (a leading `]` or `^]` is literal).
-      let j = i + 1
-      if (pattern[j] === "^") j++
-      if (pattern[j] === "]") j++
-      while (j < pattern.length && pattern[j] !== "]") j += pattern[j] === "\\" ? 2 : 1
-      i = j + 1
+      i = classEnd(pattern, i)
     } else if (c === "(") {
       stack.push({ unbounded: false })
       i += 1
@@ -120,3 +127,86 @@ export const compileSafeRegex = (
 
 /** Escapes `text` for use as a literal inside a RegExp. */
 export const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")
+
+/** The length of the escape at `i` (a backslash) that is not a literal character. */
+const escapeLength = (pattern: string, i: number): number => {
+  const next = pattern[i + 1]
+  const braced = () => {
+    const close = pattern.indexOf("}", i)
+    return close === -1 ? 2 : close - i + 1
+  }
+  if ((next === "p" || next === "P") && pattern[i + 2] === "{") return braced()
+  if (next === "u") return pattern[i + 2] === "{" ? braced() : 6
+  if (next === "x") return 4
+  if (next === "c") return 3
+  return 2
+}
+
+/** The index just past the group opening at `i`, or -1 when it is not closed. */
+const groupEnd = (pattern: string, i: number): number => {
+  let depth = 0
+  let j = i
+  while (j < pattern.length) {
+    const c = pattern[j]
+    if (c === "\\") j += 2
+    else if (c === "[") j = classEnd(pattern, j)
+    else {
+      if (c === "(") depth++
+      else if (c === ")" && --depth === 0) return j + 1
+      j++
+    }
+  }
+  return -1
+}
+
+/** Characters a `u`-mode pattern may escape to mean themselves. */
+const SYNTAX = new Set("^$\\.*+?()[]{}|/")
+
+/**
+ * Runs of plain characters that every match of `pattern` (one `compileSafeRegex` accepted)
+ * contains, longest first — what grep hands SQLite to skip the records that cannot match before
+ * testing the rest in JavaScript. Only the pattern's top-level sequence counts: a group, a class,
+ * `.`, an anchor or an escape such as `\\d` ends a run; a character that may repeat ends the run
+ * after it, one that may be absent (`?`, `*`, `{0,…}`) is left out. A top-level `|` gives none.
+ * `timeout after \\d+ ms` → `timeout after `, ` ms`.
+ */
+export const requiredLiterals = (pattern: string): Array<string> => {
+  const runs: Array<string> = []
+  let run = ""
+  const end = () => {
+    if (run !== "") runs.push(run)
+    run = ""
+  }
+  let i = 0
+  while (i < pattern.length) {
+    const c = pattern[i]!
+    let literal: string | undefined
+    if (c === "\\") {
+      const next = pattern[i + 1] ?? ""
+      if (SYNTAX.has(next)) {
+        literal = next
+        i += 2
+      } else i += escapeLength(pattern, i)
+    } else if (c === "[") i = classEnd(pattern, i)
+    else if (c === "(") {
+      i = groupEnd(pattern, i)
+      if (i === -1) return []
+    } else if (c === "|") return []
+    else if (c === "." || c === "^" || c === "$") i += 1
+    else {
+      // One code point, as the `u` flag reads it: a quantifier repeats the whole pair.
+      const width = (pattern.codePointAt(i) ?? 0) > 0xffff ? 2 : 1
+      literal = pattern.slice(i, i + width)
+      i += width
+    }
+    const q = quantifierAt(pattern, i)
+    if (q !== undefined) i += q.length
+    if (literal === undefined || (q !== undefined && q.min === 0)) end()
+    else {
+      run += literal
+      if (q !== undefined) end()
+    }
+  }
+  end()
+  return runs.sort((a, b) => b.length - a.length)
+}

@@ -123,6 +123,14 @@ describe("claude --resume and --fork-session, indexed", () => {
       grepRecords({ pattern: "KESTREL", kinds: ["message"], includeDuplicates: true }),
     )
     expect(every.hits.map((h) => h.sessionId).sort()).toEqual([parent, fork].sort())
+    // A regex finds the same record; SQLite hands JavaScript only the records holding its
+    // literal run ("kestrel retry budget is "), here the prompt and its copy in the fork.
+    const regex = await withIndex(
+      dataDir(),
+      grepRecords({ pattern: "kestrel retry budget is \\w+$", regex: true, kinds: ["message"] }),
+    )
+    expect(regex.hits.map((h) => h.snippet)).toEqual(["KESTREL retry budget is twelve"])
+    expect(regex.scanned).toBe(2)
   }, 120_000)
 })
 

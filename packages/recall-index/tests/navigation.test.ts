@@ -210,6 +210,26 @@ describe("grepRecords", () => {
     expect((await grep({ pattern: "(a+)+$" })).hits).toEqual([])
   })
 
+  it("tests only the records holding a regex's literal text, with the same hits", async () => {
+    const prefiltered = await grep({ pattern: "handlers=\\d+", regex: true, limit: 1000 })
+    // A top-level alternative leaves no run every match must hold: every record is tested.
+    const everything = await grep({
+      pattern: "handlers=\\d+|no-such-text",
+      regex: true,
+      limit: 1000,
+    })
+    expect(prefiltered.hits.length).toBeGreaterThan(0)
+    expect(prefiltered.hits).toEqual(everything.hits)
+    expect(prefiltered.scanned).toBeLessThan(everything.scanned)
+    expect(prefiltered.scanned).toBe(prefiltered.hits.length + prefiltered.copiesSkipped)
+    // Case folds beyond ASCII in JavaScript; SQLite checks only the run's ASCII piece.
+    const umlaut = await grep({ pattern: "GRÖßE der Straße", regex: true })
+    expect(umlaut.hits.map((h) => h.sessionId)).toEqual([NOTES])
+    expect(
+      (await grep({ pattern: "GRÖßE der Straße", regex: true, caseSensitive: true })).hits,
+    ).toEqual([])
+  })
+
   it("applies filters and the limit", async () => {
     const all = await grep({ pattern: "frost", limit: 1000 })
     expect(all.truncated).toBe(false)
@@ -255,7 +275,8 @@ describe("grepRecords", () => {
     }
     const scan = (maxScanMs: number) =>
       history.run(
-        grepRecords({ pattern: "no-such-text-\\d", regex: true, maxScanMs }).pipe(
+        // No literal run: every record reaches the JavaScript test.
+        grepRecords({ pattern: "[qz]\\d[qz]\\d[qz]", regex: true, maxScanMs }).pipe(
           Effect.provideService(Clock.Clock, jumping),
         ),
       )
