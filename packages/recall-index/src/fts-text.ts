@@ -64,8 +64,17 @@ export const ftsQueryTerms = (term: string): Array<string> => [
   ...identifierWords(term),
 ]
 
-/** The SQLite function the schema's triggers call for {@link ftsText} (`registerRecallFunctions`). */
-export const FTS_TEXT_FUNCTION = "baton_fts_text"
+/**
+ * The SQLite function the schema's triggers call for {@link ftsText} (`registerRecallFunctions`).
+ * Named for the schema whose text it makes: a process of an older version still open on an
+ * upgraded file (a `--watch` indexer) lacks it, so its writes fail and are retried by the new
+ * version, instead of indexing or deleting a chunk's FTS5 terms with other text than the rest of
+ * the index holds, which would corrupt it.
+ */
+export const FTS_TEXT_FUNCTION = "baton_fts_text_5"
 
-/** The SQLite function for {@link schema4FtsText}, which only the schema 5 migration calls. */
-export const SCHEMA_4_FTS_TEXT_FUNCTION = "baton_fts_text_4"
+/**
+ * The SQLite function for {@link schema4FtsText}: what schema 4's triggers called, now called
+ * only by migrations 0004 and 0005.
+ */
+export const SCHEMA_4_FTS_TEXT_FUNCTION = "baton_fts_text"

@@ -208,7 +208,7 @@ describe("CJK index upkeep", () => {
           const sqlite = db.sqlite
           expect(
             sqlite
-              .prepare("select count(*) from chunks where baton_fts_text(text) != text")
+              .prepare("select count(*) from chunks where baton_fts_text_5(text) != text")
               .pluck()
               .get(),
           ).toBeGreaterThan(0)

@@ -3,6 +3,7 @@
 // the query finds the plain words, forgetting a session takes those words out of the index, and
 // an index built before them (schema 4) is re-indexed by the migration. Real temp-file
 // databases; synthetic sessions.
+import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
@@ -189,6 +190,28 @@ describe("identifier search", () => {
     expect(version).toBe("5")
     expect(await chunksHolding("attempts")).toBe(1)
     expect((await sessionsOf("max attempts"))[0]).toBe(HTTP)
+    expect(await integrity()).toBe("ok")
+  })
+
+  it("refuses chunk writes from a connection of the schema 4 version", async () => {
+    // A process of the previous version still open on the upgraded file (a `--watch` indexer)
+    // has only the schema 4 function: its writes fail instead of indexing other text.
+    const path = await history.run(RecallDatabase.use((db) => Effect.succeed(db.path)))
+    const old = new Database(path)
+    try {
+      old.function("baton_fts_text", { deterministic: true }, (text: unknown) => text)
+      const turn = old.prepare("select id from turns limit 1").pluck().get() as number
+      expect(() =>
+        old
+          .prepare(
+            `insert into chunks (turn_row, surface_index, chunk_index, role, char_start, char_end,
+              text, content_hash) values (?, 0, 0, 'user', 0, 11, 'retryPolicy', 'x')`,
+          )
+          .run(turn),
+      ).toThrow(/no such function: baton_fts_text_5/)
+    } finally {
+      old.close()
+    }
     expect(await integrity()).toBe("ok")
   })
 

@@ -98,12 +98,12 @@ export const rewindLexicalIndex = (
   sqlite: RecallDatabaseShape["sqlite"],
   version: 1 | 2 | 3 | 4,
 ): void => {
-  const indexed = (column: string) => (version === 4 ? `baton_fts_text_4(${column})` : column)
-  const changed = "from chunks where baton_fts_text(text) != text"
+  const indexed = (column: string) => (version === 4 ? `baton_fts_text(${column})` : column)
+  const changed = "from chunks where baton_fts_text_5(text) != text"
   const later = Object.keys(recallMigrations).sort().slice(version)
   sqlite.transaction(() => {
     sqlite.exec(`
-      insert into chunks_fts(chunks_fts, rowid, text) select 'delete', id, baton_fts_text(text) ${changed};
+      insert into chunks_fts(chunks_fts, rowid, text) select 'delete', id, baton_fts_text_5(text) ${changed};
       insert into chunks_fts(rowid, text) select id, ${indexed("text")} ${changed};
       drop trigger chunks_fts_insert;
       drop trigger chunks_fts_delete;
