@@ -31,6 +31,13 @@ describe("snippets", () => {
     expect(snippetFor(`${"我们".repeat(100)}重试策略`, ["重试策略", "我们"], 20)).toContain(
       "重试策略",
     )
+
+    // Without the whole question in the text, the longest piece it shares wins over the first
+    // bigram found.
+    const chat = `${"我们今天聊了很多别的事情，".repeat(20)}最后把重试策略改成了指数退避。`
+    const centred = snippetFor(chat, queryTerms("我们的重试策略是什么"), 40)
+    expect(centred).toContain("重试策略")
+    expect(centred.startsWith("…")).toBe(true)
   })
 
   it("cuts around a known match and collapses whitespace", () => {

@@ -66,8 +66,31 @@ const windowAround = (flat: string, at: number, matchLength: number, maxChars: n
 }
 
 /**
+ * The longest piece (two characters or more) of a CJK query term that `lower` holds, at its
+ * earliest place: a question written without spaces is one term the text rarely holds whole, and
+ * the piece it shares longest (`重试策略`) says more than the first bigram found (`我们`).
+ */
+const longestCjkPiece = (
+  terms: ReadonlyArray<string>,
+  lower: string,
+): { at: number; length: number } | undefined => {
+  const runs = terms.filter((t) => t.length >= 2 && cjkShare(t) === 1)
+  for (let length = Math.max(0, ...runs.map((r) => r.length)); length >= 2; length--) {
+    let best: { at: number; length: number } | undefined
+    for (const run of runs)
+      for (let i = 0; i + length <= run.length; i++) {
+        const at = lower.indexOf(run.slice(i, i + length))
+        if (at !== -1 && (best === undefined || at < best.at)) best = { at, length }
+      }
+    if (best !== undefined) return best
+  }
+  return undefined
+}
+
+/**
  * A snippet of `text` around the first query term found (else its start), ≤ `maxChars`; CJK
- * bigrams count only when no other term is found.
+ * bigrams count only when no other term is found, and then the longest piece of a CJK term the
+ * text holds.
  */
 export const snippetFor = (text: string, terms: ReadonlyArray<string>, maxChars = 240): string => {
   const flat = collapse(text)
@@ -85,8 +108,7 @@ export const snippetFor = (text: string, terms: ReadonlyArray<string>, maxChars 
     }
     return best
   }
-  const best =
-    firstOf(terms.filter((t) => !isBigram(t))) ?? firstOf(terms.filter((t) => isBigram(t)))
+  const best = firstOf(terms.filter((t) => !isBigram(t))) ?? longestCjkPiece(terms, lower)
   return windowAround(flat, best?.at ?? 0, best?.length ?? 0, maxChars)
 }
 
