@@ -9,8 +9,9 @@
  * backreferences, no nested repeats) and the scan stops at `maxScanMs` of wall-clock time with
  * `timedOut` set and the hits found so far; records that duplicate others (`api-request-blob`,
  * `last-prompt`, …) and noise are skipped unless asked, and so are copies of a record already hit
- * (the same turn id, record type and text in another session: a Claude Code `--fork-session`
- * transcript starts with a copy of its parent's records, uuids included); at most `limit` hits,
+ * (the same turn id, kind and text: in another session, a Claude Code `--fork-session`
+ * transcript starts with a copy of its parent's records, uuids included; in the same turn, Codex
+ * writes each message twice, as an event and as a response item); at most `limit` hits,
  * each with a short snippet around the match and the address (session id, turn id) to expand.
  */
 import * as Clock from "effect/Clock"
@@ -192,8 +193,11 @@ export const grepRecords = (
     return yield* Effect.try({
       try: (): GrepResult => {
         const hits: Array<GrepHit> = []
-        // Turn id, record type and text of each hit: a copy in another session is the same record.
-        const seen = new Set<string>()
+        // Turn id, kind and text of each hit, with the session it was found in: the same text of
+        // the same kind in the same turn is one record written twice (Codex writes each message
+        // as an event and as a response item) and is not shown again; found in another session,
+        // it is a fork's copy and is counted.
+        const seen = new Map<string, string>()
         let copiesSkipped = 0
         let scanned = 0
         let truncated = false
@@ -207,12 +211,13 @@ export const grepRecords = (
           const match = firstMatch(re, row.text)
           if (match === undefined) continue
           if (input.includeDuplicates !== true && row.turn_id !== null) {
-            const key = `${row.source}\u0000${row.turn_id}\u0000${row.record_type}\u0000${row.text}`
-            if (seen.has(key)) {
-              copiesSkipped += 1
+            const key = `${row.source}\u0000${row.turn_id}\u0000${row.kind}\u0000${row.text}`
+            const first = seen.get(key)
+            if (first !== undefined) {
+              if (first !== row.session_id) copiesSkipped += 1
               continue
             }
-            seen.add(key)
+            seen.set(key, row.session_id)
           }
           if (hits.length >= limit) {
             truncated = true

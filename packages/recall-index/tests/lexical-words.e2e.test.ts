@@ -21,7 +21,7 @@ import {
   textReply,
 } from "@baton/testkit"
 import type { ClaudeHome, CodexHome, MockMessagesServer, MockResponsesServer } from "@baton/testkit"
-import { searchRecall } from "@baton/recall-index"
+import { grepRecords, searchRecall } from "@baton/recall-index"
 import type { RecallHit, RecallSearchProviders } from "@baton/recall-index"
 import { embedLikeTheProduct, runIndex, withIndex } from "./index-harness.js"
 
@@ -178,5 +178,17 @@ describe("identifiers in the real agents' sessions", () => {
     const result = await search("sessionCache")
     expect(lexicalFirst(result.hits)).toMatchObject({ sessionId: ids.plain, source: "codex" })
     expect(result.hits[0]?.sessionId).toBe(ids.plain)
+  })
+
+  it("greps a Codex reply once, though codex writes it as an event and a response item", async () => {
+    const grep = (includeDuplicates: boolean) =>
+      withIndex(
+        dataDir(),
+        grepRecords({ pattern: "expires after \\w+ minutes", regex: true, includeDuplicates }),
+      )
+    expect((await grep(false)).hits.map((h) => [h.sessionId, h.kind])).toEqual([
+      [ids.plain, "message"],
+    ])
+    expect(new Set((await grep(true)).hits.map((h) => h.recordType)).size).toBeGreaterThan(1)
   })
 })

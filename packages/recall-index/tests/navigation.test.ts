@@ -210,6 +210,20 @@ describe("grepRecords", () => {
     expect((await grep({ pattern: "(a+)+$" })).hits).toEqual([])
   })
 
+  it("shows a Codex message once, though the rollout writes it twice", async () => {
+    // As an event (`agent_message`) and as a response item: one record for the reader.
+    const once = await grep({ pattern: "exponential backoff with jitter" })
+    expect(once.hits.map((h) => [h.source, h.kind, h.role])).toEqual([
+      ["codex", "message", "assistant"],
+    ])
+    expect(once.copiesSkipped).toBe(0)
+    const every = await grep({
+      pattern: "exponential backoff with jitter",
+      includeDuplicates: true,
+    })
+    expect(new Set(every.hits.map((h) => h.recordType)).size).toBeGreaterThan(1)
+  })
+
   it("tests only the records holding a regex's literal text, with the same hits", async () => {
     const prefiltered = await grep({ pattern: "handlers=\\d+", regex: true, limit: 1000 })
     // A top-level alternative leaves no run every match must hold: every record is tested.
