@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import type { RecallSearchResult } from "@baton/recall-index"
-import { renderNothingIndexed, renderSearch } from "./recall-report.js"
+import type { RecallSearchResult, RecentSession } from "@baton/recall-index"
+import { renderNothingIndexed, renderRecent, renderSearch } from "./recall-report.js"
 
 const roots = {
   claudeProjects: ["/h/.claude/projects"],
@@ -88,5 +88,35 @@ describe("recall reports", () => {
     expect(renderSearch({ ...result, hits: [neighbour] })).toContain(
       "· assistant · headless  (next to a hit)",
     )
+  })
+
+  it("lists recent sessions, naming the one a fork came from", () => {
+    const session: RecentSession = {
+      source: "claude",
+      sessionId: "fork-1",
+      project: "garden",
+      cwd: "/work/garden",
+      title: "Try Postgres instead",
+      titleSource: "first-prompt",
+      startedAt: "2026-03-12T08:00:00.000Z",
+      lastActivity: "2026-03-12T08:00:00.000Z",
+      lastActivityHuman: "2026-03-12 08:00 UTC (3 days ago)",
+      turns: 6,
+      headless: false,
+      subagent: false,
+      forkedFrom: "root-1",
+      transcript: "indexed",
+      indexedAt: null,
+      indexedAgo: null,
+    }
+    expect(renderRecent([session])).toBe(
+      [
+        "2026-03-12 08:00 UTC (3 days ago) · Claude Code · garden · 6 turns · forked from root-1",
+        "   Try Postgres instead",
+        "   session fork-1",
+        "",
+      ].join("\n"),
+    )
+    expect(renderRecent([{ ...session, forkedFrom: null }])).not.toContain("forked")
   })
 })

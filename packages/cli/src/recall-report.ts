@@ -87,6 +87,7 @@ export const renderRecent = (sessions: ReadonlyArray<RecentSession>): string => 
         s.project ?? s.cwd ?? "?",
         `${n(s.turns)} turns`,
         ...(s.headless ? ["headless"] : []),
+        ...(s.forkedFrom !== null ? [`forked from ${s.forkedFrom}`] : []),
         ...(s.transcript === "missing" ? ["transcript deleted, kept in the index"] : []),
       ].join(" · ")
       return `${head}\n   ${s.title ?? "(no prompt)"}\n   session ${s.sessionId}`

@@ -316,6 +316,7 @@ describe("recall tools over MCP", () => {
       title: "Which database did we pick for the garden planner?",
       title_source: "first-prompt",
       turns: 4,
+      forked_from: null,
       transcript: "indexed",
     })
     expect(recent.index.last_run_ago).not.toBeNull()

@@ -617,6 +617,10 @@ export const recentSessionsOutput = {
       last_activity_human: z.string(),
       turns: z.number().int(),
       headless: z.boolean(),
+      forked_from: z
+        .string()
+        .nullable()
+        .describe("the session this one was forked from (it starts with a copy of its turns)"),
       transcript: z
         .string()
         .nullable()
@@ -689,6 +693,7 @@ export const recentSessionsTool = defineBatonTool({
         last_activity_human: s.lastActivityHuman,
         turns: s.turns,
         headless: s.headless,
+        forked_from: s.forkedFrom,
         transcript: s.transcript,
         indexed_at: s.indexedAt,
         indexed_ago: s.indexedAgo,

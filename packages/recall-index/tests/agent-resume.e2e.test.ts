@@ -131,6 +131,14 @@ describe("claude --resume and --fork-session, indexed", () => {
     )
     expect(regex.hits.map((h) => h.snippet)).toEqual(["KESTREL retry budget is twelve"])
     expect(regex.scanned).toBe(2)
+    // recent names the parent of the fork, which its transcript does not.
+    const recent = await withIndex(dataDir(), recentSessions({}))
+    expect(recent.map((r) => [r.sessionId, r.forkedFrom]).sort()).toEqual(
+      [
+        [parent, null],
+        [fork, parent],
+      ].sort(),
+    )
   }, 120_000)
 })
 
