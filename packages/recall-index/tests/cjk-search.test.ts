@@ -9,7 +9,7 @@ import { forgetSessions, ftsText, RecallDatabase, searchRecall } from "@baton/re
 import { rewindLexicalIndex } from "./index-harness.js"
 import type { RecallSearchInput, Reranker } from "@baton/recall-index"
 import { makeDeterministicEmbedder } from "@baton/recall-index/testing"
-import { indexedHistory } from "./recall-fixtures.js"
+import { indexedHistory, lexicalHits, lexicalIndexIntegrity } from "./recall-fixtures.js"
 import type { SessionSpec } from "./recall-fixtures.js"
 
 const CHINESE = "c1c1c1c1-1111-4111-8111-000000000001"
@@ -88,8 +88,8 @@ beforeAll(async () => {
 })
 afterAll(() => history?.dispose())
 
-const lexical = async (query: string, extra: Partial<RecallSearchInput> = {}) =>
-  (await history.run(searchRecall({ query, arms: ["lexical"], ...extra }, { embedder }))).hits
+const lexical = (query: string, extra: Partial<RecallSearchInput> = {}) =>
+  lexicalHits(history, embedder, query, extra)
 
 describe("ftsText", () => {
   it("turns each CJK run into its bigrams and leaves other text as it is", () => {
@@ -182,15 +182,7 @@ describe("CJK index upkeep", () => {
         }),
       ),
     )
-  const integrity = () =>
-    history.run(
-      RecallDatabase.use((db) =>
-        Effect.sync(() => {
-          db.sqlite.prepare("insert into chunks_fts(chunks_fts) values ('integrity-check')").run()
-          return db.sqlite.pragma("integrity_check", { simple: true })
-        }),
-      ),
-    )
+  const integrity = () => lexicalIndexIntegrity(history)
 
   it("takes a forgotten session's bigrams out of the index", async () => {
     expect(await ftsDocs("公园")).toBeGreaterThan(0)

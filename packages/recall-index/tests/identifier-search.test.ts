@@ -6,17 +6,11 @@
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  forgetSessions,
-  ftsText,
-  identifierWords,
-  RecallDatabase,
-  searchRecall,
-} from "@baton/recall-index"
+import { forgetSessions, ftsText, identifierWords, RecallDatabase } from "@baton/recall-index"
 import type { RecallDatabaseShape, RecallSearchInput } from "@baton/recall-index"
 import { makeDeterministicEmbedder } from "@baton/recall-index/testing"
 import { rewindLexicalIndex } from "./index-harness.js"
-import { indexedHistory } from "./recall-fixtures.js"
+import { indexedHistory, lexicalHits, lexicalIndexIntegrity } from "./recall-fixtures.js"
 import type { SessionSpec } from "./recall-fixtures.js"
 
 const HTTP = "d1d1d1d1-1111-4111-8111-000000000001"
@@ -102,8 +96,8 @@ beforeAll(async () => {
 })
 afterAll(() => history?.dispose())
 
-const lexical = async (query: string, extra: Partial<RecallSearchInput> = {}) =>
-  (await history.run(searchRecall({ query, arms: ["lexical"], ...extra }, { embedder }))).hits
+const lexical = (query: string, extra: Partial<RecallSearchInput> = {}) =>
+  lexicalHits(history, embedder, query, extra)
 /** The sessions of the hits for `query`, each once, best first. */
 const sessionsOf = async (query: string) => [
   ...new Set((await lexical(query)).map((h) => h.sessionId)),
@@ -118,15 +112,7 @@ const chunksHoldingIn = (sqlite: RecallDatabaseShape["sqlite"], word: string) =>
 const chunksHolding = (word: string) =>
   history.run(RecallDatabase.use((db) => Effect.sync(() => chunksHoldingIn(db.sqlite, word))))
 
-const integrity = () =>
-  history.run(
-    RecallDatabase.use((db) =>
-      Effect.sync(() => {
-        db.sqlite.prepare("insert into chunks_fts(chunks_fts) values ('integrity-check')").run()
-        return db.sqlite.pragma("integrity_check", { simple: true })
-      }),
-    ),
-  )
+const integrity = () => lexicalIndexIntegrity(history)
 
 describe("identifierWords and ftsText", () => {
   it("split camelCase, PascalCase and acronyms, and leave other text as it is", () => {

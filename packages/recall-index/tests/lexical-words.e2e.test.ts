@@ -47,27 +47,17 @@ beforeAll(async () => {
     ],
   })
   claude = await createClaudeHome()
-  const chinese = await runClaudePrint({
-    server: claudeServer,
-    home: claude,
-    prompt: "我们决定把上传的重试策略改成指数退避，最多重试五次。",
-  })
-  expect(chinese.exitCode, chinese.stderr).toBe(0)
-  ids.chinese = chinese.sessionId
-  const korean = await runClaudePrint({
-    server: claudeServer,
-    home: claude,
-    prompt: "결제 서비스의 타임아웃 정책을 30초로 변경했어요.",
-  })
-  expect(korean.exitCode, korean.stderr).toBe(0)
-  ids.korean = korean.sessionId
-  const identifiers = await runClaudePrint({
-    server: claudeServer,
-    home: claude,
-    prompt: "Make the upload client read its attempt limit from the config file.",
-  })
-  expect(identifiers.exitCode, identifiers.stderr).toBe(0)
-  ids.identifiers = identifiers.sessionId
+  // One `claude -p` session per prompt, answered by the script above in order.
+  const claudeSession = async (prompt: string) => {
+    const run = await runClaudePrint({ server: claudeServer, home: claude, prompt })
+    expect(run.exitCode, run.stderr).toBe(0)
+    return run.sessionId
+  }
+  ids.chinese = await claudeSession("我们决定把上传的重试策略改成指数退避，最多重试五次。")
+  ids.korean = await claudeSession("결제 서비스의 타임아웃 정책을 30초로 변경했어요.")
+  ids.identifiers = await claudeSession(
+    "Make the upload client read its attempt limit from the config file.",
+  )
 
   codexServer = await startMockResponses({
     replies: [
@@ -76,18 +66,13 @@ beforeAll(async () => {
     ],
   })
   codex = await createCodexHome({ mock: codexServer })
-  const japanese = await runCodexExec({
-    home: codex,
-    prompt: "データベースのマイグレーションは月曜日に実行します。",
-  })
-  expect(japanese.exitCode, japanese.stderr).toBe(0)
-  ids.japanese = japanese.threadId!
-  const plain = await runCodexExec({
-    home: codex,
-    prompt: "How long does the session cache keep an idle entry?",
-  })
-  expect(plain.exitCode, plain.stderr).toBe(0)
-  ids.plain = plain.threadId!
+  const codexSession = async (prompt: string) => {
+    const run = await runCodexExec({ home: codex, prompt })
+    expect(run.exitCode, run.stderr).toBe(0)
+    return run.threadId!
+  }
+  ids.japanese = await codexSession("データベースのマイグレーションは月曜日に実行します。")
+  ids.plain = await codexSession("How long does the session cache keep an idle entry?")
 
   const report = await runIndex(dataDir(), {
     environment: {

@@ -9,12 +9,14 @@ import {
   indexTranscripts,
   nodeIndexerProcessLayer,
   nodeTranscriptFileSystemLayer,
+  RecallDatabase,
   recallDatabaseLayer,
+  searchRecall,
 } from "@baton/recall-index"
 import type {
   Embedder,
   IndexerProcess,
-  RecallDatabase,
+  RecallSearchInput,
   TranscriptFileSystem,
 } from "@baton/recall-index"
 import { encodeClaudeProjectDir, rolloutName } from "@baton/recall-index/testing"
@@ -316,3 +318,25 @@ export const indexedHistory = async (
     },
   }
 }
+
+/** A history from {@link indexedHistory}. */
+export type IndexedHistory = Awaited<ReturnType<typeof indexedHistory>>
+
+/** The hits of `query` from the lexical arm alone. */
+export const lexicalHits = async (
+  history: IndexedHistory,
+  embedder: Embedder,
+  query: string,
+  extra: Partial<RecallSearchInput> = {},
+) => (await history.run(searchRecall({ query, arms: ["lexical"], ...extra }, { embedder }))).hits
+
+/** FTS5's `integrity-check` of `chunks_fts` (throws when it fails), then SQLite's: "ok". */
+export const lexicalIndexIntegrity = (history: IndexedHistory) =>
+  history.run(
+    RecallDatabase.use((db) =>
+      Effect.sync(() => {
+        db.sqlite.prepare("insert into chunks_fts(chunks_fts) values ('integrity-check')").run()
+        return db.sqlite.pragma("integrity_check", { simple: true })
+      }),
+    ),
+  )
