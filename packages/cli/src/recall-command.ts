@@ -160,14 +160,25 @@ const isOutcome = (value: unknown): value is CommandOutcome =>
   ((value as { _tag: string })._tag === "Completed" ||
     (value as { _tag: string })._tag === "Failed")
 
+/**
+ * The "nothing indexed yet" note of a read command: where transcripts are looked for, the roots
+ * that do not exist marked (as `baton recall index` marks them).
+ */
+const nothingIndexed = (ctx: Context, indexed: boolean): string => {
+  const roots = transcriptRoots(ctx.environment)
+  const all = [...roots.claudeProjects, roots.codexSessions, roots.codexArchivedSessions]
+  const missing = all.filter((root) => !existsSync(root))
+  return renderNothingIndexed(roots, missing, ctx.databasePath, indexed)
+}
+
 /** For read commands: the "nothing indexed yet" outcome when there is no index file. */
 const whenNoIndex = (ctx: Context): CommandOutcome | undefined => {
   if (existsSync(ctx.databasePath)) return undefined
-  const roots = transcriptRoots(ctx.environment)
   if (ctx.json) {
+    const roots = transcriptRoots(ctx.environment)
     printJson(ctx, { empty: true, indexed: false, databasePath: ctx.databasePath, roots })
   } else {
-    ctx.io.stdout(renderNothingIndexed(roots, [], ctx.databasePath, false))
+    ctx.io.stdout(nothingIndexed(ctx, false))
   }
   return completed(0)
 }
@@ -581,10 +592,7 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
           }
     if (search.indexEmpty) {
       if (ctx.json) printJson(ctx, { ...search, empty: true })
-      else
-        io.stdout(
-          renderNothingIndexed(transcriptRoots(ctx.environment), [], ctx.databasePath, true),
-        )
+      else io.stdout(nothingIndexed(ctx, true))
       return completed(0)
     }
     if (ctx.json) printJson(ctx, { ...search })
@@ -616,7 +624,7 @@ export const runRecallRecent: CommandRunner = async (invocation, io) => {
   if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
   if (ctx.json) printJson(ctx, { sessions: result.value })
   else if (result.value.length === 0 && Object.keys(filters).length === 0) {
-    io.stdout(renderNothingIndexed(transcriptRoots(ctx.environment), [], ctx.databasePath, true))
+    io.stdout(nothingIndexed(ctx, true))
   } else io.stdout(renderRecent(result.value))
   return completed(0)
 }

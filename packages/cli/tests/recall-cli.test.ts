@@ -160,7 +160,7 @@ describe("baton recall on a fresh machine", () => {
       const search = await runBaton(["recall", "search", "anything"], { env })
       expect(search.code).toBe(0)
       expect(search.stdout).toContain("Nothing indexed yet")
-      expect(search.stdout).toContain(join(home, ".codex", "sessions"))
+      expect(search.stdout).toContain(`${join(home, ".codex", "sessions")} (missing)`)
       expect(existsSync(join(home, ".local"))).toBe(false)
 
       const index = await runBaton(["recall", "index"], { env })
@@ -186,6 +186,7 @@ describe("baton recall on a fresh machine", () => {
         })
         expect(again.code, `run ${run}: ${again.stderr}`).toBe(0)
         expect(again.stdout).toContain("Nothing indexed yet")
+        expect(again.stdout).toContain(`${join(home, ".claude", "projects")} (missing)`)
       }
     },
   )
