@@ -91,7 +91,7 @@ const OWN_TURNS = `select min(t.timestamp) as first, count(*) as count from turn
     and not exists (select 1 from turns x where x.turn_id = t.turn_id and x.session_row = ?)`
 
 /**
- * The session `row` was forked from when its transcript does not say (a Claude Code
+ * On `sqlite`, the session `row` was forked from when its transcript does not say (a Claude Code
  * `--fork-session` copy starts with its parent's records, uuids included): among the other
  * sessions holding its first turn, those it left before they left it — its first turn of its own
  * is earlier than theirs, or they have none (a parent that went on after the fork has its own
@@ -99,25 +99,24 @@ const OWN_TURNS = `select min(t.timestamp) as first, count(*) as count from turn
  * of a fork names its direct parent), then the one with the fewest turns it does not share
  * (forks of one parent name the parent, not each other). Null when none qualifies.
  */
-const copiedFrom = (sqlite: Database, source: string, row: number): string | null => {
-  const holders = sqlite.prepare(COPY_HOLDERS).all(source, row) as Array<{
-    id: number
-    session_id: string
-  }>
-  if (holders.length === 0) return null
+const copiedFrom = (sqlite: Database): ((source: string, row: number) => string | null) => {
+  const copyHolders = sqlite.prepare(COPY_HOLDERS)
   const ownTurns = sqlite.prepare(OWN_TURNS)
   const own = (a: number, b: number) =>
     ownTurns.get(a, b) as { first: string | null; count: number }
-  const parents = holders
-    .map((p) => ({ sessionId: p.session_id, mine: own(row, p.id).first, theirs: own(p.id, row) }))
-    .filter((p) => p.mine !== null && (p.theirs.first === null || p.mine < p.theirs.first))
-    .sort(
-      (a, b) =>
-        b.mine!.localeCompare(a.mine!) ||
-        a.theirs.count - b.theirs.count ||
-        (b.theirs.first ?? "").localeCompare(a.theirs.first ?? ""),
-    )
-  return parents[0]?.sessionId ?? null
+  return (source, row) => {
+    const holders = copyHolders.all(source, row) as Array<{ id: number; session_id: string }>
+    const parents = holders
+      .map((p) => ({ sessionId: p.session_id, mine: own(row, p.id).first, theirs: own(p.id, row) }))
+      .filter((p) => p.mine !== null && (p.theirs.first === null || p.mine < p.theirs.first))
+      .sort(
+        (a, b) =>
+          b.mine!.localeCompare(a.mine!) ||
+          a.theirs.count - b.theirs.count ||
+          (b.theirs.first ?? "").localeCompare(a.theirs.first ?? ""),
+      )
+    return parents[0]?.sessionId ?? null
+  }
 }
 
 /** The most recently active sessions matching the filters. */
@@ -164,7 +163,10 @@ export const recentSessions = (
       }),
     )
     const forkedFrom = yield* Effect.try({
-      try: () => rows.map((r) => r.forked_from ?? copiedFrom(db.sqlite, r.source, r.row_id)),
+      try: () => {
+        const parentOf = copiedFrom(db.sqlite)
+        return rows.map((r) => r.forked_from ?? parentOf(r.source, r.row_id))
+      },
       catch: storageFailure("read", db.path),
     })
     return rows.map((r, i): RecentSession => {

@@ -166,9 +166,9 @@ const SYNTAX = new Set("^$\\.*+?()[]{}|/")
  * Runs of plain characters that every match of `pattern` (one `compileSafeRegex` accepted)
  * contains, longest first — what grep hands SQLite to skip the records that cannot match before
  * testing the rest in JavaScript. Only the pattern's top-level sequence counts: a group, a class,
- * `.`, an anchor or an escape such as `\\d` ends a run; a character that may repeat ends the run
+ * `.`, an anchor or an escape such as `\d` ends a run; a character that may repeat ends the run
  * after it, one that may be absent (`?`, `*`, `{0,…}`) is left out. A top-level `|` gives none.
- * `timeout after \\d+ ms` → `timeout after `, ` ms`.
+ * `timeout after \d+ ms` → `timeout after `, ` ms`.
  */
 export const requiredLiterals = (pattern: string): Array<string> => {
   const runs: Array<string> = []
