@@ -118,6 +118,31 @@ describe("journal on a real directory", () => {
     expect(second.inspection.current?.job.jobId).toBe("job-2")
   })
 
+  test("an ended job the thread index does not list yet is in the history, and stays there", async () => {
+    // The job file and the thread index are two writes: a reader between them, or a process
+    // that died between them, finds the job ended and the index without it.
+    const dir = await tempDir()
+    await run(
+      dir,
+      Effect.gen(function* () {
+        const first = yield* scheduleJob("job-1")
+        yield* finish(first.stored.job, first.stored.revision)
+      }),
+    )
+    const indexFile = path.join(dir, "thread-1", "thread.json")
+    const index = JSON.parse(await readFile(indexFile, "utf8")) as Record<string, unknown>
+    await writeFile(indexFile, JSON.stringify({ ...index, history: [] }))
+    const between = await run(
+      dir,
+      Journal.use((j) => j.inspect("thread-1")),
+    )
+    expect(between.history).toMatchObject([{ jobId: "job-1", status: "cancelled" }])
+    // The next job's index write keeps it.
+    await run(dir, scheduleJob("job-2", false))
+    const onDisk = JSON.parse(await readFile(indexFile, "utf8")) as { history: Array<unknown> }
+    expect(onDisk.history).toMatchObject([{ jobId: "job-1", status: "cancelled" }])
+  })
+
   test("compare-and-set: a stale revision is a JournalConflict naming the file", async () => {
     const dir = await tempDir()
     const error = await failure(

@@ -256,6 +256,19 @@ const historyEntry = (job: JobRecord): HistoryEntry => {
   }
 }
 
+/**
+ * `history` with `job` in it when `job` has ended: the job file and the thread index are two
+ * writes, so a reader between them, or a process that died between them, sees an ended job the
+ * index does not list yet. Readers and the next index write add it from the job itself.
+ */
+const withEnded = (
+  history: ReadonlyArray<HistoryEntry>,
+  job: JobRecord,
+): ReadonlyArray<HistoryEntry> =>
+  !isTerminalStatus(job.status) || history.some((h) => h.jobId === job.jobId)
+    ? history
+    : [...history, historyEntry(job)].slice(-HISTORY_LIMIT)
+
 /** Builds the journal over the file-system port at `dir`. */
 export const makeJournal = (dir: string, fs: JournalFileSystemShape): JournalShape => {
   const root = path.resolve(dir)
@@ -358,10 +371,12 @@ export const makeJournal = (dir: string, fs: JournalFileSystemShape): JournalSha
           })
       }
       const index = yield* readIndex(job.threadId)
+      let history = index?.history ?? []
       if (index !== null && index.currentJobId !== null) {
         const existing = yield* readJob(job.threadId, index.currentJobId)
         if (!isTerminalStatus(existing.job.status))
           return { stored: existing, alreadyScheduled: true }
+        history = withEnded(history, existing.job)
       }
       yield* ensureThreadDir(job.threadId)
       const p = paths(job.threadId)
@@ -394,7 +409,7 @@ export const makeJournal = (dir: string, fs: JournalFileSystemShape): JournalSha
           threadId: job.threadId,
           currentJobId: job.jobId,
           lastJobNumber: record.jobNumber,
-          history: index?.history ?? [],
+          history,
         },
         index?.revision ?? 0,
       )
@@ -421,14 +436,10 @@ export const makeJournal = (dir: string, fs: JournalFileSystemShape): JournalSha
       yield* fs.writeAtomic(file, encodeJson(stored), JOURNAL_FILE_MODE)
       if (isTerminalStatus(job.status)) {
         const index = yield* readIndex(job.threadId)
-        if (index !== null && !index.history.some((h) => h.jobId === job.jobId))
-          yield* writeIndex(
-            {
-              ...index,
-              history: [...index.history, historyEntry(job)].slice(-HISTORY_LIMIT),
-            },
-            index.revision,
-          )
+        if (index !== null) {
+          const history = withEnded(index.history, job)
+          if (history !== index.history) yield* writeIndex({ ...index, history }, index.revision)
+        }
       }
       return stored
     })
@@ -482,9 +493,11 @@ export const makeJournal = (dir: string, fs: JournalFileSystemShape): JournalSha
       yield* checkId("threadId", threadId)
       const names = yield* fs.list(paths(threadId).threadDir)
       const index = yield* readIndex(threadId)
+      const current = yield* currentJob(threadId)
+      const history = index?.history ?? []
       return {
-        current: yield* currentJob(threadId),
-        history: index?.history ?? [],
+        current,
+        history: current === null ? history : withEnded(history, current.job),
         tornTempFiles: names
           .filter((n) => n.endsWith(".tmp"))
           .map((n) => path.join(paths(threadId).threadDir, n)),
