@@ -23,7 +23,10 @@ export interface TestProcess {
   stderrTail(): string
   /** Sends `signal` to the whole group; ignores an already-gone group. */
   kill(signal?: NodeJS.Signals): void
-  /** SIGTERM the group, SIGKILL after `graceMs`, resolve once the leader is gone. */
+  /**
+   * SIGTERM the group, SIGKILL after `graceMs`, resolve once the leader is gone and (on Linux)
+   * every other member of the group has exited too, or `graceMs` more has passed.
+   */
   stop(graceMs?: number): Promise<ProcessExit>
 }
 
@@ -55,6 +58,38 @@ const installExitHook = (): void => {
   process.once("exit", () => {
     for (const pid of liveGroups) killGroup(pid, "SIGKILL")
   })
+}
+
+/**
+ * Whether process group `pgid` still has a member that has not exited (zombies are done). Reads
+ * /proc; elsewhere false.
+ */
+const groupHasLiveMember = async (pgid: number): Promise<boolean> => {
+  let entries: Array<string>
+  try {
+    entries = await readdir("/proc")
+  } catch {
+    return false
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, "utf8")
+      // pid (comm) state ppid pgrp …: comm may hold spaces and parentheses.
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      if (Number(pgrp) === pgid && state !== "Z" && state !== "X") return true
+    } catch {
+      // Gone while reading.
+    }
+  }
+  return false
+}
+
+/** Resolves once group `pgid` has no live member, or after `timeoutMs`. */
+const groupGone = async (pgid: number, timeoutMs: number): Promise<void> => {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline && (await groupHasLiveMember(pgid)))
+    await new Promise((resolve) => setTimeout(resolve, 20))
 }
 
 /** Spawns `command` as the leader of a new process group. */
@@ -97,6 +132,8 @@ export const spawnProcess = (command: string, options: SpawnOptions): TestProces
       const timer = setTimeout(() => kill("SIGKILL"), graceMs)
       const exit = await exited
       clearTimeout(timer)
+      // The leader's exit SIGKILLs the rest of its group (above); they may take a moment to go.
+      await groupGone(pid, graceMs)
       return exit
     },
   }
