@@ -40,6 +40,7 @@ describe("recall reports", () => {
           whenHuman: "2026-03-12 08:00 UTC (3 days ago)",
           headless: true,
           subagent: false,
+          forkedFrom: null,
           text: "Use backoff.",
           textTruncated: false,
           snippet: "Use backoff.",
@@ -88,6 +89,10 @@ describe("recall reports", () => {
     expect(renderSearch({ ...result, hits: [neighbour] })).toContain(
       "· assistant · headless  (next to a hit)",
     )
+    // A hit in a fork names the session it came from.
+    expect(
+      renderSearch({ ...result, hits: [{ ...result.hits[0]!, forkedFrom: "root-1" }] }),
+    ).toContain("· assistant · headless · forked from root-1  (words #1, meaning #4)")
   })
 
   it("lists recent sessions, naming the one a fork came from", () => {

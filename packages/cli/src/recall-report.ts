@@ -64,6 +64,7 @@ export const renderSearch = (result: RecallSearchResult): string => {
   for (const h of result.hits) {
     const where = [sourceName(h.source), h.project ?? h.cwd ?? "?", h.whenHuman, h.role]
     if (h.headless) where.push("headless")
+    if (h.forkedFrom !== null) where.push(`forked from ${h.forkedFrom}`)
     lines.push(`${h.rank}. ${where.join(" · ")}  (${scoreNote(h)})`)
     lines.push(indent(h.snippet))
     lines.push(`   baton recall expand ${h.sessionId} ${h.turnId}`)

@@ -164,6 +164,12 @@ const hit = z.object({
   timestamp: z.string().nullable().describe("ISO-8601 UTC"),
   when_human: z.string(),
   headless: z.boolean().describe("a machine-driven run (codex exec, claude -p)"),
+  forked_from: z
+    .string()
+    .nullable()
+    .describe(
+      "the session this hit's session was forked from (it starts with a copy of its turns)",
+    ),
   text: z.string().describe("the matching chunk (bounded)"),
   text_truncated: z.boolean(),
   snippet: z.string(),
@@ -295,6 +301,7 @@ export const recallSearchTool = defineBatonTool({
         timestamp: h.timestamp,
         when_human: h.whenHuman,
         headless: h.headless,
+        forked_from: h.forkedFrom,
         text: h.text,
         text_truncated: h.textTruncated,
         snippet: h.snippet,

@@ -24,6 +24,7 @@ import type { FusionPlan } from "./embedder-config.js"
 import { RecallQueryError } from "./errors.js"
 import type { RecallStorageError } from "./errors.js"
 import { cjkShare } from "./cjk-text.js"
+import { forkParents } from "./fork-lineage.js"
 import { ftsMatchExpression, rankChunks } from "./fts-query.js"
 import { lexicalQuery, speakerWords } from "./lexical-query.js"
 import { DEFAULT_RRF_K, fuseRanks } from "./rank-fusion.js"
@@ -187,6 +188,11 @@ export interface RecallHit {
   readonly whenHuman: string
   readonly headless: boolean
   readonly subagent: boolean
+  /**
+   * The session the hit's session was forked from (as `RecentSession.forkedFrom`): a hit in a fork
+   * says where its history came from. Null for a session that starts with its own turn.
+   */
+  readonly forkedFrom: string | null
   /** The chunk text, at most `textChars`. */
   readonly text: string
   readonly textTruncated: boolean
@@ -245,6 +251,8 @@ const ChunkRows = Schema.Array(
     repo_root: Schema.NullOr(Schema.String),
     headless: Schema.Number,
     subagent: Schema.Number,
+    session_row: Schema.Number,
+    forked_from: Schema.NullOr(Schema.String),
   }),
 )
 
@@ -448,7 +456,8 @@ export const searchRecall = (
             db.sqlite
               .prepare(
                 `select c.id as chunk_id, c.role, c.content_hash, c.turn_row, t.turn_id, t.timestamp,
-                        s.source, s.session_id, s.cwd, s.repo_root, s.headless, s.subagent
+                        s.source, s.session_id, s.cwd, s.repo_root, s.headless, s.subagent,
+                        s.id as session_row, s.forked_from
                  from chunks c join turns t on t.id = c.turn_row
                  join sessions s on s.id = t.session_row
                  where c.id in (select value from json_each(?))`,
@@ -629,6 +638,13 @@ export const searchRecall = (
       chosen.push(candidate)
     }
     yield* loadTexts(chosen.map((c) => c.row.chunk_id))
+    const forkedFrom = new Map<number, string | null>()
+    yield* read(() => {
+      const parentOf = forkParents(db.sqlite)
+      for (const { row } of chosen)
+        if (!forkedFrom.has(row.session_row))
+          forkedFrom.set(row.session_row, parentOf(row.source, row.session_row, row.forked_from))
+    })
     const hits: Array<RecallHit> = []
     for (const { fused: f, row } of chosen) {
       const full = textOf(row.chunk_id)
@@ -646,6 +662,7 @@ export const searchRecall = (
         whenHuman: whenHuman(row.timestamp, now, filters.timezone),
         headless: row.headless === 1,
         subagent: row.subagent === 1,
+        forkedFrom: forkedFrom.get(row.session_row) ?? null,
         text: text.text,
         textTruncated: text.truncated,
         snippet: snippetFor(full, terms, snippetChars),

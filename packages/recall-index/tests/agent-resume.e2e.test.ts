@@ -114,6 +114,12 @@ describe("claude --resume and --fork-session, indexed", () => {
     expect(kestrel).toHaveLength(1)
     expect(kestrel[0]?.text).toBe("KESTREL retry budget is twelve")
     expect(await hitsFor("HARRIER")).toEqual([{ sessionId: fork, text: "HARRIER forked plan" }])
+    // The fork's hit names the session it was forked from, which its transcript does not.
+    const harrier = await withIndex(
+      dataDir(),
+      searchRecall({ query: "HARRIER", k: 10, arms: ["lexical"] }, {}),
+    )
+    expect(harrier.hits.map((h) => [h.sessionId, h.forkedFrom])).toEqual([[fork, parent]])
     // grep shows the copied prompt once too; asked for every record, it shows both copies.
     const grep = await withIndex(dataDir(), grepRecords({ pattern: "KESTREL", kinds: ["message"] }))
     expect(grep.hits.map((h) => h.snippet)).toEqual(["KESTREL retry budget is twelve"])

@@ -1,9 +1,10 @@
 // Which session a Claude Code fork came from, when its transcript does not say: a
 // `--fork-session` transcript starts with a copy of its parent's records (uuids included) and
-// names no parent, so `recentSessions` finds it from the turns the sessions share. A root, two
+// names no parent, so `recentSessions` (and each search hit) finds it from the turns the sessions
+// share. A root, two
 // forks of it (one after the root went on), and a fork of a fork; real temp files and database.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { recentSessions } from "@baton/recall-index"
+import { recentSessions, searchRecall } from "@baton/recall-index"
 import { runIndex, tempDir, withIndex, writeTree } from "./index-harness.js"
 
 interface Turn {
@@ -92,5 +93,27 @@ describe("forks without a recorded parent", () => {
       [SECOND]: ROOT,
       [GRANDCHILD]: FIRST,
     })
+  })
+})
+
+describe("search hits", () => {
+  const parents = {
+    [ROOT]: null,
+    [FIRST]: ROOT,
+    [SECOND]: ROOT,
+    [GRANDCHILD]: FIRST,
+  }
+
+  it("name the session their session was forked from", async () => {
+    const { hits } = await withIndex(
+      `${dir.path}/data`,
+      searchRecall({ query: "benchmark postgres branch frost", k: 10, arms: ["lexical"] }, {}),
+    )
+    expect(hits.find((h) => h.text === g1.text)).toMatchObject({
+      sessionId: GRANDCHILD,
+      forkedFrom: FIRST,
+    })
+    expect(hits.length).toBeGreaterThan(2)
+    for (const h of hits) expect(h.forkedFrom).toBe(parents[h.sessionId as keyof typeof parents])
   })
 })
