@@ -15,6 +15,7 @@
  */
 import type { Database, Statement } from "better-sqlite3"
 import * as crypto from "node:crypto"
+import { CONTENT_HASH_CHARS } from "./recall-schema.js"
 import { chunkText } from "./chunker.js"
 import type { ChunkOptions } from "./chunker.js"
 import type { DiscoveredTranscript } from "./transcript-discovery.js"
@@ -168,11 +169,12 @@ export const makeCommitGroup = (sqlite: Database, limits: CommitGroupLimits = {}
 /** Node's one-shot `crypto.hash`, about 1.7x `createHash` on chunk-sized text; absent before 20.12. */
 const oneShotHash: typeof crypto.hash | undefined = crypto.hash
 
-/** SHA-256 hex of a chunk's text (its `content_hash`). */
+/** A chunk's `content_hash`: the first {@link CONTENT_HASH_CHARS} hex characters of its text's SHA-256. */
 const hashText = (text: string): string =>
-  oneShotHash !== undefined
+  (oneShotHash !== undefined
     ? oneShotHash("sha256", text, "hex")
     : crypto.createHash("sha256").update(text).digest("hex")
+  ).slice(0, CONTENT_HASH_CHARS)
 const flag = (b: boolean): number => (b ? 1 : 0)
 
 /** Rows per multi-row insert statement (≤ 64 × 11 bound values, far below SQLite's limit). */

@@ -21,8 +21,16 @@ import {
  */
 const sqlTag = async () => (await import("kysely")).sql
 
+/**
+ * Hex characters of a chunk text's SHA-256 kept as its `content_hash` (schema 6; the whole 64
+ * before): 64 bits. Two distinct texts share a key with probability ~n²/2⁶⁵ — about 3·10⁻⁸ for a
+ * million chunks — and the key and its index are written for every chunk, so the shorter key
+ * writes ~12 % fewer bytes per indexed transcript byte.
+ */
+export const CONTENT_HASH_CHARS = 16
+
 /** Schema version written to `meta.schema_version` by the latest migration. */
-export const RECALL_SCHEMA_VERSION = 5
+export const RECALL_SCHEMA_VERSION = 6
 
 /** FTS5 tokenizer of `chunks_fts` (see README "Decisions" for the measurement). */
 export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -127,6 +135,7 @@ export interface ChunksTable {
   readonly char_start: number
   readonly char_end: number
   readonly text: string
+  /** The text's key for vectors and de-duplication: {@link CONTENT_HASH_CHARS} hex characters of its SHA-256. */
   readonly content_hash: string
   readonly needs_embedding: number
 }
@@ -532,6 +541,30 @@ const identifierWords: Migration = {
   },
 }
 
+/**
+ * Shorter content hashes (schema 6): every stored `content_hash` — in `chunks` and in
+ * `vector_keys` — keeps its first {@link CONTENT_HASH_CHARS} characters, so stored vectors stay
+ * matched to their texts (nothing is re-embedded). One transaction. Keys that would collide under
+ * one fingerprint (two texts whose hashes share 64 bits) keep one row, so both texts share its
+ * vector, as two such texts indexed under schema 6 would. A process of the previous
+ * version still open on the file writes full-length keys: those stay self-consistent (their vectors
+ * are stored under the same key) and are shortened when their transcript is next rewritten; until
+ * then a text it wrote and the same text written by this version are two keys (one extra vector,
+ * and search may show both copies).
+ */
+const shortContentHashes: Migration = {
+  up: async (db: Kysely<unknown>): Promise<void> => {
+    if ((await schemaVersionIn(db)) >= 6) return
+    const short = `substr(content_hash, 1, ${CONTENT_HASH_CHARS})`
+    await inOwnTransaction(db, [
+      `update chunks set content_hash = ${short} where length(content_hash) > ${CONTENT_HASH_CHARS}`,
+      `update or replace vector_keys set content_hash = ${short}
+          where length(content_hash) > ${CONTENT_HASH_CHARS}`,
+      `update meta set value = '6' where key = 'schema_version'`,
+    ])
+  },
+}
+
 /** The migrations, in order; Kysely's `Migrator` applies the missing ones. */
 export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -539,6 +572,7 @@ export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0003_repository_identity": repositoryIdentity,
   "0004_cjk_bigrams": cjkBigrams,
   "0005_identifier_words": identifierWords,
+  "0006_short_content_hashes": shortContentHashes,
 }
 
 /** In-code provider for Kysely's `Migrator`. */

@@ -2,6 +2,7 @@
 // real temp-file database, and row snapshots that ignore row ids.
 import { Effect, Layer } from "effect"
 import type { Scope } from "effect"
+import { createHash } from "node:crypto"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -122,6 +123,33 @@ export const rewindLexicalIndex = (
     sqlite.prepare("update meta set value = ? where key = 'schema_version'").run(String(version))
     const forget = sqlite.prepare("delete from kysely_migration where name = ?")
     for (const name of later) forget.run(name)
+  })()
+}
+
+/**
+ * Puts the content hashes of an open database back as schema 5 wrote them — the whole SHA-256 hex
+ * of each chunk's text, in `chunks` and in `vector_keys` — sets `meta.schema_version` to 5 and
+ * forgets migration 0006, so the next open migrates the file again.
+ */
+export const rewindContentHashes = (sqlite: RecallDatabaseShape["sqlite"]): void => {
+  const full = new Map<string, string>()
+  for (const { id, text } of sqlite.prepare("select id, text from chunks").all() as Array<{
+    id: number
+    text: string
+  }>) {
+    const hash = createHash("sha256").update(text).digest("hex")
+    full.set(hash.slice(0, 16), hash)
+    sqlite.prepare("update chunks set content_hash = ? where id = ?").run(hash, id)
+  }
+  sqlite.transaction(() => {
+    const keys = sqlite.prepare("select id, content_hash from vector_keys").all() as Array<{
+      id: number
+      content_hash: string
+    }>
+    const lengthen = sqlite.prepare("update vector_keys set content_hash = ? where id = ?")
+    for (const k of keys) lengthen.run(full.get(k.content_hash) ?? k.content_hash, k.id)
+    sqlite.prepare("update meta set value = '5' where key = 'schema_version'").run()
+    sqlite.prepare("delete from kysely_migration where name = '0006_short_content_hashes'").run()
   })()
 }
 
