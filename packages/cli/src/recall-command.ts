@@ -74,6 +74,7 @@ import {
   stringFlag,
 } from "./recall-flags.js"
 import type { Decoded, FilterFlags } from "./recall-flags.js"
+import { heapPacer } from "./heap-collector.js"
 import { progressWriter } from "./recall-progress.js"
 import {
   renderGrep,
@@ -298,6 +299,7 @@ const indexOnce = async (
   const startedAt = Date.now()
   let filesTotal = 0
   let turns = 0
+  const pace = heapPacer()
   const indexed = await runIndexed(
     ctx,
     indexTranscripts({
@@ -307,6 +309,7 @@ const indexOnce = async (
       onProgress: (event) => {
         if (event._tag === "Planned") filesTotal = event.toIndex
         else if (event._tag === "FileIndexed" || event._tag === "SliceIndexed") {
+          pace(event.bytes)
           turns = event.turns
           progress.update({
             phase: "indexing",

@@ -1,8 +1,9 @@
 // Recall indexing benchmark: lexical indexing throughput (no embedding), then embedding the
-// backlog with the static table (what the `auto` default picks at this size), no-change rescan of N files, appending one turn to a large
-// file, and peak RSS of a fresh process per call (search, rescan). Deterministic synthetic
-// corpus; prints markdown. The issue's size is BENCH_FILES=10000 BENCH_EXCHANGES=50 (10 k
-// sessions, 1 M messages, ~1.5 GB, ~10 minutes); the default is a fifth of it.
+// backlog with the static table (what the `auto` default picks at this size), no-change rescan of
+// N files, appending one turn to a large file, and peak RSS of a fresh process per call (search,
+// rescan, and the real CLI indexing the large file). Deterministic synthetic corpus; prints
+// markdown. The issue's size is BENCH_FILES=10000 BENCH_EXCHANGES=50 (10 k sessions, 1 M
+// messages, ~1.5 GB, ~10 minutes); the default is a fifth of it.
 // Env: BENCH_FILES (default 2000), BENCH_BIG_MB (default 50), BENCH_EXCHANGES (default 50).
 // A second corpus has real coding sessions' shape, where tool output (file reads) is most of the
 // bytes: BENCH_TOOL_FILES (default 400) files whose tool results are source listings of
@@ -221,6 +222,38 @@ try {
     `index one ${mb(statSync(bigPath).size).toFixed(0)} MB file`,
     `${(bigFull.ms / 1000).toFixed(2)} s`,
     `${(mb(statSync(bigPath).size) / (bigFull.ms / 1000)).toFixed(1)} MB/s`,
+  ])
+  // The same file indexed by the real CLI (`baton recall index`, no embedding) in a fresh process:
+  // its peak RSS is what a user's first index of a long session costs.
+  const rssFile = join(root, "cli-max-rss")
+  const cliStarted = performance.now()
+  execFileSync(
+    process.execPath,
+    [
+      "-r",
+      fileURLToPath(new URL("./print-max-rss.cjs", import.meta.url)),
+      fileURLToPath(new URL("../../cli/dist/bin.js", import.meta.url)),
+      "recall",
+      "index",
+      "--json",
+    ],
+    {
+      env: {
+        ...process.env,
+        HOME: bigHome,
+        CLAUDE_CONFIG_DIR: join(bigHome, ".claude"),
+        CODEX_HOME: join(bigHome, ".codex"),
+        BATON_DATA_DIR: join(root, "big-cli-data"),
+        BATON_EMBEDDER: "none",
+        BENCH_MAX_RSS_FILE: rssFile,
+      },
+      stdio: ["ignore", "ignore", "inherit"],
+    },
+  )
+  rows.push([
+    `fresh process: \`baton recall index\` of the ${mb(statSync(bigPath).size).toFixed(0)} MB file, no embedding`,
+    `${((performance.now() - cliStarted) / 1000).toFixed(2)} s`,
+    `peak RSS ${readFileSync(rssFile, "utf8")} MB`,
   ])
   // Five appends, each indexed by its own run (the median is reported: a run has fixed costs).
   const appends = []
