@@ -7,8 +7,11 @@
  * without, 278 MB with a collection every 16 MiB read, in the same time (18.2 against 18.3 s).
  *
  * The collector comes from `--expose-gc`, set at run time for this process (the CLI owns its
- * process; the library never does this) and read through a fresh VM context. Where that is not
- * available the pacer does nothing: the run is the same, only its peak is higher.
+ * process; the library never does this) and read through a fresh VM context: the flag only makes
+ * new contexts carry a `gc` function, and nothing else in the process reads it. Node warns that
+ * flags changed after start are unsupported in general; if this one ever stops working the test
+ * of `fullCollection` fails, and at run time the pacer does nothing (the run is the same, only its
+ * peak is higher).
  */
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
