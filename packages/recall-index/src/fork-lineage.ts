@@ -14,7 +14,10 @@ const COPY_HOLDERS = `select distinct p.id, p.session_id
   join sessions p on p.id = pt.session_row and p.source = ?
   where ft.id = (select id from turns where session_row = ? order by ordinal limit 1)`
 
-/** The earliest timestamp of the turns of session `a` that session `b` does not hold, and how many. */
+/**
+ * The earliest timestamp of the turns of session `a` that session `b` does not hold, and how
+ * many.
+ */
 const OWN_TURNS = `select min(t.timestamp) as first, count(*) as count from turns t
   where t.session_row = ? and t.timestamp is not null
     and not exists (select 1 from turns x where x.turn_id = t.turn_id and x.session_row = ?)`

@@ -169,7 +169,10 @@ export const makeCommitGroup = (sqlite: Database, limits: CommitGroupLimits = {}
 /** Node's one-shot `crypto.hash`, about 1.7x `createHash` on chunk-sized text; absent before 20.12. */
 const oneShotHash: typeof crypto.hash | undefined = crypto.hash
 
-/** A chunk's `content_hash`: the first {@link CONTENT_HASH_CHARS} hex characters of its text's SHA-256. */
+/**
+ * A chunk's `content_hash`: the first {@link CONTENT_HASH_CHARS} hex characters of its text's
+ * SHA-256.
+ */
 const hashText = (text: string): string =>
   (oneShotHash !== undefined
     ? oneShotHash("sha256", text, "hex")

@@ -135,7 +135,10 @@ export interface ChunksTable {
   readonly char_start: number
   readonly char_end: number
   readonly text: string
-  /** The text's key for vectors and de-duplication: {@link CONTENT_HASH_CHARS} hex characters of its SHA-256. */
+  /**
+   * The text's key for vectors and de-duplication: {@link CONTENT_HASH_CHARS} hex characters of
+   * its SHA-256.
+   */
   readonly content_hash: string
   readonly needs_embedding: number
 }
@@ -546,9 +549,9 @@ const identifierWords: Migration = {
  * `vector_keys` — keeps its first {@link CONTENT_HASH_CHARS} characters, so stored vectors stay
  * matched to their texts (nothing is re-embedded). One transaction. Keys that would collide under
  * one fingerprint (two texts whose hashes share 64 bits) keep one row, so both texts share its
- * vector, as two such texts indexed under schema 6 would. A process of the previous
- * version still open on the file writes full-length keys: those stay self-consistent (their vectors
- * are stored under the same key) and are shortened when their transcript is next rewritten; until
+ * vector, as two such texts indexed under schema 6 would. A process of the previous version
+ * still open on the file writes full-length keys: those stay self-consistent (their vectors are
+ * stored under the same key) and are shortened when their transcript is next rewritten; until
  * then a text it wrote and the same text written by this version are two keys (one extra vector,
  * and search may show both copies).
  */
@@ -557,7 +560,8 @@ const shortContentHashes: Migration = {
     if ((await schemaVersionIn(db)) >= 6) return
     const short = `substr(content_hash, 1, ${CONTENT_HASH_CHARS})`
     await inOwnTransaction(db, [
-      `update chunks set content_hash = ${short} where length(content_hash) > ${CONTENT_HASH_CHARS}`,
+      `update chunks set content_hash = ${short}
+          where length(content_hash) > ${CONTENT_HASH_CHARS}`,
       `update or replace vector_keys set content_hash = ${short}
           where length(content_hash) > ${CONTENT_HASH_CHARS}`,
       `update meta set value = '6' where key = 'schema_version'`,

@@ -132,22 +132,26 @@ export const rewindLexicalIndex = (
  * forgets migration 0006, so the next open migrates the file again.
  */
 export const rewindContentHashes = (sqlite: RecallDatabaseShape["sqlite"]): void => {
-  const full = new Map<string, string>()
-  for (const { id, text } of sqlite.prepare("select id, text from chunks").all() as Array<{
-    id: number
-    text: string
-  }>) {
-    const hash = createHash("sha256").update(text).digest("hex")
-    full.set(hash.slice(0, 16), hash)
-    sqlite.prepare("update chunks set content_hash = ? where id = ?").run(hash, id)
-  }
   sqlite.transaction(() => {
+    // Each stored (short) key → the whole hash of its text.
+    const whole = new Map<string, string>()
+    const chunks = sqlite.prepare("select id, text, content_hash from chunks").all() as Array<{
+      id: number
+      text: string
+      content_hash: string
+    }>
+    const lengthenChunk = sqlite.prepare("update chunks set content_hash = ? where id = ?")
+    for (const c of chunks) {
+      const hash = createHash("sha256").update(c.text).digest("hex")
+      whole.set(c.content_hash, hash)
+      lengthenChunk.run(hash, c.id)
+    }
     const keys = sqlite.prepare("select id, content_hash from vector_keys").all() as Array<{
       id: number
       content_hash: string
     }>
-    const lengthen = sqlite.prepare("update vector_keys set content_hash = ? where id = ?")
-    for (const k of keys) lengthen.run(full.get(k.content_hash) ?? k.content_hash, k.id)
+    const lengthenKey = sqlite.prepare("update vector_keys set content_hash = ? where id = ?")
+    for (const k of keys) lengthenKey.run(whole.get(k.content_hash) ?? k.content_hash, k.id)
     sqlite.prepare("update meta set value = '5' where key = 'schema_version'").run()
     sqlite.prepare("delete from kysely_migration where name = '0006_short_content_hashes'").run()
   })()
