@@ -318,6 +318,9 @@ const indexOnce = async (
             turns,
             startedAt,
           })
+        } else if (event._tag === "BuildingLookupIndexes") {
+          // Drawn at once: the build takes seconds on a large index and sends no progress.
+          progress.update({ phase: "building-indexes", filesTotal })
         } else if (event._tag === "FileFailed") {
           progress.update({
             phase: "indexing",

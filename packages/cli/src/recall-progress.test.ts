@@ -14,6 +14,9 @@ describe("recall progress", () => {
     expect(renderProgress({ phase: "embedding", done: 5, total: 5, startedAt: 0 }, 1000)).toBe(
       "embedding [####################] 5/5 chunks",
     )
+    expect(renderProgress({ phase: "building-indexes", filesTotal: 2000 }, 1000)).toBe(
+      "indexing  [####################] 2,000 files written · building lookup indexes…",
+    )
   })
 
   it("never exceeds the terminal width", () => {
@@ -62,5 +65,24 @@ describe("recall progress", () => {
     off.update(state(1))
     off.done()
     expect(silent).toEqual([])
+  })
+
+  it("draws a new phase at once, however soon after the last redraw", () => {
+    const out: Array<string> = []
+    let now = 0
+    const writer = progressWriter(
+      true,
+      (t) => out.push(t),
+      () => now,
+      () => 80,
+    )
+    writer.update({ phase: "indexing", filesDone: 10, filesTotal: 10, turns: 5, startedAt: 0 })
+    now = 10
+    writer.update({ phase: "building-indexes", filesTotal: 10 })
+    expect(out).toHaveLength(2)
+    expect(out[1]).toContain("building lookup indexes")
+    now = 20
+    writer.update({ phase: "building-indexes", filesTotal: 10 })
+    expect(out).toHaveLength(2)
   })
 })

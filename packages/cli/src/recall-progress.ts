@@ -1,8 +1,9 @@
 /**
- * The progress bar of `baton recall index` on a terminal: files and turns while indexing, then
- * the embedding backlog, each with an ETA from the rate so far. Guarantees: `renderProgress` is
- * pure and never wider than `columns`; the writer redraws one stderr line at most ten times a
- * second (`\r` + clear to end of line) and ends it with a newline, so the final summary on
+ * The progress bar of `baton recall index` on a terminal: files and turns while indexing (and
+ * while a large run builds its lookup indexes at the end), then the embedding backlog, each with
+ * an ETA from the rate so far. Guarantees: `renderProgress` is pure and never wider than
+ * `columns`; the writer redraws one stderr line at most ten times a second (`\r` + clear to end of
+ * line), at once when the phase changes, and ends it with a newline, so the final summary on
  * stdout starts on a clean line. No output at all when disabled (not a TTY, --json, --quiet).
  */
 
@@ -20,6 +21,11 @@ export type ProgressState =
       readonly done: number
       readonly total: number
       readonly startedAt: number
+    }
+  | {
+      /** The files are written; the run builds the lookup indexes it deferred (no count). */
+      readonly phase: "building-indexes"
+      readonly filesTotal: number
     }
 
 const grouped = (n: number): string => Math.round(n).toLocaleString("en-US")
@@ -48,7 +54,9 @@ export const renderProgress = (state: ProgressState, now: number, columns = 80):
   const line =
     state.phase === "indexing"
       ? `indexing  ${bar(state.filesDone, state.filesTotal, 20)} ${grouped(state.filesDone)}/${grouped(state.filesTotal)} files · ${grouped(state.turns)} turns${eta(state.filesDone, state.filesTotal, state.startedAt, now)}`
-      : `embedding ${bar(state.done, state.total, 20)} ${grouped(state.done)}/${grouped(state.total)} chunks${eta(state.done, state.total, state.startedAt, now)}`
+      : state.phase === "embedding"
+        ? `embedding ${bar(state.done, state.total, 20)} ${grouped(state.done)}/${grouped(state.total)} chunks${eta(state.done, state.total, state.startedAt, now)}`
+        : `indexing  ${bar(1, 1, 20)} ${grouped(state.filesTotal)} files written · building lookup indexes…`
   return line.length > columns ? `${line.slice(0, Math.max(0, columns - 1))}…` : line
 }
 
@@ -77,10 +85,11 @@ export const progressWriter = (
   }
   return {
     update: (state) => {
+      const phaseChanged = last !== undefined && last.phase !== state.phase
       last = state
       lastDrawn = false
       const t = now()
-      if (t - drawnAt >= 100) {
+      if (t - drawnAt >= 100 || phaseChanged) {
         drawnAt = t
         draw(state)
         lastDrawn = true

@@ -179,6 +179,14 @@ export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection)
       `Kept after deletion: ${n(status.retainedSessions)} sessions from ${n(status.missingFiles)} deleted transcripts ('baton recall prune' drops them)`,
     )
   }
+  if (status.missingLookupIndexes.length > 0) {
+    const names = status.missingLookupIndexes.join(", ")
+    lines.push(
+      status.indexing !== null
+        ? `Lookup indexes: ${names} deferred by the running indexer (built when it finishes; searches are slower until then)`
+        : `Lookup indexes: ${names} missing, left by an indexing run that stopped early; searches are slower until 'baton recall index' builds them`,
+    )
+  }
   if (status.failingFiles > 0)
     lines.push(`Failing files: ${n(status.failingFiles)} (retried next run)`)
   for (const q of status.quarantined)

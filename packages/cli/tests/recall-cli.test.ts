@@ -15,7 +15,9 @@ import {
 } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { dropLookupIndexes, RecallDatabase, recallDatabaseLayer } from "@baton/recall-index"
 import { batonBin, runBaton } from "./run-baton.js"
 
 const CLAUDE_ID = "aaaaaaaa-1111-4111-8111-000000000001"
@@ -371,6 +373,28 @@ describe("baton recall with history", () => {
     expect(broken.stdout).toContain('Embedder: not usable (unknown BATON_EMBEDDER "bert"')
     const again = await runBaton(["recall", "index"], { env })
     expect(again.stdout).toMatch(/^Up to date: 2 transcripts, none changed/)
+  }, 60_000)
+
+  it("names lookup indexes a stopped run left missing, and the next index builds them", async () => {
+    const dataDir = join(home, ".local", "share", "baton")
+    await Effect.runPromise(
+      Effect.scoped(
+        RecallDatabase.use((db) => Effect.sync(() => dropLookupIndexes(db.sqlite))),
+      ).pipe(Effect.provide(recallDatabaseLayer({ dataDir }))),
+    )
+    const status = await runBaton(["recall", "status"], { env })
+    expect(status.stdout).toContain(
+      "Lookup indexes: turns_turn_id, turns_timestamp, chunks_content_hash missing, left by an indexing run that stopped early",
+    )
+    const statusJson = json((await runBaton(["recall", "status", "--json"], { env })).stdout)
+    expect(statusJson.missingLookupIndexes).toHaveLength(3)
+    // Search answers meanwhile.
+    const search = await runBaton(["recall", "search", "retry policy webhook", "--json"], { env })
+    expect(json(search.stdout).hits.length).toBeGreaterThan(0)
+    const index = await runBaton(["recall", "index"], { env })
+    expect(index.code).toBe(0)
+    const after = await runBaton(["recall", "status"], { env })
+    expect(after.stdout).not.toContain("Lookup indexes")
   }, 60_000)
 
   it("rejects bad flags with exit 2 and bad values with exit 1", async () => {

@@ -757,6 +757,11 @@ export const recallStatusOutput = {
     .number()
     .int()
     .describe("transcripts gone from disk whose history the index keeps"),
+  missing_lookup_indexes: z
+    .array(z.string())
+    .describe(
+      "lookup indexes absent: deferred by a running indexer or left by one that stopped early; results are right, searches slower until an index run builds them",
+    ),
   roots: z.array(z.string()).describe("where transcripts are looked for"),
   embedder: z
     .object({
@@ -845,6 +850,7 @@ export const recallStatusTool = defineBatonTool({
         failing_files: 0,
         quarantined_files: 0,
         deleted_transcripts_kept: 0,
+        missing_lookup_indexes: [],
         roots: rootList,
         embedder: embedderField(recall.configuredEmbedderSelection(process.env)),
         note: await nothingIndexed(),
@@ -871,6 +877,7 @@ export const recallStatusTool = defineBatonTool({
       failing_files: s.failingFiles,
       quarantined_files: s.quarantined.length,
       deleted_transcripts_kept: s.missingFiles,
+      missing_lookup_indexes: [...s.missingLookupIndexes],
       roots: rootList,
       embedder: embedderField(embedder),
       note: s.empty ? await nothingIndexed() : null,

@@ -18,6 +18,7 @@ import { EmbedderError } from "./embedder.js"
 import type { IndexBusyError } from "./errors.js"
 import { RecallStorageError } from "./errors.js"
 import { acquireIndexLock, IndexerProcess } from "./index-lock.js"
+import { buildLookupIndexes } from "./lookup-indexes.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import type { CodeWriter } from "./vector-code-store.js"
 import { makeCodeWriter, syncCodes } from "./vector-code-store.js"
@@ -107,7 +108,12 @@ const drain = (
     const { info } = embedder
     const active = yield* activateEmbedder(info.fingerprint, info.dim)
     const store = yield* Effect.try({
-      try: () => prepareStore(sqlite, info.fingerprint, active.vecTable, info.dim),
+      // Marking a text done looks its copies up by content hash: an indexing run that stopped
+      // before building its deferred lookup indexes left them to whoever writes next.
+      try: () => {
+        buildLookupIndexes(sqlite)
+        return prepareStore(sqlite, info.fingerprint, active.vecTable, info.dim)
+      },
       catch: storageFailure("write", path),
     })
     const batchSize = Math.max(1, Math.floor(options.batchSize ?? info.maxBatch))

@@ -14,6 +14,7 @@ import { RecallDatabase, storageFailure } from "./recall-database.js"
 import type { RecallDatabaseShape } from "./recall-database.js"
 import { decodeRows } from "./stored-rows.js"
 import type { IndexRunReport } from "./indexer.js"
+import { missingLookupIndexes } from "./lookup-indexes.js"
 import { forgetCodes } from "./vector-code-store.js"
 
 /** Deletes vectors whose text no chunk holds any more (forgotten text must not linger). */
@@ -182,6 +183,11 @@ export interface IndexStatus {
   readonly newestActivity: string | null
   /** How long ago the last run finished, in ms, against `now`. */
   readonly lastRunAgeMs: number | null
+  /**
+   * Lookup indexes absent (`lookup-indexes.ts`): deferred by a running indexer, or left to the
+   * next run by one that stopped early. Searches are right without them, only slower.
+   */
+  readonly missingLookupIndexes: ReadonlyArray<string>
 }
 
 const Counts = Schema.Struct({
@@ -292,6 +298,7 @@ export const indexStatus = (
       )) ?? null,
     )
     const lastRun: IndexRunReport | null = lastRunRow === null ? null : lastRunRow.value
+    const missingIndexes = yield* read(() => missingLookupIndexes(db.sqlite))
     return {
       files: counts.files,
       sessions: counts.sessions,
@@ -311,5 +318,6 @@ export const indexStatus = (
       dbBytes: fileBytes(db.path) + fileBytes(`${db.path}-wal`),
       newestActivity: counts.newest,
       lastRunAgeMs: lastRun === null ? null : Math.max(0, now - lastRun.finishedAt),
+      missingLookupIndexes: missingIndexes,
     }
   })

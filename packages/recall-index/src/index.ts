@@ -190,6 +190,14 @@ export type {
   IndexRunReport,
 } from "./indexer.js"
 export type { CommitGroupLimits } from "./index-writer.js"
+export {
+  buildLookupIndexes,
+  DEFER_LOOKUP_INDEXES_MIN_BYTES,
+  dropLookupIndexes,
+  LOOKUP_INDEXES,
+  missingLookupIndexes,
+  shouldDeferLookupIndexes,
+} from "./lookup-indexes.js"
 export type {
   ForgetTarget,
   IndexStatus,

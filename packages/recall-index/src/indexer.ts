@@ -6,7 +6,9 @@
  * its own transaction — a savepoint in a commit group of consecutive files (a kill leaves whole
  * files only, and loses at most the open group); one failing file never stops the run, is
  * retried next run and quarantined after `quarantineAfter` consecutive failures; only one
- * indexer runs at a time (index-lock.ts); vanished files keep their rows (prune is explicit).
+ * indexer runs at a time (index-lock.ts); vanished files keep their rows (prune is explicit); a
+ * run with much to write builds the lookup indexes once at its end (lookup-indexes.ts), and any
+ * run builds those a stopped run left missing.
  * All IO arrives as services: files, database, clock, process. Memory: one file's parse result
  * is held at a time, so peak memory scales with the largest transcript.
  */
@@ -20,6 +22,12 @@ import type { FileChange, SignatureStored } from "./file-change.js"
 import { acquireIndexLock, IndexerProcess } from "./index-lock.js"
 import { deferWalCheckpoints, makeCommitGroup, makeIndexWriter } from "./index-writer.js"
 import type { CommitGroup, CommitGroupLimits } from "./index-writer.js"
+import {
+  buildLookupIndexes,
+  dropLookupIndexes,
+  missingLookupIndexes,
+  shouldDeferLookupIndexes,
+} from "./lookup-indexes.js"
 import { RecallDatabase, storageFailure, WRITER_ANNOUNCEMENT_STALE_MS } from "./recall-database.js"
 import { decodeFileRows, decodeParseState } from "./stored-rows.js"
 import type { StoredFile } from "./stored-rows.js"
@@ -63,6 +71,13 @@ export interface IndexOptions {
    * {@link INDEX_SLICE_BYTES}, the default), so a transcript of any size indexes in bounded memory.
    */
   readonly sliceBytes?: number
+  /**
+   * Whether the run drops the lookup indexes before writing and builds them at its end
+   * (`lookup-indexes.ts`). Default: when {@link shouldDeferLookupIndexes} says so for the bytes
+   * the run will parse against those already indexed — a first index of a history or a large
+   * catch-up.
+   */
+  readonly deferLookupIndexes?: boolean
 }
 
 /**
@@ -115,6 +130,14 @@ export type IndexProgressEvent =
       readonly error: string
       readonly failures: number
       readonly quarantined: boolean
+    }
+  | {
+      /**
+       * The files are written; the lookup indexes are being built (deferred by this run, or left
+       * missing by one that stopped early): seconds on a large index.
+       */
+      readonly _tag: "BuildingLookupIndexes"
+      readonly indexes: ReadonlyArray<string>
     }
   | { readonly _tag: "Finished"; readonly report: IndexRunReport }
 
@@ -385,6 +408,28 @@ const runIndex = (
       missing: newlyMissing.length,
     })
 
+    // A run with much to write builds the lookup indexes once at its end instead of row by row.
+    const plannedBytes = work.reduce(
+      (sum, { file, change, row }) =>
+        sum +
+        Math.max(
+          0,
+          change === "append" && row !== undefined ? file.size - row.indexed_offset : file.size,
+        ),
+      0,
+    )
+    let indexedBytes = 0
+    for (const row of stored.values()) indexedBytes += row.indexed_offset
+    if (
+      work.length > 0 &&
+      (options.deferLookupIndexes ?? shouldDeferLookupIndexes(plannedBytes, indexedBytes))
+    ) {
+      yield* Effect.try({
+        try: () => dropLookupIndexes(db.sqlite),
+        catch: storageFailure("write", db.path),
+      })
+    }
+
     const counts = { new: 0, append: 0, rewrite: 0 }
     const failed: Array<IndexFileFailure> = []
     let turnsAdded = 0
@@ -576,6 +621,17 @@ const runIndex = (
       try: () => writer.refreshRepositories(),
       catch: storageFailure("write", db.path),
     })
+    const missingIndexes = yield* Effect.try({
+      try: () => missingLookupIndexes(db.sqlite),
+      catch: storageFailure("read", db.path),
+    })
+    if (missingIndexes.length > 0) {
+      emit({ _tag: "BuildingLookupIndexes", indexes: missingIndexes })
+      yield* Effect.try({
+        try: () => buildLookupIndexes(db.sqlite),
+        catch: storageFailure("write", db.path),
+      })
+    }
 
     const backlog = yield* Effect.tryPromise({
       try: async () =>

@@ -1,5 +1,6 @@
 // A real child indexer killed with SIGKILL mid-run leaves a consistent database, and the next
-// run finishes with exactly the rows of a clean run; a forget while the child runs gets in
+// run finishes with exactly the rows of a clean run (also when the kill finds the lookup indexes
+// deferred); a forget while the child runs gets in
 // between its files.
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
@@ -9,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   forgetSessions,
   indexTranscripts,
+  LOOKUP_INDEXES,
+  missingLookupIndexes,
   RecallDatabase,
   recallDatabaseLayer,
 } from "@baton/recall-index"
@@ -57,10 +60,12 @@ const childMidRun = (
   after: number,
   whileRunning: (pid: number) => Promise<void> = () => Promise.resolve(),
   end: "kill" | "finish" = "kill",
+  childEnv: Readonly<Record<string, string>> = {},
 ): Promise<number> =>
   new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [child, dataDir, home.path], {
       stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...childEnv },
     })
     let seen = 0
     let stderr = ""
@@ -131,6 +136,34 @@ describe("crash consistency", () => {
     expect(resumed.unchanged).toBe(integrity.files)
     expect(resumed.indexedNew).toBe(200 - integrity.files)
     const clean = join(data.path, "clean")
+    await runIndex(clean, { environment })
+    expect(await counts(crashed)).toEqual(await counts(clean))
+  }, 120_000)
+
+  it("recovers from kill -9 while the lookup indexes are deferred: the next run builds them", async () => {
+    const crashed = join(data.path, "crashed-deferred")
+    await childMidRun(crashed, 30, undefined, "kill", { BATON_TEST_DEFER_LOOKUP_INDEXES: "1" })
+    const left = await withIndex(
+      crashed,
+      RecallDatabase.use((db) =>
+        Effect.sync(() => ({
+          check: db.sqlite.pragma("integrity_check", { simple: true }),
+          missing: missingLookupIndexes(db.sqlite),
+        })),
+      ),
+    )
+    expect(left.check).toBe("ok")
+    expect(left.missing).toEqual(LOOKUP_INDEXES.map((i) => i.name))
+    // Search and navigation still answer meanwhile (slower): the rows are all there.
+    expect((await counts(crashed)).files).toBeGreaterThan(0)
+
+    await runIndex(crashed, { environment })
+    const missingAfter = await withIndex(
+      crashed,
+      RecallDatabase.use((db) => Effect.sync(() => missingLookupIndexes(db.sqlite))),
+    )
+    expect(missingAfter).toEqual([])
+    const clean = join(data.path, "clean-deferred")
     await runIndex(clean, { environment })
     expect(await counts(crashed)).toEqual(await counts(clean))
   }, 120_000)

@@ -1,14 +1,14 @@
 // The indexer over transcripts written by the REAL pinned binaries (Codex 0.169.0, Claude Code
 // 2.1.328, recorded by the testkit's corpus builder against loopback mocks), into a real
-// temp-file database.
+// temp-file database; also with its lookup indexes deferred to the end of the run.
 import { Effect } from "effect"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { buildCorpus } from "@baton/testkit"
 import type { Corpus } from "@baton/testkit"
-import { indexStatus, matchChunks, RecallDatabase } from "@baton/recall-index"
-import type { IndexRunReport } from "@baton/recall-index"
-import { runIndex, tempDir, withIndex } from "./index-harness.js"
+import { expandAround, indexStatus, matchChunks, RecallDatabase } from "@baton/recall-index"
+import type { IndexProgressEvent, IndexRunReport } from "@baton/recall-index"
+import { runIndex, snapshot, tempDir, withIndex } from "./index-harness.js"
 
 let corpus: Corpus
 let report: IndexRunReport
@@ -90,5 +90,30 @@ describe("recall index on real agent transcripts", () => {
     expect(found.raw).toBeGreaterThan(0)
     expect(found.chunks).toBe(0)
     expect(await withIndex(dataDir, matchChunks("handlers=7"))).toEqual([])
+  })
+
+  it("stores the same rows and walks the same turns when a run defers its lookup indexes", async () => {
+    const deferred = join(data.path, "deferred")
+    const events: Array<IndexProgressEvent> = []
+    const again = await runIndex(deferred, {
+      environment: {
+        env: { CODEX_HOME: corpus.codexHome, CLAUDE_CONFIG_DIR: corpus.claudeConfigDir },
+        homeDir: corpus.root,
+      },
+      deferLookupIndexes: true,
+      onProgress: (e) => events.push(e),
+    })
+    expect(again.indexedNew).toBe(4)
+    expect(events.some((e) => e._tag === "BuildingLookupIndexes")).toBe(true)
+    const words = ["retry", "frost", "policy"]
+    expect(await snapshot(deferred, words)).toEqual(await snapshot(dataDir, words))
+    // A turn found by its id (the `turns_turn_id` index this run built) opens the same window.
+    const codex = sessionOf("codex", false)
+    const hit = (await withIndex(dataDir, matchChunks("retry policy"))).find(
+      (m) => m.sessionId === codex.sessionId,
+    )!
+    const window = (dir: string) =>
+      withIndex(dir, expandAround({ sessionId: hit.sessionId, turnId: hit.turnId, before: 1 }))
+    expect(await window(deferred)).toEqual(await window(dataDir))
   })
 })
