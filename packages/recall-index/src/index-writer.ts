@@ -72,11 +72,11 @@ export interface IndexWriter {
 export const RUN_WAL_CHECKPOINT_PAGES = 16_384
 
 /**
- * Raises SQLite's automatic checkpoint threshold for the duration of an indexing run; the
- * returned function restores the prior threshold, so the next commit (the run releasing its lock)
- * checkpoints if the WAL is past it, as it would have without the run — a small run pays no extra
- * fsync. Durability is unchanged: every commit is in the WAL either way. Throws driver errors:
- * callers wrap them.
+ * Raises SQLite's automatic checkpoint threshold for the duration of an indexing run (or an
+ * embedding run: `embedBacklog` defers them the same way); the returned function restores the
+ * prior threshold, so the next commit (the run releasing its lock) checkpoints if the WAL is past
+ * it, as it would have without the run — a small run pays no extra fsync. Durability is
+ * unchanged: every commit is in the WAL either way. Throws driver errors: callers wrap them.
  */
 export const deferWalCheckpoints = (sqlite: Database): (() => void) => {
   const prior: unknown = sqlite.pragma("wal_autocheckpoint", { simple: true })

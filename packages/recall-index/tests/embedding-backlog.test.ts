@@ -150,6 +150,38 @@ describe("embedBacklog", () => {
     expect(after).toMatchObject({ backlog: 0, keys: after.distinct, inconsistent: 0 })
   })
 
+  it("defers WAL checkpoints while it writes and restores the threshold, also after a failure", async () => {
+    const dataDir = await freshIndex("checkpoints")
+    const threshold = (db: { sqlite: { pragma: (s: string, o: { simple: true }) => unknown } }) =>
+      db.sqlite.pragma("wal_autocheckpoint", { simple: true })
+    const seen = await withIndex(
+      dataDir,
+      Effect.gen(function* () {
+        const db = yield* RecallDatabase
+        const base = makeDeterministicEmbedder()
+        const during: Array<unknown> = []
+        const spy: Embedder = {
+          ...base,
+          embedDocuments: (input) =>
+            Effect.suspend(() => {
+              during.push(threshold(db))
+              return base.embedDocuments(input)
+            }),
+        }
+        const before = threshold(db)
+        yield* Effect.flip(embedBacklog(failing(spy, 2), { batchSize: 4 }))
+        const afterFailure = threshold(db)
+        yield* embedBacklog(spy, { batchSize: 4 })
+        return { before, during, afterFailure, after: threshold(db) }
+      }),
+    )
+    expect(seen.before).toBe(1000)
+    expect(seen.during.length).toBeGreaterThan(2)
+    expect(new Set(seen.during)).toEqual(new Set([16_384]))
+    expect(seen.afterFailure).toBe(1000)
+    expect(seen.after).toBe(1000)
+  })
+
   it("refuses vectors of the wrong length without storing anything", async () => {
     const dataDir = await freshIndex("bad-vectors")
     const inner = makeDeterministicEmbedder({ dim: 64 })
