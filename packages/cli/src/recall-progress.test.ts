@@ -1,6 +1,19 @@
 import { describe, expect, it } from "vitest"
 import { formatDuration, progressWriter, renderProgress } from "./recall-progress.js"
 
+/** An enabled writer on an 80-column terminal recording what it writes, with a settable clock. */
+const recording = () => {
+  const out: Array<string> = []
+  let now = 0
+  const writer = progressWriter(
+    true,
+    (t) => out.push(t),
+    () => now,
+    () => 80,
+  )
+  return { out, writer, at: (ms: number) => void (now = ms) }
+}
+
 describe("recall progress", () => {
   it("renders files, turns and an ETA from the rate so far", () => {
     const line = renderProgress(
@@ -36,20 +49,13 @@ describe("recall progress", () => {
   })
 
   it("redraws at most every 100 ms, ends with the last state and a newline, or writes nothing", () => {
-    const out: Array<string> = []
-    let now = 0
-    const writer = progressWriter(
-      true,
-      (t) => out.push(t),
-      () => now,
-      () => 80,
-    )
+    const { out, writer, at } = recording()
     const state = (done: number) =>
       ({ phase: "indexing", filesDone: done, filesTotal: 10, turns: done, startedAt: 0 }) as const
     writer.update(state(1))
-    now = 50
+    at(50)
     writer.update(state(2))
-    now = 120
+    at(120)
     writer.update(state(3))
     writer.update(state(4))
     writer.done()
@@ -68,20 +74,13 @@ describe("recall progress", () => {
   })
 
   it("draws a new phase at once, however soon after the last redraw", () => {
-    const out: Array<string> = []
-    let now = 0
-    const writer = progressWriter(
-      true,
-      (t) => out.push(t),
-      () => now,
-      () => 80,
-    )
+    const { out, writer, at } = recording()
     writer.update({ phase: "indexing", filesDone: 10, filesTotal: 10, turns: 5, startedAt: 0 })
-    now = 10
+    at(10)
     writer.update({ phase: "building-indexes", filesTotal: 10 })
     expect(out).toHaveLength(2)
     expect(out[1]).toContain("building lookup indexes")
-    now = 20
+    at(20)
     writer.update({ phase: "building-indexes", filesTotal: 10 })
     expect(out).toHaveLength(2)
   })
