@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { seededRandom } from "./testing/seeded-random.js"
-import { makeSignScanner, signScanModule } from "./sign-scan.js"
+import { makeSignScanner, signScanModule, streamSignScanner } from "./sign-scan.js"
 import type { SignSegment } from "./sign-scan.js"
 import { bitBytes, scoreSignBits, signLookupTable, writeSignBits } from "./vector-codes.js"
 
@@ -70,6 +70,37 @@ describe("makeSignScanner", () => {
     const scanner = makeSignScanner(segments, bytes)
     expect(scanner.kind).toBe("js")
     expect([...scanner.scan(tables[0]!)]).toEqual(reference(segments, bytes, tables[0]!))
+  })
+
+  it("streams segments read once to the same scanner, and stops at the count it was given", () => {
+    const { bytes, segments, tables } = fixture(7, 512, [4096, 100, 3])
+    const table = tables[0]!
+    for (const useWasm of [true, false]) {
+      let read = 0
+      function* once(): Generator<SignSegment> {
+        for (const s of segments) {
+          read += 1
+          yield s
+        }
+      }
+      const whole = makeSignScanner(segments, bytes, { useWasm })
+      const streamed = streamSignScanner(4199, once(), bytes, { useWasm })
+      expect(read).toBe(3)
+      expect(streamed.kind).toBe(useWasm ? "wasm" : "js")
+      expect([...streamed.keys]).toEqual([...whole.keys])
+      expect([...streamed.scan(table)]).toEqual([...whole.scan(table)])
+      // A count short of the stream takes the first codes and reads no further segment.
+      read = 0
+      const first = streamSignScanner(4096, once(), bytes, { useWasm })
+      expect(read).toBe(2)
+      expect(first.count).toBe(4096)
+      expect([...first.scan(table)]).toEqual(reference(segments.slice(0, 1), bytes, table))
+      // A stream short of the count (rows gone meanwhile) gives the codes it had.
+      const short = streamSignScanner(5000, segments.slice(1), bytes, { useWasm })
+      expect(short.count).toBe(103)
+      expect([...short.keys]).toEqual(segments.slice(1).flatMap((s) => [...s.keys]))
+      expect([...short.scan(table)]).toEqual(reference(segments.slice(1), bytes, table))
+    }
   })
 
   it("holds the bits once, in the module's memory", () => {

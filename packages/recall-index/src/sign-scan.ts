@@ -82,12 +82,22 @@ export const makeSignScanner = (
 ): SignScanner => {
   let count = 0
   for (const s of segments) count += s.count
-  const keys = new Int32Array(count)
-  let at = 0
-  for (const s of segments) {
-    keys.set(s.keys.subarray(0, s.count), at)
-    at += s.count
-  }
+  return streamSignScanner(count, segments, codeBytes, options)
+}
+
+/**
+ * {@link makeSignScanner} over segments read once, in order, holding `count` codes in all: the
+ * WebAssembly path copies each segment into the module's memory as it arrives, so a caller
+ * streaming rows from SQLite never holds every segment in JavaScript besides (at 2 M codes of
+ * 64 bytes that second copy was ~140 MB of a search's peak). Codes past `count` are ignored; a
+ * shorter stream leaves a scanner of the codes it gave.
+ */
+export const streamSignScanner = (
+  count: number,
+  segments: Iterable<SignSegment>,
+  codeBytes: number,
+  options: { readonly useWasm?: boolean } = {},
+): SignScanner => {
   const module = options.useWasm === false || codeBytes % 4 !== 0 ? null : signScanModule()
   if (module !== null) {
     const tableBytes = codeBytes * 256 * 8
@@ -104,34 +114,47 @@ export const makeSignScanner = (
       lut: number,
       out: number,
     ) => void
-    let offset = bitsAt
+    const keys = new Int32Array(count)
+    let held = 0
     for (const s of segments) {
-      new Uint8Array(memory.buffer, offset, s.count * codeBytes).set(
-        s.bits.subarray(0, s.count * codeBytes),
+      const take = Math.min(s.count, count - held)
+      if (take <= 0) break
+      keys.set(s.keys.subarray(0, take), held)
+      new Uint8Array(memory.buffer, bitsAt + held * codeBytes, take * codeBytes).set(
+        s.bits.subarray(0, take * codeBytes),
       )
-      offset += s.count * codeBytes
+      held += take
     }
     const table = new Float64Array(memory.buffer, 0, codeBytes * 256)
-    const scores = new Float32Array(memory.buffer, outAt, count)
+    const scores = new Float32Array(memory.buffer, outAt, held)
     return {
-      count,
-      keys,
+      count: held,
+      keys: keys.subarray(0, held),
       bytes: keys.byteLength + memory.buffer.byteLength,
       kind: "wasm",
       scan: (lut) => {
         table.set(lut.subarray(0, table.length))
-        scan(bitsAt, count, codeBytes, 0, outAt)
+        scan(bitsAt, held, codeBytes, 0, outAt)
         return scores
       },
     }
   }
-  const kept = segments.map((s) => ({ count: s.count, bits: s.bits }))
-  const scores = new Float32Array(count)
+  const kept: Array<{ count: number; bits: Uint8Array }> = []
+  const keys = new Int32Array(count)
+  let held = 0
+  for (const s of segments) {
+    const take = Math.min(s.count, count - held)
+    if (take <= 0) break
+    keys.set(s.keys.subarray(0, take), held)
+    kept.push({ count: take, bits: s.bits })
+    held += take
+  }
+  const scores = new Float32Array(held)
   let bitBytes = 0
   for (const s of kept) bitBytes += s.bits.byteLength
   return {
-    count,
-    keys,
+    count: held,
+    keys: keys.subarray(0, held),
     bytes: keys.byteLength + bitBytes,
     kind: "js",
     scan: (lut) => {

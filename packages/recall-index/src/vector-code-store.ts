@@ -15,7 +15,7 @@
  * linear cost), rebuilding the segments against it.
  */
 import type { Database } from "better-sqlite3"
-import { makeSignScanner } from "./sign-scan.js"
+import { streamSignScanner } from "./sign-scan.js"
 import type { SignScanner, SignSegment } from "./sign-scan.js"
 import { bitBytes, decodeInt8, int8Code, writeSignBits } from "./vector-codes.js"
 
@@ -142,6 +142,19 @@ const readCodeState = (
 const aligned = (blob: Buffer): Uint8Array =>
   blob.byteOffset % 4 === 0 ? blob : new Uint8Array(blob)
 
+function* segmentsOf(
+  rows: Iterable<{ count: number; keys: Buffer; bits: Buffer }>,
+): Generator<SignSegment> {
+  for (const row of rows) {
+    const keys = aligned(row.keys)
+    yield {
+      count: row.count,
+      keys: new Int32Array(keys.buffer, keys.byteOffset, keys.byteLength >> 2),
+      bits: aligned(row.bits),
+    }
+  }
+}
+
 interface CachedScanner {
   readonly epoch: string
   readonly generation: number
@@ -179,18 +192,19 @@ export const readSignScanner = (
   ) {
     return cached.scanner
   }
-  const segments: SignSegment[] = []
-  for (const row of sqlite
-    .prepare(`select count, keys, bits from ${codeTablesOf(vecTable).segments} order by id`)
-    .iterate() as IterableIterator<{ count: number; keys: Buffer; bits: Buffer }>) {
-    const keys = aligned(row.keys)
-    segments.push({
-      count: row.count,
-      keys: new Int32Array(keys.buffer, keys.byteOffset, keys.byteLength >> 2),
-      bits: aligned(row.bits),
-    })
-  }
-  const scanner = makeSignScanner(segments, codeBytes)
+  const table = codeTablesOf(vecTable).segments
+  // One read transaction: the total sizes the scanner, then the rows stream into it one at a
+  // time (holding them all first doubled a search's memory at 2 M codes).
+  const scanner = sqlite.transaction((): SignScanner => {
+    const total = sqlite
+      .prepare(`select coalesce(sum(count), 0) from ${table}`)
+      .pluck()
+      .get() as number
+    const rows = sqlite
+      .prepare(`select count, keys, bits from ${table} order by id`)
+      .iterate() as IterableIterator<{ count: number; keys: Buffer; bits: Buffer }>
+    return streamSignScanner(total, segmentsOf(rows), codeBytes)
+  })()
   scannerCache.delete(key)
   if (scanner.bytes <= SEGMENT_CACHE_BYTES) {
     scannerCache.set(key, { epoch: codes.epoch, generation: codes.generation, scanner })
