@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest"
 import {
   bitBytes,
   decodeInt8,
+  decodeInt8Into,
   dotInt8,
   int8Code,
   scoreSignBits,
@@ -52,6 +53,20 @@ describe("int8 codes", () => {
       expect(Math.abs(dotInt8(a, code) - dot(a, b))).toBeLessThan(1e-2)
       const back = decodeInt8(code, 64)
       for (let i = 0; i < 64; i++) expect(Math.abs(back[i]! - b[i]!)).toBeLessThan(0.01)
+    }
+  })
+
+  it("decode into a reused buffer exactly as into a fresh one", () => {
+    const next = generator(9)
+    const scratch = new Float32Array(64).fill(Number.NaN)
+    for (let n = 0; n < 50; n++) {
+      // A code inside a larger buffer, at an odd offset, as SQLite rows can hand them over.
+      const code = int8Code(unitVector(next, 64))
+      const host = new Uint8Array(code.byteLength + 3)
+      host.set(code, 3)
+      const at = host.subarray(3)
+      expect(decodeInt8Into(at, 64, scratch)).toBe(scratch)
+      expect([...scratch]).toEqual([...decodeInt8(code, 64)])
     }
   })
 

@@ -49,10 +49,16 @@ export const int8Code = (vector: Float32Array): Uint8Array => {
 }
 
 /** Decodes an int8 code back to floats (for centre recomputation). */
-export const decodeInt8 = (code: Uint8Array, dim: number): Float32Array => {
+export const decodeInt8 = (code: Uint8Array, dim: number): Float32Array =>
+  decodeInt8Into(code, dim, new Float32Array(dim))
+
+/**
+ * {@link decodeInt8} into `out` (length ≥ `dim`), which it returns: a loop over many codes reuses
+ * one buffer instead of allocating one per code.
+ */
+export const decodeInt8Into = (code: Uint8Array, dim: number, out: Float32Array): Float32Array => {
   const scale = new DataView(code.buffer, code.byteOffset, code.byteLength).getFloat32(0, true)
   const values = new Int8Array(code.buffer, code.byteOffset + 4, dim)
-  const out = new Float32Array(dim)
   for (let i = 0; i < dim; i++) out[i] = (values[i] ?? 0) * scale
   return out
 }
