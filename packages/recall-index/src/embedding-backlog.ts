@@ -102,15 +102,7 @@ export const embedBacklog = (
         catch: storageFailure("write", db.path),
       }),
       () => drain(db.sqlite, db.path, embedder, options, leaseMs, lease?.renew),
-      (restore) =>
-        Effect.sync(() => {
-          try {
-            restore()
-          } catch {
-            // Restoring a pragma cannot fail on an open handle; if it did, the raised threshold
-            // would only delay checkpoints on this connection.
-          }
-        }),
+      (restore) => Effect.sync(restore),
     )
     return yield* lease === undefined ? run : run.pipe(Effect.ensuring(lease.release))
   })

@@ -76,13 +76,19 @@ export const RUN_WAL_CHECKPOINT_PAGES = 16_384
  * embedding run: `embedBacklog` defers them the same way); the returned function restores the
  * prior threshold, so the next commit (the run releasing its lock) checkpoints if the WAL is past
  * it, as it would have without the run — a small run pays no extra fsync. Durability is
- * unchanged: every commit is in the WAL either way. Throws driver errors: callers wrap them.
+ * unchanged: every commit is in the WAL either way. Raising throws driver errors (callers wrap
+ * them); restoring never throws, so it can run in any finalizer.
  */
 export const deferWalCheckpoints = (sqlite: Database): (() => void) => {
   const prior: unknown = sqlite.pragma("wal_autocheckpoint", { simple: true })
   sqlite.pragma(`wal_autocheckpoint = ${RUN_WAL_CHECKPOINT_PAGES}`)
   return () => {
-    sqlite.pragma(`wal_autocheckpoint = ${typeof prior === "number" ? prior : 1000}`)
+    try {
+      sqlite.pragma(`wal_autocheckpoint = ${typeof prior === "number" ? prior : 1000}`)
+    } catch {
+      // Setting a pragma cannot fail on an open handle; if it ever did, the raised threshold
+      // would only delay checkpoints on this connection.
+    }
   }
 }
 

@@ -236,14 +236,6 @@ const compressedTwin = (
     return -1
   })
 
-const ignoreFailure = (run: () => void): void => {
-  try {
-    run()
-  } catch {
-    // Deliberately ignored (see the call site).
-  }
-}
-
 /** Runs one incremental indexing pass over every discovered transcript. */
 export const indexTranscripts = (
   options: IndexOptions,
@@ -273,9 +265,7 @@ export const indexTranscripts = (
               // what was written is kept (whole files), or rolled back if it cannot commit.
               (group) => Effect.sync(() => group.close()),
             ),
-          // Restoring a pragma cannot fail on an open handle; if it ever did, the raised
-          // threshold would only delay checkpoints on this connection.
-          (restore) => Effect.sync(() => ignoreFailure(restore)),
+          (restore) => Effect.sync(restore),
         ),
       (lease) => lease.release,
     )

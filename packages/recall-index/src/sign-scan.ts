@@ -86,6 +86,27 @@ export const makeSignScanner = (
 }
 
 /**
+ * Reads `segments` once, up to `count` codes: their keys in order, and each segment's share
+ * (`take` codes, the first at code `at`) handed to `place`.
+ */
+const takeSegments = (
+  count: number,
+  segments: Iterable<SignSegment>,
+  place: (segment: SignSegment, take: number, at: number) => void,
+): { readonly keys: Int32Array; readonly held: number } => {
+  const keys = new Int32Array(count)
+  let held = 0
+  for (const s of segments) {
+    const take = Math.min(s.count, count - held)
+    if (take <= 0) break
+    keys.set(s.keys.subarray(0, take), held)
+    place(s, take, held)
+    held += take
+  }
+  return { keys: keys.subarray(0, held), held }
+}
+
+/**
  * {@link makeSignScanner} over segments read once, in order, holding `count` codes in all: the
  * WebAssembly path copies each segment into the module's memory as it arrives, so a caller
  * streaming rows from SQLite never holds every segment in JavaScript besides (at 2 M codes of
@@ -114,22 +135,16 @@ export const streamSignScanner = (
       lut: number,
       out: number,
     ) => void
-    const keys = new Int32Array(count)
-    let held = 0
-    for (const s of segments) {
-      const take = Math.min(s.count, count - held)
-      if (take <= 0) break
-      keys.set(s.keys.subarray(0, take), held)
-      new Uint8Array(memory.buffer, bitsAt + held * codeBytes, take * codeBytes).set(
+    const { keys, held } = takeSegments(count, segments, (s, take, at) =>
+      new Uint8Array(memory.buffer, bitsAt + at * codeBytes, take * codeBytes).set(
         s.bits.subarray(0, take * codeBytes),
-      )
-      held += take
-    }
+      ),
+    )
     const table = new Float64Array(memory.buffer, 0, codeBytes * 256)
     const scores = new Float32Array(memory.buffer, outAt, held)
     return {
       count: held,
-      keys: keys.subarray(0, held),
+      keys,
       bytes: keys.byteLength + memory.buffer.byteLength,
       kind: "wasm",
       scan: (lut) => {
@@ -140,21 +155,15 @@ export const streamSignScanner = (
     }
   }
   const kept: Array<{ count: number; bits: Uint8Array }> = []
-  const keys = new Int32Array(count)
-  let held = 0
-  for (const s of segments) {
-    const take = Math.min(s.count, count - held)
-    if (take <= 0) break
-    keys.set(s.keys.subarray(0, take), held)
-    kept.push({ count: take, bits: s.bits })
-    held += take
-  }
+  const { keys, held } = takeSegments(count, segments, (s, take) =>
+    kept.push({ count: take, bits: s.bits }),
+  )
   const scores = new Float32Array(held)
   let bitBytes = 0
   for (const s of kept) bitBytes += s.bits.byteLength
   return {
     count: held,
-    keys: keys.subarray(0, held),
+    keys,
     bytes: keys.byteLength + bitBytes,
     kind: "js",
     scan: (lut) => {
