@@ -194,6 +194,7 @@ export {
   buildLookupIndexes,
   DEFER_LOOKUP_INDEXES_MIN_BYTES,
   dropLookupIndexes,
+  hasLookupIndex,
   LOOKUP_INDEXES,
   missingLookupIndexes,
   shouldDeferLookupIndexes,

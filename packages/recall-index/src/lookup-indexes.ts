@@ -8,7 +8,9 @@
  * chunks).
  *
  * Guarantees: the definitions are the migrations' (a test compares them with a freshly migrated
- * database); no query depends on these indexes for its result, only for its speed; a run that
+ * database); no query depends on these indexes for its result, only for its speed, and the
+ * search queries that would probe them once per row read the table once instead while they are
+ * missing ({@link hasLookupIndex}); a run that
  * stops before building them (killed, interrupted, failed) leaves correct rows, and the next
  * indexing run, or embedding run, finds them missing and builds them. The functions throw driver
  * errors: callers wrap them.
@@ -43,6 +45,15 @@ export const DEFER_LOOKUP_INDEXES_MIN_BYTES = 16 * 1024 * 1024
  */
 export const shouldDeferLookupIndexes = (plannedBytes: number, indexedBytes: number): boolean =>
   plannedBytes >= DEFER_LOOKUP_INDEXES_MIN_BYTES && plannedBytes * 4 >= indexedBytes
+
+/**
+ * Whether `sqlite` has the lookup index `name` now. A query that would look rows up through it
+ * row by row checks first and, without it, reads the table once instead (a per-row scan of 2 M
+ * chunks took a search 248 s).
+ */
+export const hasLookupIndex = (sqlite: Database, name: string): boolean =>
+  sqlite.prepare("select 1 from sqlite_master where type = 'index' and name = ?").get(name) !==
+  undefined
 
 /** Names of the lookup indexes `sqlite` lacks (empty when all exist). */
 export const missingLookupIndexes = (sqlite: Database): Array<string> => {

@@ -27,6 +27,7 @@ import { cjkShare } from "./cjk-text.js"
 import { forkParents } from "./fork-lineage.js"
 import { ftsMatchExpression, rankChunks } from "./fts-query.js"
 import { lexicalQuery, speakerWords } from "./lexical-query.js"
+import { hasLookupIndex } from "./lookup-indexes.js"
 import { DEFAULT_RRF_K, fuseRanks } from "./rank-fusion.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { compileFilters } from "./recall-filters.js"
@@ -550,20 +551,25 @@ export const searchRecall = (
     const contextShare = plan.context ?? 0
     if (contextShare > 0 && ranked.length > 0) {
       const head = ranked.slice(0, CONTEXT_DEPTH)
+      // Counting a window's copies needs the hash index; while a large indexing run defers it,
+      // no turn counts as boilerplate (a scan of every chunk per neighbour would take minutes).
+      const notBoilerplate = (yield* read(() => hasLookupIndex(db.sqlite, "chunks_content_hash")))
+        ? NOT_BOILERPLATE
+        : "1"
       const neighbours = yield* read(
         () =>
           db.sqlite
             .prepare(
               `select h.value as turn_row,
-                 (select case when ${NOT_BOILERPLATE} then n.id end from turns n where n.session_row = t.session_row
+                 (select case when ${notBoilerplate} then n.id end from turns n where n.session_row = t.session_row
                     and n.ordinal between t.ordinal - ? and t.ordinal - 1 and n.surface_count > 0
                     order by n.ordinal desc limit 1) as before,
-                 (select case when ${NOT_BOILERPLATE} then n.id end from turns n where n.session_row = t.session_row
+                 (select case when ${notBoilerplate} then n.id end from turns n where n.session_row = t.session_row
                     and n.ordinal between t.ordinal + 1 and t.ordinal + ? and n.surface_count > 0
                     order by n.ordinal limit 1) as after,
                  (select n.id from turns n where n.session_row = t.session_row
                     and n.ordinal between t.ordinal + 1 and t.ordinal + ? and n.surface_count > 0
-                    and ${NOT_BOILERPLATE}
+                    and ${notBoilerplate}
                     order by n.ordinal limit 1) as answer
                from json_each(?) h join turns t on t.id = h.value`,
             )

@@ -17,6 +17,7 @@
  * this and the code store; `vector-search.ts` wraps it as an effect.
  */
 import type { Database } from "better-sqlite3"
+import { hasLookupIndex } from "./lookup-indexes.js"
 import {
   blobOf,
   codeTablesOf,
@@ -166,20 +167,32 @@ const search = (
       ? codesKnn(sqlite, vecTable, codes, embedder.dim, query, k, pool, allowedKeys)
       : exactKnn(sqlite, vecTable, query, k, allowedKeys)
   if (nearest.length === 0) return []
-  const chunkRows = sqlite
-    .prepare(
-      // Driven from the key list (CROSS JOIN fixes the loop order), not from every key of the
-      // fingerprint.
-      `select k.id as key, c.id as chunk_id from json_each(?) j
-       cross join vector_keys k on k.id = j.value
-       cross join chunks c on c.content_hash = k.content_hash
-       where k.fingerprint = ?
-       order by c.id`,
-    )
-    .all(JSON.stringify(nearest.map((n) => n.key)), options.fingerprint) as Array<{
-    key: number
-    chunk_id: number
-  }>
+  const nearestKeys = JSON.stringify(nearest.map((n) => n.key))
+  const chunkRows = (
+    hasLookupIndex(sqlite, "chunks_content_hash")
+      ? sqlite
+          .prepare(
+            // Driven from the key list (CROSS JOIN fixes the loop order), not from every key of
+            // the fingerprint.
+            `select k.id as key, c.id as chunk_id from json_each(?) j
+             cross join vector_keys k on k.id = j.value
+             cross join chunks c on c.content_hash = k.content_hash
+             where k.fingerprint = ?
+             order by c.id`,
+          )
+          .all(nearestKeys, options.fingerprint)
+      : sqlite
+          .prepare(
+            // Without the hash index (a large indexing run defers it): one pass over the chunks,
+            // each probed against the keys' hashes, instead of one pass per key.
+            `select k.id as key, c.id as chunk_id from chunks c
+             join vector_keys k on k.fingerprint = ? and k.content_hash = c.content_hash
+             where c.content_hash in (
+               select h.content_hash from json_each(?) j join vector_keys h on h.id = j.value)
+             order by c.id`,
+          )
+          .all(options.fingerprint, nearestKeys)
+  ) as Array<{ key: number; chunk_id: number }>
   const chunksByKey = new Map<number, number[]>()
   for (const row of chunkRows) {
     if (allowedChunks !== undefined && !allowedChunks.has(row.chunk_id)) continue

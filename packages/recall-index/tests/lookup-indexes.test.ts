@@ -7,9 +7,12 @@ import {
   DEFER_LOOKUP_INDEXES_MIN_BYTES,
   dropLookupIndexes,
   embedBacklog,
+  hasLookupIndex,
   indexStatus,
   LOOKUP_INDEXES,
   missingLookupIndexes,
+  searchRecall,
+  searchVectors,
   shouldDeferLookupIndexes,
 } from "@baton/recall-index"
 import type { IndexProgressEvent } from "@baton/recall-index"
@@ -110,6 +113,45 @@ describe("lookup indexes", () => {
     expect(report.unchanged).toBe(24)
     expect(events.filter((e) => e._tag === "BuildingLookupIndexes")).toHaveLength(1)
     expect((await withIndex(dataDir, indexStatus(Date.now()))).missingLookupIndexes).toEqual([])
+  })
+
+  it("while missing, vector search and searchRecall answer as with them (reading the chunks once)", async () => {
+    const dataDir = join(data.path, "answers")
+    await runIndex(dataDir, { environment })
+    const embedder = makeDeterministicEmbedder()
+    await withIndex(dataDir, embedBacklog(embedder))
+    const ask = async () => {
+      const vector = await withIndex(
+        dataDir,
+        embedder.embedQuery("retry the upload after a timeout"),
+      )
+      const knn = await withIndex(
+        dataDir,
+        searchVectors({ vector, k: 12, fingerprint: embedder.info.fingerprint }),
+      )
+      const recall = await withIndex(
+        dataDir,
+        searchRecall({ query: "retry the upload after a timeout", k: 10 }, { embedder }),
+      )
+      return { knn, hits: recall.hits.map((h) => [h.sessionId, h.turnId]) }
+    }
+    const withThem = await ask()
+    expect(withThem.knn.length).toBeGreaterThan(0)
+    expect(withThem.hits.length).toBeGreaterThan(0)
+    await withSqlite(dataDir, (sqlite) => dropLookupIndexes(sqlite))
+    expect(await ask()).toEqual(withThem)
+    // The chunks of the nearest keys come from one pass over the table, not a lookup per key.
+    const plan = await withSqlite(dataDir, (sqlite) =>
+      sqlite
+        .prepare("explain query plan select 1 from chunks where content_hash = ?")
+        .all("x")
+        .map((r) => (r as { detail: string }).detail)
+        .join(" "),
+    )
+    expect(plan).not.toContain("chunks_content_hash")
+    expect(
+      await withSqlite(dataDir, (sqlite) => hasLookupIndex(sqlite, "chunks_content_hash")),
+    ).toBe(false)
   })
 
   it("left missing, are built by an embedding run before it looks up copies by content hash", async () => {
