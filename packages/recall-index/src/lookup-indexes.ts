@@ -10,10 +10,9 @@
  * Guarantees: the definitions are the migrations' (a test compares them with a freshly migrated
  * database); no query depends on these indexes for its result, only for its speed, and the
  * search queries that would probe them once per row read the table once instead while they are
- * missing ({@link hasLookupIndex}); a run that
- * stops before building them (killed, interrupted, failed) leaves correct rows, and the next
- * indexing run, or embedding run, finds them missing and builds them. The functions throw driver
- * errors: callers wrap them.
+ * missing ({@link hasLookupIndex}); a run that stops before building them (killed, interrupted,
+ * failed) leaves correct rows, and the next indexing run, or embedding run, finds them missing
+ * and builds them. The functions throw driver errors: callers wrap them.
  */
 import type { Database } from "better-sqlite3"
 
@@ -56,15 +55,8 @@ export const hasLookupIndex = (sqlite: Database, name: string): boolean =>
   undefined
 
 /** Names of the lookup indexes `sqlite` lacks (empty when all exist). */
-export const missingLookupIndexes = (sqlite: Database): Array<string> => {
-  const present = new Set(
-    sqlite
-      .prepare("select name from sqlite_master where type = 'index'")
-      .pluck()
-      .all() as Array<string>,
-  )
-  return LOOKUP_INDEXES.filter((i) => !present.has(i.name)).map((i) => i.name)
-}
+export const missingLookupIndexes = (sqlite: Database): Array<string> =>
+  LOOKUP_INDEXES.filter((i) => !hasLookupIndex(sqlite, i.name)).map((i) => i.name)
 
 /** Drops the lookup indexes, in one transaction. */
 export const dropLookupIndexes = (sqlite: Database): void => {
