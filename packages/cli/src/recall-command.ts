@@ -36,6 +36,7 @@ import {
   grepRecords,
   indexTranscripts,
   makeVectorSearchWorker,
+  ONE_SHOT_HOLD_BYTES,
   nodeIndexerProcessLayer,
   nodeRepositoryFiles,
   nodeTranscriptFileSystemLayer,
@@ -534,14 +535,16 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
   if (none !== undefined) return none
   const lexicalOnly = has(invocation, "lexical-only")
   const singleArm = lexicalOnly || has(invocation, "vector-only")
-  // The vector arm runs in a worker thread, which starts reading the vector codes now, while
-  // this thread loads the embedder, embeds the query and runs the lexical arm. Without an
-  // embedder (BATON_EMBEDDER=none, or a configuration that cannot be used) there is no vector arm.
+  // The vector arm runs in a worker thread, started now (it opens the database while this
+  // thread loads the embedder, embeds the query and runs the lexical arm); it streams the
+  // vector codes instead of holding them (ONE_SHOT_HOLD_BYTES), which keeps the call's memory
+  // flat at millions of chunks. Without an embedder (BATON_EMBEDDER=none, or a configuration
+  // that cannot be used) there is no vector arm.
   const config = Effect.runSync(Effect.result(embedderConfigFromEnvironment(ctx.io.env)))
   const vectorWorker =
     lexicalOnly || config._tag === "Failure" || config.success._tag === "None"
       ? undefined
-      : makeVectorSearchWorker()
+      : makeVectorSearchWorker({ holding: { holdBytes: ONE_SHOT_HOLD_BYTES } })
   if (vectorWorker !== undefined) Effect.runSync(vectorWorker.warm(ctx.databasePath))
   const configured = await configuredEmbedding(ctx)
   let embedder: Embedder | undefined

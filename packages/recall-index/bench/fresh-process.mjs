@@ -1,6 +1,7 @@
 // One recall call in a fresh process, as a `baton recall …` CLI call makes it (the CLI adds
 // argument parsing and printing): `search <dataDir> <query>` (embedded default, hybrid + rerank,
-// the vector arm in a worker that starts reading the codes first, as the CLI runs it)
+// the vector arm in a worker that starts reading the codes first and holds at most
+// ONE_SHOT_HOLD_BYTES of them, as the CLI runs it)
 // or `index <dataDir> <home>` (index + embed). Prints {"ms", "maxRssMb"} as JSON. Used by the
 // benches for "peak RSS per CLI call".
 import * as Effect from "effect/Effect"
@@ -13,6 +14,7 @@ import {
   makeVectorSearchWorker,
   nodeIndexerProcessLayer,
   nodeTranscriptFileSystemLayer,
+  ONE_SHOT_HOLD_BYTES,
   RECALL_DATABASE_FILE,
   recallDatabaseLayer,
   searchRecall,
@@ -25,7 +27,10 @@ const layers = Layer.mergeAll(
   nodeTranscriptFileSystemLayer,
   nodeIndexerProcessLayer,
 )
-const vectorWorker = mode === "search" ? makeVectorSearchWorker() : undefined
+const vectorWorker =
+  mode === "search"
+    ? makeVectorSearchWorker({ holding: { holdBytes: ONE_SHOT_HOLD_BYTES } })
+    : undefined
 if (vectorWorker !== undefined) {
   await Effect.runPromise(vectorWorker.warm(join(dataDir, RECALL_DATABASE_FILE)))
 }

@@ -104,6 +104,7 @@ export {
   codesUsableFor,
   DEFAULT_POOL,
   MAX_KNN_K,
+  ONE_SHOT_HOLD_BYTES,
   searchVectors,
   searchVectorsIn,
   warmVectorsIn,
@@ -260,7 +261,7 @@ export type {
   EmbedBacklogProgress,
   EmbedBacklogReport,
 } from "./embedding-backlog.js"
-export type { VectorHit, VectorSearchOptions } from "./vector-search.js"
+export type { CodeHolding, VectorHit, VectorSearchOptions } from "./vector-search.js"
 export type { FusedRank, FusionList, FusionOptions } from "./rank-fusion.js"
 export type { CostGuard, RetryPolicy } from "./embedders/call-policy.js"
 export type { UseLiteOptions } from "./embedders/embedded-use-lite.js"

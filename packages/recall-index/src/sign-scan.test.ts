@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest"
 import { seededRandom } from "./testing/seeded-random.js"
-import { makeSignScanner, signScanModule, streamSignScanner } from "./sign-scan.js"
+import {
+  makeSignScanner,
+  scanSignSegments,
+  signScanModule,
+  streamSignScanner,
+} from "./sign-scan.js"
 import type { SignSegment } from "./sign-scan.js"
 import { bitBytes, scoreSignBits, signLookupTable, writeSignBits } from "./vector-codes.js"
 
@@ -109,5 +114,41 @@ describe("makeSignScanner", () => {
     const bitsHeld = 8192 * bytes
     expect(wasm.bytes).toBeGreaterThanOrEqual(bitsHeld + 8192 * 4)
     expect(wasm.bytes).toBeLessThan(bitsHeld * 1.5)
+  })
+})
+
+describe("scanSignSegments", () => {
+  it("gives each segment's keys and the scores a scanner gives, in WebAssembly and JavaScript", () => {
+    for (const [seed, dim, sizes] of [
+      // Growing segments make the WebAssembly path take a larger memory mid-stream.
+      [8, 512, [17, 4096, 4096, 3]],
+      [9, 64, [300, 1]],
+      [10, 48, [5, 9]],
+      [11, 512, []],
+    ] as const) {
+      const { bytes, segments, tables } = fixture(seed, dim, sizes)
+      for (const useWasm of [true, false]) {
+        for (const table of tables) {
+          const keys: number[] = []
+          const scores: number[] = []
+          const counts: number[] = []
+          scanSignSegments(
+            segments,
+            bytes,
+            table,
+            (k, s, count) => {
+              counts.push(count)
+              keys.push(...k.subarray(0, count))
+              scores.push(...s.subarray(0, count))
+            },
+            { useWasm },
+          )
+          expect(counts).toEqual([...sizes])
+          expect(keys).toEqual(segments.flatMap((s) => [...s.keys]))
+          expect(scores).toEqual(reference(segments, bytes, table))
+          expect(scores).toEqual([...makeSignScanner(segments, bytes, { useWasm }).scan(table)])
+        }
+      }
+    }
   })
 })

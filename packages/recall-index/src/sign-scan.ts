@@ -71,6 +71,19 @@ export const signScanModule = (): WasmModule | null => {
 
 const PAGE = 65_536
 
+/** An instance of the module over its own memory of at least `bytes`. */
+interface WasmScan {
+  readonly memory: { readonly buffer: ArrayBuffer }
+  /** Scores `count` codes of `bytes` at `bits` against the table at `lut` into floats at `out`. */
+  readonly scan: (bits: number, count: number, bytes: number, lut: number, out: number) => void
+}
+
+const instantiate = (module: WasmModule, bytes: number): WasmScan => {
+  const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / PAGE)) })
+  const instance = new WebAssembly.Instance(module, { env: { memory } })
+  return { memory, scan: instance.exports["scan"] as WasmScan["scan"] }
+}
+
 /**
  * A scanner over `segments` (codes of `codeBytes` each): WebAssembly when `codeBytes` is a
  * multiple of 4 and `useWasm` is not false and the module is available, JavaScript otherwise.
@@ -124,17 +137,7 @@ export const streamSignScanner = (
     const tableBytes = codeBytes * 256 * 8
     const outAt = tableBytes
     const bitsAt = outAt + count * 4
-    const memory = new WebAssembly.Memory({
-      initial: Math.max(1, Math.ceil((bitsAt + count * codeBytes) / PAGE)),
-    })
-    const instance = new WebAssembly.Instance(module, { env: { memory } })
-    const scan = instance.exports["scan"] as (
-      bits: number,
-      count: number,
-      bytes: number,
-      lut: number,
-      out: number,
-    ) => void
+    const { memory, scan } = instantiate(module, bitsAt + count * codeBytes)
     const { keys, held } = takeSegments(count, segments, (s, take, at) =>
       new Uint8Array(memory.buffer, bitsAt + at * codeBytes, take * codeBytes).set(
         s.bits.subarray(0, take * codeBytes),
@@ -174,5 +177,50 @@ export const streamSignScanner = (
       }
       return scores
     },
+  }
+}
+
+/**
+ * Scores `segments` against `table` one at a time, handing each segment's keys and scores
+ * (valid only during the call) to `visit`, and holds one segment at a time: the first pass of
+ * a search that does not keep the codes (a one-shot CLI search at millions of codes, where
+ * holding them all was most of the process's memory). Scores equal a {@link SignScanner}'s over
+ * the same segments.
+ */
+export const scanSignSegments = (
+  segments: Iterable<SignSegment>,
+  codeBytes: number,
+  table: Float64Array,
+  visit: (keys: Int32Array, scores: Float32Array, count: number) => void,
+  options: { readonly useWasm?: boolean } = {},
+): void => {
+  const module = options.useWasm === false || codeBytes % 4 !== 0 ? null : signScanModule()
+  if (module === null) {
+    let scores = new Float32Array(0)
+    for (const s of segments) {
+      if (scores.length < s.count) scores = new Float32Array(s.count)
+      scoreSignBits(s.bits, s.count, codeBytes, table, scores)
+      visit(s.keys, scores, s.count)
+    }
+    return
+  }
+  const tableBytes = codeBytes * 256 * 8
+  // Sized for the largest segment seen so far (segments have one size but the last).
+  let held: { readonly room: number; readonly wasm: WasmScan } | undefined
+  for (const s of segments) {
+    if (held === undefined || s.count > held.room) {
+      held = { room: s.count, wasm: instantiate(module, tableBytes + s.count * (4 + codeBytes)) }
+      new Float64Array(held.wasm.memory.buffer, 0, codeBytes * 256).set(
+        table.subarray(0, codeBytes * 256),
+      )
+    }
+    const { memory, scan } = held.wasm
+    const outAt = tableBytes
+    const bitsAt = outAt + held.room * 4
+    new Uint8Array(memory.buffer, bitsAt, s.count * codeBytes).set(
+      s.bits.subarray(0, s.count * codeBytes),
+    )
+    scan(bitsAt, s.count, codeBytes, 0, outAt)
+    visit(s.keys, new Float32Array(memory.buffer, outAt, s.count), s.count)
   }
 }

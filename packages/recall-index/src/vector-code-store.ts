@@ -15,7 +15,7 @@
  * linear cost), rebuilding the segments against it.
  */
 import type { Database } from "better-sqlite3"
-import { streamSignScanner } from "./sign-scan.js"
+import { scanSignSegments, streamSignScanner } from "./sign-scan.js"
 import type { SignScanner, SignSegment } from "./sign-scan.js"
 import { bitBytes, decodeInt8Into, int8Code, writeSignBits } from "./vector-codes.js"
 
@@ -167,52 +167,119 @@ const scannerCache = new Map<string, CachedScanner>()
 /** Tables whose codes stay cached in a process. */
 export const SEGMENT_CACHE_TABLES = 2
 
-/** Largest code set cached (bytes of keys + bits); larger ones are read every time. */
+/** Largest code set held in the cache by default (bytes of keys + bits); larger ones are streamed. */
 export const SEGMENT_CACHE_BYTES = 256 * 1024 * 1024
+
+const cacheKey = (sqlite: Database, vecTable: string): string => `${sqlite.name}\u0000${vecTable}`
+
+const cachedScanner = (
+  sqlite: Database,
+  vecTable: string,
+  codes: CodeState,
+): SignScanner | undefined => {
+  const cached = scannerCache.get(cacheKey(sqlite, vecTable))
+  return cached !== undefined &&
+    cached.epoch === codes.epoch &&
+    cached.generation === codes.generation
+    ? cached.scanner
+    : undefined
+}
+
+/**
+ * Runs `read` in one read transaction with the segment count of `vecTable` and its rows as a
+ * lazy stream (holding them all first doubled a search's memory at 2 M codes; unread, no
+ * statement is started).
+ */
+const withSegments = <A>(
+  sqlite: Database,
+  vecTable: string,
+  read: (total: number, segments: Iterable<SignSegment>) => A,
+): A => {
+  const table = codeTablesOf(vecTable).segments
+  return sqlite.transaction((): A => {
+    const total = sqlite
+      .prepare(`select coalesce(sum(count), 0) from ${table}`)
+      .pluck()
+      .get() as number
+    function* segments(): Generator<SignSegment> {
+      yield* segmentsOf(
+        sqlite
+          .prepare(`select count, keys, bits from ${table} order by id`)
+          .iterate() as IterableIterator<{ count: number; keys: Buffer; bits: Buffer }>,
+      )
+    }
+    return read(total, segments())
+  })()
+}
+
+const heldBytes = (total: number, codeBytes: number): number => total * (4 + codeBytes)
 
 /**
  * The sign codes of `vecTable` in the state `codes`, as a {@link SignScanner} over `codeBytes`
- * bytes per code: from the process cache when the database file, epoch and generation all match
- * (connections are opened per call, so the cache is keyed by file, not by connection: the MCP
- * server and a benchmark loop read the segments once per change), otherwise read and cached (up
- * to {@link SEGMENT_CACHE_BYTES}).
+ * bytes per code, when they take at most `holdBytes` (keys and bits; default
+ * {@link SEGMENT_CACHE_BYTES}), else undefined without reading them: from the process cache when
+ * the database file, epoch and generation all match (connections are opened per call, so the
+ * cache is keyed by file, not by connection: the MCP server and a benchmark loop read the
+ * segments once per change), otherwise read and cached.
  */
 export const readSignScanner = (
   sqlite: Database,
   vecTable: string,
   codes: CodeState,
   codeBytes: number,
+  holdBytes: number = SEGMENT_CACHE_BYTES,
+): SignScanner | undefined =>
+  cachedScanner(sqlite, vecTable, codes) ??
+  withSegments(sqlite, vecTable, (total, segments) =>
+    heldBytes(total, codeBytes) > holdBytes
+      ? undefined
+      : holdScanner(sqlite, vecTable, codes, streamSignScanner(total, segments, codeBytes)),
+  )
+
+const holdScanner = (
+  sqlite: Database,
+  vecTable: string,
+  codes: CodeState,
+  scanner: SignScanner,
 ): SignScanner => {
-  const key = `${sqlite.name}\u0000${vecTable}`
-  const cached = scannerCache.get(key)
-  if (
-    cached !== undefined &&
-    cached.epoch === codes.epoch &&
-    cached.generation === codes.generation
-  ) {
-    return cached.scanner
-  }
-  const table = codeTablesOf(vecTable).segments
-  // One read transaction: the total sizes the scanner, then the rows stream into it one at a
-  // time (holding them all first doubled a search's memory at 2 M codes).
-  const scanner = sqlite.transaction((): SignScanner => {
-    const total = sqlite
-      .prepare(`select coalesce(sum(count), 0) from ${table}`)
-      .pluck()
-      .get() as number
-    const rows = sqlite
-      .prepare(`select count, keys, bits from ${table} order by id`)
-      .iterate() as IterableIterator<{ count: number; keys: Buffer; bits: Buffer }>
-    return streamSignScanner(total, segmentsOf(rows), codeBytes)
-  })()
+  const key = cacheKey(sqlite, vecTable)
   scannerCache.delete(key)
-  if (scanner.bytes <= SEGMENT_CACHE_BYTES) {
-    scannerCache.set(key, { epoch: codes.epoch, generation: codes.generation, scanner })
-    while (scannerCache.size > SEGMENT_CACHE_TABLES) {
-      scannerCache.delete(scannerCache.keys().next().value as string)
-    }
+  scannerCache.set(key, { epoch: codes.epoch, generation: codes.generation, scanner })
+  while (scannerCache.size > SEGMENT_CACHE_TABLES) {
+    scannerCache.delete(scannerCache.keys().next().value as string)
   }
   return scanner
+}
+
+/**
+ * The first pass over the sign codes of `vecTable` in the state `codes`: each code's key and
+ * score against `table` (see `signLookupTable`), handed to `visit` in segment order. Codes that
+ * fit in `holdBytes` are scanned from the cache ({@link readSignScanner}, read on a miss); larger
+ * sets are streamed from the database one segment at a time and not kept, so a search's memory
+ * does not grow with the collection (at 2 M codes of 64 bytes a held set is ~140 MB).
+ */
+export const scanSignCodes = (
+  sqlite: Database,
+  vecTable: string,
+  codes: CodeState,
+  codeBytes: number,
+  table: Float64Array,
+  visit: (keys: Int32Array, scores: Float32Array, count: number) => void,
+  holdBytes: number = SEGMENT_CACHE_BYTES,
+): void => {
+  const cached = cachedScanner(sqlite, vecTable, codes)
+  if (cached !== undefined) {
+    visit(cached.keys, cached.scan(table), cached.count)
+    return
+  }
+  withSegments(sqlite, vecTable, (total, segments) => {
+    if (heldBytes(total, codeBytes) > holdBytes) {
+      scanSignSegments(segments, codeBytes, table, visit)
+      return
+    }
+    const held = holdScanner(sqlite, vecTable, codes, streamSignScanner(total, segments, codeBytes))
+    visit(held.keys, held.scan(table), held.count)
+  })
 }
 
 /** Writes codes of new vectors inside the caller's transaction; `flush` appends their bits. */

@@ -22,6 +22,8 @@ import {
   blobOf,
   codeTablesOf,
   readSignScanner,
+  scanSignCodes,
+  SEGMENT_CACHE_BYTES,
   SEGMENT_CACHE_TABLES,
   usableCodes,
 } from "./vector-code-store.js"
@@ -46,6 +48,26 @@ export interface VectorSearchOptions {
   /** Candidates the first pass keeps for rescoring; default {@link DEFAULT_POOL} (at least k). */
   readonly pool?: number
 }
+
+/** How a process keeps the sign codes between searches. */
+export interface CodeHolding {
+  /**
+   * Largest code set (bytes of keys and bits) kept in this process's cache, so the next search
+   * only scans; a larger set is streamed from the database one segment at a time on every
+   * search. Default `SEGMENT_CACHE_BYTES` (256 MiB): right for a long-lived host. A one-shot
+   * process gains nothing from keeping codes it will not search again (see `baton recall search`).
+   */
+  readonly holdBytes?: number
+}
+
+/**
+ * What a one-shot process (a CLI search) holds: nothing. Its one search streams the codes one
+ * segment at a time, so the call's peak memory does not grow with the collection. Measured in
+ * a fresh process against reading them ahead (while the query is embedded) and scanning them
+ * held: 419 k codes 520–554 ms / 142–153 MB streamed against 567–618 ms / 165–170 MB held;
+ * 2.09 M codes 712–749 ms / 155 MB against 1.42–1.65 s / 298–303 MB.
+ */
+export const ONE_SHOT_HOLD_BYTES = 0
 
 /** One chunk near the query. */
 export interface VectorHit {
@@ -90,6 +112,7 @@ const clampSimilarity = (s: number): number => Math.max(-1, Math.min(1, s))
 export const searchVectorsIn = (
   sqlite: Database,
   options: VectorSearchOptions,
+  holding: CodeHolding = {},
 ): ReadonlyArray<VectorHit> | string => {
   const embedder = sqlite
     .prepare("select dim, vec_table from embedders where fingerprint = ?")
@@ -101,16 +124,17 @@ export const searchVectorsIn = (
   }
   const k = Math.max(1, Math.min(MAX_KNN_K, Math.floor(options.k)))
   if (!Number.isFinite(k)) return `k must be a number, got ${options.k}`
-  return search(sqlite, embedder, query, k, options)
+  return search(sqlite, embedder, query, k, options, holding.holdBytes ?? SEGMENT_CACHE_BYTES)
 }
 
 /**
  * Reads the sign codes of every embedder whose codes are usable into this process's segment
  * cache (see `readSignScanner`), so that the next {@link searchVectorsIn} on this database file
  * only scans: a worker warms while its caller is still loading and embedding the query. At most
- * `SEGMENT_CACHE_TABLES` embedders, newest first. Returns how many codes are now cached.
+ * `SEGMENT_CACHE_TABLES` embedders, newest first, each only if it fits `holding.holdBytes`.
+ * Returns how many codes are now cached.
  */
-export const warmVectorsIn = (sqlite: Database): number => {
+export const warmVectorsIn = (sqlite: Database, holding: CodeHolding = {}): number => {
   const embedders = sqlite
     .prepare(
       "select fingerprint, dim, vec_table from embedders order by created_at desc, rowid desc limit ?",
@@ -120,8 +144,9 @@ export const warmVectorsIn = (sqlite: Database): number => {
   for (const e of embedders) {
     if (e.dim % 8 !== 0) continue
     const codes = usableCodes(sqlite, e.vec_table, e.fingerprint)
-    if (codes !== undefined)
-      warmed += readSignScanner(sqlite, e.vec_table, codes, bitBytes(e.dim)).count
+    if (codes === undefined) continue
+    const bytes = holding.holdBytes ?? SEGMENT_CACHE_BYTES
+    warmed += readSignScanner(sqlite, e.vec_table, codes, bitBytes(e.dim), bytes)?.count ?? 0
   }
   return warmed
 }
@@ -134,6 +159,7 @@ const search = (
   query: Float32Array,
   k: number,
   options: VectorSearchOptions,
+  holdBytes: number,
 ): ReadonlyArray<VectorHit> => {
   const vecTable = embedder.vec_table
   // Candidate vectors of a pre-filter: the keys of the allowed chunks' content hashes.
@@ -164,7 +190,7 @@ const search = (
       : undefined
   const nearest =
     codes !== undefined
-      ? codesKnn(sqlite, vecTable, codes, embedder.dim, query, k, pool, allowedKeys)
+      ? codesKnn(sqlite, vecTable, codes, embedder.dim, query, k, pool, allowedKeys, holdBytes)
       : exactKnn(sqlite, vecTable, query, k, allowedKeys)
   if (nearest.length === 0) return []
   const nearestKeys = JSON.stringify(nearest.map((n) => n.key))
@@ -250,26 +276,27 @@ const codesKnn = (
   k: number,
   pool: number,
   allowedKeys: ReadonlyArray<number> | undefined,
+  holdBytes: number,
 ): Nearest[] => {
   const tables = codeTablesOf(vecTable)
   let candidates: ReadonlyArray<number>
   if (allowedKeys !== undefined && allowedKeys.length <= pool) candidates = allowedKeys
   else {
     const table = signLookupTable(query, codes.center)
-    const scanner = readSignScanner(sqlite, vecTable, codes, bitBytes(dim))
-    const scores = scanner.scan(table)
-    const keys = scanner.keys
     const allowed = allowedKeys === undefined ? undefined : new Set(allowedKeys)
     const top = new TopScores(pool)
     let floor = top.floor
-    for (let i = 0; i < scanner.count; i++) {
-      const score = scores[i]!
-      if (score <= floor) continue
-      const key = keys[i]!
-      if (allowed !== undefined && !allowed.has(key)) continue
-      top.offer(key, score)
-      floor = top.floor
+    const visit = (keys: Int32Array, scores: Float32Array, count: number) => {
+      for (let i = 0; i < count; i++) {
+        const score = scores[i]!
+        if (score <= floor) continue
+        const key = keys[i]!
+        if (allowed !== undefined && !allowed.has(key)) continue
+        top.offer(key, score)
+        floor = top.floor
+      }
     }
+    scanSignCodes(sqlite, vecTable, codes, bitBytes(dim), table, visit, holdBytes)
     candidates = top.sorted().map((c) => c.id)
   }
   if (candidates.length === 0) return []

@@ -20,7 +20,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { RecallStorageError } from "./errors.js"
 import { stopWorker } from "./worker-stop.js"
-import type { VectorHit, VectorSearchOptions } from "./vector-knn.js"
+import type { CodeHolding, VectorHit, VectorSearchOptions } from "./vector-knn.js"
 
 /** The worker could not answer (not started, crashed, exited, or closed). */
 export class VectorWorkerUnavailable extends Data.TaggedError("VectorWorkerUnavailable")<{
@@ -35,10 +35,10 @@ export interface VectorSearchWorker {
    */
   readonly start: (databasePath: string, options: VectorSearchOptions) => Effect.Effect<Awaiting>
   /**
-   * Starts the worker (if needed) and has it read the database's vector codes into its cache
-   * (`warmVectorsIn`) without waiting: a short-lived caller (a CLI search) warms first, then
-   * loads its embedder and embeds the query while the worker reads. Best effort: never fails,
-   * and does not keep the process alive.
+   * Starts the worker (if needed) and has it open the database and read the vector codes it
+   * may hold (`warmVectorsIn`, up to `holding.holdBytes`) without waiting: a short-lived caller
+   * (a CLI search) warms first, then loads its embedder and embeds the query while the worker
+   * starts. Best effort: never fails, and does not keep the process alive.
    */
   readonly warm: (databasePath: string) => Effect.Effect<void>
   /** Stops the worker; pending requests fail with {@link VectorWorkerUnavailable}. */
@@ -52,6 +52,11 @@ export interface VectorSearchWorkerOptions {
    * `dist/vector-knn.js` (also when running from `src`, e.g. under vitest: build first).
    */
   readonly moduleUrl?: string
+  /**
+   * How the worker keeps the vector codes between searches (`CodeHolding`): a one-shot caller
+   * gives a small `holdBytes`, so a large collection is streamed instead of held.
+   */
+  readonly holding?: CodeHolding
 }
 
 /** This package's built `vector-knn.js` (no `effect`: the worker starts faster), from `src` or `dist`. */
@@ -109,11 +114,11 @@ parentPort.on("message", async (message) => {
     }
     if (message.warm === true) {
       // Best effort: a failure here shows again, and is reported, on the search itself.
-      if (typeof module.warmVectorsIn === "function") module.warmVectorsIn(connection(message.path))
+      if (typeof module.warmVectorsIn === "function") module.warmVectorsIn(connection(message.path), workerData.holding)
       parentPort.postMessage({ id: message.id, warmed: true })
       return
     }
-    const outcome = module.searchVectorsIn(connection(message.path), message.options)
+    const outcome = module.searchVectorsIn(connection(message.path), message.options, workerData.holding)
     if (typeof outcome === "string") parentPort.postMessage({ id: message.id, invalid: outcome })
     else parentPort.postMessage({ id: message.id, hits: outcome })
   } catch (error) {
@@ -177,6 +182,7 @@ export const makeVectorSearchWorker = (
         driver: resolveFrom.resolve("better-sqlite3"),
         vec: resolveFrom.resolve("sqlite-vec"),
         module: moduleUrl,
+        holding: options.holding ?? {},
       },
     })
     const entry = { worker, pending: new Map<number, Pending>() }

@@ -112,6 +112,49 @@ describe("makeVectorSearchWorker", () => {
     expect(counts.warmed).toBe(counts.vectors)
   })
 
+  it("streams code sets larger than it may hold: the same hits, nothing warmed", async () => {
+    // A fresh database file: the process cache is keyed by file, so nothing is held for it yet.
+    const other = await indexedHistory(defaultHistory, embedder)
+    try {
+      const fingerprint = embedder.info.fingerprint
+      const bytesPerCode = 4 + 64 / 8
+      const warm = (holdBytes: number) =>
+        other.run(
+          RecallDatabase.use((db) => Effect.sync(() => warmVectorsIn(db.sqlite, { holdBytes }))),
+        )
+      const vectors = await other.run(
+        RecallDatabase.use((db) =>
+          Effect.sync(
+            () => db.sqlite.prepare("select count(*) from vector_keys").pluck().get() as number,
+          ),
+        ),
+      )
+      expect(await warm(vectors * bytesPerCode - 1)).toBe(0)
+      const path = join(other.dataDir, "recall-index.db")
+      const streaming = makeVectorSearchWorker({ holding: { holdBytes: 0 } })
+      try {
+        for (const text of ["frost watering calendar", "exponential backoff retries"]) {
+          const vector = await queryVector(text)
+          for (const options of [
+            { vector, k: 10, fingerprint },
+            { vector, k: 5, fingerprint, pool: 8 },
+          ]) {
+            const local = await other.run(searchVectors(options))
+            expect(local.length).toBeGreaterThan(0)
+            expect(await viaWorker(options, streaming, path)).toEqual(local)
+          }
+        }
+      } finally {
+        await Effect.runPromise(streaming.close())
+      }
+      // At the limit the set is held (and stays held for the next warm).
+      expect(await warm(vectors * bytesPerCode)).toBe(vectors)
+      expect(await warm(0)).toBe(vectors)
+    } finally {
+      other.dispose()
+    }
+  })
+
   it("fails a worker that cannot start as unavailable, and searchRecall falls back", async () => {
     const broken = makeVectorSearchWorker({ moduleUrl: "file:///nonexistent/vector-search.js" })
     const vector = await queryVector("postcode")
