@@ -4,6 +4,7 @@
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
+  buildLookupIndexes,
   DEFER_LOOKUP_INDEXES_MIN_BYTES,
   dropLookupIndexes,
   embedBacklog,
@@ -98,6 +99,33 @@ describe("lookup indexes", () => {
     const events: Array<IndexProgressEvent> = []
     await runIndex(dataDir, { environment, onProgress: (e) => events.push(e) })
     expect(events.some((e) => e._tag === "BuildingLookupIndexes")).toBe(false)
+    expect(await withSqlite(dataDir, missingLookupIndexes)).toEqual([])
+  })
+
+  it("are built with the connection's settings back after", async () => {
+    const dataDir = join(data.path, "settings")
+    await runIndex(dataDir, { environment })
+    const { before, after, built } = await withSqlite(dataDir, (sqlite) => {
+      const settings = () =>
+        ["temp_store", "threads", "cache_size"].map((name) => sqlite.pragma(name, { simple: true }))
+      dropLookupIndexes(sqlite)
+      const before = settings()
+      const built = buildLookupIndexes(sqlite)
+      return { before, after: settings(), built }
+    })
+    expect(built).toEqual(names)
+    expect(before).toEqual([2, 0, -65536]) // the connection's: temporary storage in memory
+    expect(after).toEqual(before)
+  })
+
+  it("are built inside an open transaction, with the temporary storage left as it was", async () => {
+    const dataDir = join(data.path, "in-transaction")
+    await runIndex(dataDir, { environment })
+    const built = await withSqlite(dataDir, (sqlite) => {
+      dropLookupIndexes(sqlite)
+      return sqlite.transaction(() => buildLookupIndexes(sqlite))()
+    })
+    expect(built).toEqual(names)
     expect(await withSqlite(dataDir, missingLookupIndexes)).toEqual([])
   })
 
