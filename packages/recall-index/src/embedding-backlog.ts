@@ -3,9 +3,12 @@
  * Guarantees: the embedder is activated first (its vec0 table exists, the backlog is recomputed
  * against its vectors, so switching embedders re-embeds cleanly and never mixes spaces); each
  * distinct text (content hash) is embedded at most once per fingerprint, and a text that already
- * has a vector is only marked done; every batch is one `BEGIN IMMEDIATE` transaction that writes
- * the vectors, their `vector_keys`, the search codes (`vector-code-store.ts`) and the chunks' flags together, so a
- * run killed midway leaves whole batches and the next run resumes where it stopped; the indexer
+ * has a vector is only marked done; each batch writes the vectors, their `vector_keys`, the search
+ * codes (`vector-code-store.ts`) and the chunks' flags together, and consecutive batches share
+ * one `BEGIN IMMEDIATE` transaction ({@link EMBED_COMMIT_LIMITS}), so a run killed midway leaves
+ * whole batches (it loses at most the open commit) and the next run resumes where it stopped; a
+ * run that fails or is interrupted commits the batches it wrote, and a batch whose write fails
+ * is rolled back with its commit, never stored in part; the indexer
  * lock is held for the run (renewed between batches), so the indexer and the backlog never write
  * at the same time. Vectors of the wrong length or with non-finite values are refused
  * (`EmbedderError` `bad_response`), never stored.
@@ -18,7 +21,8 @@ import { EmbedderError } from "./embedder.js"
 import type { IndexBusyError } from "./errors.js"
 import { RecallStorageError } from "./errors.js"
 import { acquireIndexLock, IndexerProcess } from "./index-lock.js"
-import { deferWalCheckpoints } from "./index-writer.js"
+import { deferWalCheckpoints, makeCommitGroup } from "./index-writer.js"
+import type { CommitGroupLimits } from "./index-writer.js"
 import { buildLookupIndexes } from "./lookup-indexes.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import type { CodeWriter } from "./vector-code-store.js"
@@ -26,7 +30,22 @@ import { makeCodeWriter, syncCodes } from "./vector-code-store.js"
 import { vectorBlob } from "./vector-search.js"
 import { activateEmbedder } from "./vector-tables.js"
 
-/** Progress after each committed batch: `done` of `total` backlog chunks are resolved. */
+/**
+ * When the backlog commits: batches share a transaction until one of these is reached. Each
+ * commit rewrites the pages its batches touched — leaves of the random `vector_keys` index, the
+ * vec0 chunk's bookkeeping, the open code segment — so fewer, larger commits write each such
+ * page once for many batches. Measured on 84 000 texts of 512 dimensions, writes only: one
+ * commit per 512-text batch 4.25–4.33 s and 703 MB written, 8 192 texts per commit 3.71–3.74 s
+ * and 371 MB. Savepoints per batch (as the indexer's per-file units) cost more than they saved
+ * there (12.5 s): a failed batch rolls its whole commit back instead.
+ */
+export const EMBED_COMMIT_LIMITS: CommitGroupLimits = {
+  maxMs: 1_000,
+  maxBytes: 16 * 1024 * 1024,
+  maxFiles: 64,
+}
+
+/** Progress after each batch written: `done` of `total` backlog chunks are resolved. */
 export interface EmbedBacklogProgress {
   readonly done: number
   readonly total: number
@@ -44,12 +63,14 @@ export interface EmbedBacklogOptions {
   readonly concurrency?: number
   /** Stop after embedding this many distinct texts (the rest stays in the backlog). */
   readonly maxTexts?: number
-  /** Called synchronously after every committed batch. */
+  /** Called synchronously after every batch written (committed with its group). */
   readonly onProgress?: (progress: EmbedBacklogProgress) => void
   /** Take the indexer lock for the run (default true); false only when the caller holds it. */
   readonly takeLock?: boolean
   /** Lock lease; default 120 000 ms, renewed once a quarter of it has passed. */
   readonly leaseMs?: number
+  /** When batches commit (`maxFiles` counts batches); default {@link EMBED_COMMIT_LIMITS}. */
+  readonly commitGroup?: CommitGroupLimits
 }
 
 /** What a run did. */
@@ -64,7 +85,7 @@ export interface EmbedBacklogReport {
   readonly embedded: number
   /** Distinct texts that already had a vector and were only marked done. */
   readonly reused: number
-  /** Committed batches. */
+  /** Batches written (all committed when the run returns). */
   readonly batches: number
   /** Backlog chunks left (non-zero after `maxTexts`). */
   readonly remaining: number
@@ -123,7 +144,13 @@ const drain = (
       // before building its deferred lookup indexes left them to whoever writes next.
       try: () => {
         buildLookupIndexes(sqlite)
-        return prepareStore(sqlite, info.fingerprint, active.vecTable, info.dim)
+        return prepareStore(
+          sqlite,
+          info.fingerprint,
+          active.vecTable,
+          info.dim,
+          options.commitGroup ?? EMBED_COMMIT_LIMITS,
+        )
       },
       catch: storageFailure("write", path),
     })
@@ -138,65 +165,73 @@ const drain = (
     let renewedAt = yield* Clock.currentTimeMillis
     const progress = () => options.onProgress?.({ done, total: active.backlog, embedded, reused })
 
-    while (embedded < maxTexts) {
-      const want = Math.min(batchSize * concurrency, maxTexts - embedded)
-      const page = yield* Effect.try({
-        try: () => store.nextTexts(cursor, want),
-        catch: storageFailure("read", path),
-      })
-      if (page.texts.length === 0 && page.known.length === 0) break
-      cursor = page.cursor
-      if (page.known.length > 0) {
-        done += yield* Effect.try({
-          try: () => store.markDone(page.known),
-          catch: storageFailure("write", path),
+    const fill = Effect.gen(function* () {
+      while (embedded < maxTexts) {
+        const want = Math.min(batchSize * concurrency, maxTexts - embedded)
+        const page = yield* Effect.try({
+          try: () => store.nextTexts(cursor, want),
+          catch: storageFailure("read", path),
         })
-        reused += page.known.length
-      }
-      const groups: BacklogText[][] = []
-      for (let at = 0; at < page.texts.length; at += batchSize) {
-        groups.push(page.texts.slice(at, at + batchSize))
-      }
-      // Embed the groups concurrently, commit each as soon as its vectors are back.
-      yield* Effect.forEach(
-        groups,
-        (group) =>
-          embedder.embedDocuments(group.map((t) => t.text)).pipe(
-            Effect.flatMap((vectors) => checkVectors(info.provider, info.dim, group, vectors)),
-            Effect.flatMap((vectors) =>
-              Effect.try({
-                try: () => store.write(group, vectors),
-                catch: storageFailure("write", path),
-              }),
+        if (page.texts.length === 0 && page.known.length === 0) break
+        cursor = page.cursor
+        if (page.known.length > 0) {
+          const now = yield* Clock.currentTimeMillis
+          done += yield* Effect.try({
+            try: () => store.markDone(page.known, now),
+            catch: storageFailure("write", path),
+          })
+          reused += page.known.length
+        }
+        const groups: BacklogText[][] = []
+        for (let at = 0; at < page.texts.length; at += batchSize) {
+          groups.push(page.texts.slice(at, at + batchSize))
+        }
+        // Embed the groups concurrently, write each as soon as its vectors are back.
+        yield* Effect.forEach(
+          groups,
+          (group) =>
+            embedder.embedDocuments(group.map((t) => t.text)).pipe(
+              Effect.flatMap((vectors) => checkVectors(info.provider, info.dim, group, vectors)),
+              Effect.flatMap((vectors) =>
+                Effect.flatMap(Clock.currentTimeMillis, (now) =>
+                  Effect.try({
+                    try: () => store.write(group, vectors, now),
+                    catch: storageFailure("write", path),
+                  }),
+                ),
+              ),
+              Effect.tap((resolved) =>
+                Effect.sync(() => {
+                  done += resolved
+                  embedded += group.length
+                  batches += 1
+                  progress()
+                }),
+              ),
             ),
-            Effect.tap((resolved) =>
-              Effect.sync(() => {
-                done += resolved
-                embedded += group.length
-                batches += 1
-                progress()
-              }),
-            ),
-          ),
-        { concurrency, discard: true },
-      )
-      if (page.texts.length === 0) progress()
-      if (renew !== undefined) {
-        const at = yield* Clock.currentTimeMillis
-        if (at - renewedAt >= leaseMs / 4) {
-          renewedAt = at
-          if (!(yield* renew(at))) {
-            return yield* Effect.fail(
-              new RecallStorageError({
-                operation: "write",
-                path,
-                reason: "the index lock lease was lost while embedding",
-              }),
-            )
+          { concurrency, discard: true },
+        )
+        if (page.texts.length === 0) progress()
+        if (renew !== undefined) {
+          const at = yield* Clock.currentTimeMillis
+          if (at - renewedAt >= leaseMs / 4) {
+            renewedAt = at
+            if (!(yield* renew(at))) {
+              return yield* Effect.fail(
+                new RecallStorageError({
+                  operation: "write",
+                  path,
+                  reason: "the index lock lease was lost while embedding",
+                }),
+              )
+            }
           }
         }
       }
-    }
+      yield* Effect.try({ try: store.commit, catch: storageFailure("write", path) })
+    })
+    // Failed or interrupted, the run keeps the whole batches it wrote.
+    yield* fill.pipe(Effect.ensuring(Effect.sync(store.close)))
     if (embedded > 0 && info.dim % 8 === 0) {
       // A large run re-centres the sign bits once it has doubled the collection.
       yield* Effect.try({
@@ -255,13 +290,21 @@ interface BacklogStore {
     readonly known: ReadonlyArray<string>
     readonly cursor: number
   }
-  /** Marks the chunks of `hashes` done; returns how many chunks changed. */
-  readonly markDone: (hashes: ReadonlyArray<string>) => number
-  /** Stores one batch of vectors and marks their chunks done, in one transaction. */
+  /** Marks the chunks of `hashes` done (in the open commit, at `now`); how many changed. */
+  readonly markDone: (hashes: ReadonlyArray<string>, now: number) => number
+  /**
+   * Stores one batch of vectors and marks their chunks done, in the open commit (begun at `now`
+   * if none is); a failure rolls the commit back. Returns how many chunks changed.
+   */
   readonly write: (
     group: ReadonlyArray<BacklogText>,
     vectors: ReadonlyArray<Float32Array>,
+    now: number,
   ) => number
+  /** Commits the open commit, if any. */
+  readonly commit: () => void
+  /** Commits the open commit if it can, else rolls it back; never throws (a finalizer). */
+  readonly close: () => void
 }
 
 const prepareStore = (
@@ -269,6 +312,7 @@ const prepareStore = (
   fingerprint: string,
   vecTable: string,
   dim: number,
+  limits: CommitGroupLimits,
 ): BacklogStore => {
   // Search codes (sign bits + int8) need whole bytes of bits; other dimensions search exactly.
   const codes = dim % 8 === 0 ? syncCodesOf(sqlite, fingerprint, vecTable, dim) : undefined
@@ -289,28 +333,40 @@ const prepareStore = (
   const flip = sqlite.prepare(
     "update chunks set needs_embedding = 0 where content_hash = ? and +needs_embedding = 1",
   )
-  const markDone = sqlite.transaction((hashes: ReadonlyArray<string>): number => {
+  const markDone = (hashes: ReadonlyArray<string>): number => {
     let changed = 0
     for (const hash of hashes) changed += flip.run(hash).changes
     return changed
-  })
-  const write = sqlite.transaction(
-    (group: ReadonlyArray<BacklogText>, vectors: ReadonlyArray<Float32Array>): number => {
-      let changed = 0
-      group.forEach((item, i) => {
-        const vector = vectors[i]
-        const id = insertKey.get(fingerprint, item.hash) as number | undefined
-        if (id !== undefined && vector !== undefined) {
-          const blob = vectorBlob(vector)
-          insertVector.run(BigInt(id), blob)
-          codes?.add(id, vector)
-        }
-        changed += flip.run(item.hash).changes
-      })
-      codes?.flush()
-      return changed
-    },
-  )
+  }
+  const write = (group: ReadonlyArray<BacklogText>, vectors: ReadonlyArray<Float32Array>) => {
+    let changed = 0
+    group.forEach((item, i) => {
+      const vector = vectors[i]
+      const id = insertKey.get(fingerprint, item.hash) as number | undefined
+      if (id !== undefined && vector !== undefined) {
+        const blob = vectorBlob(vector)
+        insertVector.run(BigInt(id), blob)
+        codes?.add(id, vector)
+      }
+      changed += flip.run(item.hash).changes
+    })
+    codes?.flush()
+    return changed
+  }
+  const commits = makeCommitGroup(sqlite, limits)
+  // A unit that throws rolls its commit back: its statements ran outside any savepoint.
+  const inCommit = (now: number, bytes: number, unit: () => number): number => {
+    commits.begin(now)
+    let changed: number
+    try {
+      changed = unit()
+    } catch (error) {
+      commits.abort()
+      throw error
+    }
+    commits.counted(bytes, now)
+    return changed
+  }
   return {
     nextTexts: (cursor, want) => {
       const texts: BacklogText[] = []
@@ -336,8 +392,11 @@ const prepareStore = (
       }
       return { texts, known, cursor: last }
     },
-    markDone: (hashes) => markDone.immediate(hashes),
-    write: (group, vectors) => write.immediate(group, vectors),
+    markDone: (hashes, now) => inCommit(now, 0, () => markDone(hashes)),
+    write: (group, vectors, now) =>
+      inCommit(now, group.length * dim * 4, () => write(group, vectors)),
+    commit: commits.commit,
+    close: commits.close,
   }
 }
 

@@ -98,7 +98,7 @@ export interface CommitGroupLimits {
   readonly maxMs?: number
   /** Transcript bytes parsed into the group (default 32 MiB). */
   readonly maxBytes?: number
-  /** Files in the group (default 1 000). */
+  /** Units (files, or the embedding backlog's batches) in the group (default 1 000). */
   readonly maxFiles?: number
 }
 
@@ -114,7 +114,10 @@ export interface CommitGroupLimits {
 export interface CommitGroup {
   /** Opens the group's transaction (at `now`) unless one is open. */
   readonly begin: (now: number) => void
-  /** Counts one file (written or failed) parsed from `bytes`; commits past a limit. */
+  /**
+   * Counts one unit (a file written or failed, parsed from `bytes`; a batch of vectors of
+   * `bytes`); commits past a limit.
+   */
   readonly counted: (bytes: number, now: number) => void
   /**
    * Files whose writes SQLite rolled back with the whole group (it does after some errors, e.g.
@@ -125,6 +128,11 @@ export interface CommitGroup {
   readonly commit: () => void
   /** Commits the open group if it can, else rolls it back; never throws (a finalizer). */
   readonly close: () => void
+  /**
+   * Rolls the open group back, if any; never throws. For writers whose units are not savepoints
+   * (the embedding backlog): a unit that failed halfway must not be committed with the rest.
+   */
+  readonly abort: () => void
 }
 
 /** Groups file writes on `sqlite` into commits bounded by `limits`. */
@@ -140,6 +148,14 @@ export const makeCommitGroup = (sqlite: Database, limits: CommitGroupLimits = {}
     if (!open) return
     open = false
     if (sqlite.inTransaction) sqlite.exec("COMMIT")
+  }
+  const abort = () => {
+    open = false
+    try {
+      if (sqlite.inTransaction) sqlite.exec("ROLLBACK")
+    } catch {
+      // Nothing left to undo: SQLite ended the transaction itself.
+    }
   }
   return {
     begin: (now) => {
@@ -162,13 +178,10 @@ export const makeCommitGroup = (sqlite: Database, limits: CommitGroupLimits = {}
       try {
         commit()
       } catch {
-        try {
-          if (sqlite.inTransaction) sqlite.exec("ROLLBACK")
-        } catch {
-          // Nothing left to undo: SQLite ended the transaction itself.
-        }
+        abort()
       }
     },
+    abort,
   }
 }
 

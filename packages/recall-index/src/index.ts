@@ -99,7 +99,7 @@ export {
   embeddingForIndex,
   embeddingForSearch,
 } from "./auto-embedder.js"
-export { embedBacklog } from "./embedding-backlog.js"
+export { EMBED_COMMIT_LIMITS, embedBacklog } from "./embedding-backlog.js"
 export {
   codesUsableFor,
   DEFAULT_POOL,

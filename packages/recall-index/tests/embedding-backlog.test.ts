@@ -2,7 +2,9 @@
 // embedder: dedupe by content hash, resume after a crash, clean re-embed on an embedder switch,
 // KNN neighbours, the indexer lock.
 import { Effect, Layer } from "effect"
+import { spawn } from "node:child_process"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   embedBacklog,
@@ -32,6 +34,8 @@ beforeAll(() => {
     homeDir: home.path,
   }
 })
+
+const embedChild = fileURLToPath(new URL("./fixtures/embed-child.mjs", import.meta.url))
 
 const freshIndex = async (name: string): Promise<string> => {
   const dataDir = join(data.path, name)
@@ -149,6 +153,77 @@ describe("embedBacklog", () => {
     expect(embedder.embeddedTexts()).toBe(after.distinct) // nothing embedded twice
     expect(after).toMatchObject({ backlog: 0, keys: after.distinct, inconsistent: 0 })
   })
+
+  it("a batch whose write fails rolls back with its commit; earlier commits stay, and the next run resumes", async () => {
+    const dataDir = await freshIndex("write-failure")
+    const embedder = makeDeterministicEmbedder({ dim: 64 })
+    const error = await withIndex(
+      dataDir,
+      Effect.gen(function* () {
+        const db = yield* RecallDatabase
+        // Commits of three batches of 4. The 23rd key fails (as a full disk would): batch 6
+        // fails halfway, and batches 4 and 5, in its commit, go with it; 1–3 stay committed.
+        db.sqlite.exec(`create temp trigger fail_key before insert on main.vector_keys
+          when (select count(*) from main.vector_keys) >= 22
+          begin select raise(abort, 'no space left'); end`)
+        const failed = yield* Effect.flip(
+          embedBacklog(embedder, { batchSize: 4, commitGroup: { maxFiles: 3 } }),
+        )
+        db.sqlite.exec("drop trigger temp.fail_key")
+        return failed
+      }),
+    )
+    expect(error).toMatchObject({ _tag: "RecallStorageError", operation: "write" })
+    expect(error.reason).toContain("no space left")
+    const mid = await facts(dataDir, embedder.info.fingerprint)
+    expect(mid).toMatchObject({ keys: 12, vectors: 12, codes: 12, inconsistent: 0 })
+    const resumed = await withIndex(dataDir, embedBacklog(embedder, { batchSize: 4 }))
+    const after = await facts(dataDir, embedder.info.fingerprint)
+    expect(resumed.embedded).toBe(after.distinct - 12)
+    expect(after).toMatchObject({ backlog: 0, keys: after.distinct, inconsistent: 0 })
+  })
+
+  it("a run killed with SIGKILL mid-commit leaves whole commits, and the next run resumes", async () => {
+    const dataDir = await freshIndex("killed")
+    const embedder = makeDeterministicEmbedder({ dim: 64 })
+    const batches = await new Promise<number>((resolve, reject) => {
+      const proc = spawn(process.execPath, [embedChild, dataDir], {
+        stdio: ["ignore", "pipe", "pipe"],
+      })
+      let seen = 0
+      let stderr = ""
+      proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+      proc.stdout.on("data", (d: Buffer) => {
+        seen += d
+          .toString()
+          .split("\n")
+          .filter((l) => l.startsWith("batch")).length
+        // Batches commit in pairs: after the fifth, the sixth is not yet committed.
+        if (seen >= 5 && proc.exitCode === null) {
+          proc.stdout.pause()
+          proc.kill("SIGKILL")
+        }
+      })
+      proc.on("exit", (code, signal) =>
+        signal === "SIGKILL" ? resolve(seen) : reject(new Error(`child exited ${code}: ${stderr}`)),
+      )
+    })
+    expect(batches).toBeGreaterThanOrEqual(5)
+    const mid = await facts(dataDir, embedder.info.fingerprint)
+    const check = await withSqlite(dataDir, (sqlite) =>
+      sqlite.pragma("integrity_check", { simple: true }),
+    )
+    expect(check).toBe("ok")
+    // Whole commits of two batches of 4: never part of one, never the open one.
+    expect(mid.keys % 8).toBe(0)
+    expect(mid.keys).toBeGreaterThanOrEqual(16)
+    expect(mid.keys).toBeLessThan(batches * 4)
+    expect(mid).toMatchObject({ vectors: mid.keys, codes: mid.keys, inconsistent: 0 })
+    const resumed = await withIndex(dataDir, embedBacklog(embedder, { batchSize: 4 }))
+    const after = await facts(dataDir, embedder.info.fingerprint)
+    expect(resumed.embedded).toBe(after.distinct - mid.keys)
+    expect(after).toMatchObject({ backlog: 0, keys: after.distinct, inconsistent: 0 })
+  }, 60_000)
 
   it("defers WAL checkpoints while it writes and restores the threshold, also after a failure", async () => {
     const dataDir = await freshIndex("checkpoints")
