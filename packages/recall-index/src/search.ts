@@ -322,8 +322,9 @@ export const searchRecall = (
     // does; any failure of the worker's, e.g. it cannot start, falls back to this thread, which
     // reports the error if the database itself is at fault); otherwise runs it later.
     const worker = providers.vectorWorker
+    // The fallback keeps the codes as the worker would have (a one-shot CLI call keeps none).
     const inProcess = (options: VectorSearchOptions) =>
-      searchVectors(options).pipe(Effect.provideService(RecallDatabase, db))
+      searchVectors(options, worker?.holding).pipe(Effect.provideService(RecallDatabase, db))
     const launch = (
       options: VectorSearchOptions,
     ): Effect.Effect<Effect.Effect<ReadonlyArray<VectorHit>, RecallStorageError>> =>

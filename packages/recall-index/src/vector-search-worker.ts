@@ -43,6 +43,8 @@ export interface VectorSearchWorker {
   readonly warm: (databasePath: string) => Effect.Effect<void>
   /** Stops the worker; pending requests fail with {@link VectorWorkerUnavailable}. */
   readonly close: () => Effect.Effect<void>
+  /** How the worker keeps the codes; a caller falling back to its own thread does the same. */
+  readonly holding: CodeHolding
 }
 
 /** Options of {@link makeVectorSearchWorker}. */
@@ -241,6 +243,7 @@ export const makeVectorSearchWorker = (
     })
 
   return {
+    holding: options.holding ?? {},
     start,
     warm,
     close: () =>

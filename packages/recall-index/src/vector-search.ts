@@ -7,18 +7,19 @@ import * as Effect from "effect/Effect"
 import { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { searchVectorsIn } from "./vector-knn.js"
-import type { VectorHit, VectorSearchOptions } from "./vector-knn.js"
+import type { CodeHolding, VectorHit, VectorSearchOptions } from "./vector-knn.js"
 
 export * from "./vector-knn.js"
 
-/** The k nearest chunks to `vector` in the space of `fingerprint`. */
+/** The k nearest chunks to `vector` in the space of `fingerprint` (codes kept as `holding` says). */
 export const searchVectors = (
   options: VectorSearchOptions,
+  holding: CodeHolding = {},
 ): Effect.Effect<ReadonlyArray<VectorHit>, RecallStorageError, RecallDatabase> =>
   Effect.gen(function* () {
     const db = yield* RecallDatabase
     const outcome = yield* Effect.try({
-      try: () => searchVectorsIn(db.sqlite, options),
+      try: () => searchVectorsIn(db.sqlite, options, holding),
       catch: storageFailure("read", db.path),
     })
     if (typeof outcome === "string") {

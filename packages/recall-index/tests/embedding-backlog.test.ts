@@ -173,8 +173,11 @@ describe("embedBacklog", () => {
         return failed
       }),
     )
-    expect(error).toMatchObject({ _tag: "RecallStorageError", operation: "write" })
-    expect(error.reason).toContain("no space left")
+    expect(error).toMatchObject({
+      _tag: "RecallStorageError",
+      operation: "write",
+      reason: expect.stringContaining("no space left"),
+    })
     const mid = await facts(dataDir, embedder.info.fingerprint)
     expect(mid).toMatchObject({ keys: 12, vectors: 12, codes: 12, inconsistent: 0 })
     const resumed = await withIndex(dataDir, embedBacklog(embedder, { batchSize: 4 }))

@@ -169,6 +169,15 @@ describe("makeVectorSearchWorker", () => {
     expect(await history.run(searchRecall(input, { embedder, vectorWorker: broken }))).toEqual(
       local,
     )
+    // The fallback keeps the codes as the worker would have: a one-shot worker's streams them.
+    const brokenOneShot = makeVectorSearchWorker({
+      moduleUrl: "file:///nonexistent/vector-search.js",
+      holding: { holdBytes: 0 },
+    })
+    expect(brokenOneShot.holding).toEqual({ holdBytes: 0 })
+    expect(
+      await history.run(searchRecall(input, { embedder, vectorWorker: brokenOneShot })),
+    ).toEqual(local)
     // A module that does not load in the worker is unavailable too.
     const unloadable = makeVectorSearchWorker({ moduleUrl: "data:text/javascript,throw 1" })
     expect(
