@@ -215,6 +215,29 @@ const withSegments = <A>(
 const heldBytes = (total: number, codeBytes: number): number => total * (4 + codeBytes)
 
 /**
+ * The codes of `vecTable` in the state `codes`, handed to `held` as a {@link SignScanner} when
+ * they take at most `holdBytes` (from the process cache, or read and cached), else to `streamed`
+ * as the segment rows of one read transaction, not kept.
+ */
+const heldOrStreamed = <A>(
+  sqlite: Database,
+  vecTable: string,
+  codes: CodeState,
+  codeBytes: number,
+  holdBytes: number,
+  held: (scanner: SignScanner) => A,
+  streamed: (segments: Iterable<SignSegment>) => A,
+): A => {
+  const cached = cachedScanner(sqlite, vecTable, codes)
+  if (cached !== undefined) return held(cached)
+  return withSegments(sqlite, vecTable, (total, segments) =>
+    heldBytes(total, codeBytes) > holdBytes
+      ? streamed(segments)
+      : held(holdScanner(sqlite, vecTable, codes, streamSignScanner(total, segments, codeBytes))),
+  )
+}
+
+/**
  * The sign codes of `vecTable` in the state `codes`, as a {@link SignScanner} over `codeBytes`
  * bytes per code, when they take at most `holdBytes` (keys and bits; default
  * {@link SEGMENT_CACHE_BYTES}), else undefined without reading them: from the process cache when
@@ -229,11 +252,14 @@ export const readSignScanner = (
   codeBytes: number,
   holdBytes: number = SEGMENT_CACHE_BYTES,
 ): SignScanner | undefined =>
-  cachedScanner(sqlite, vecTable, codes) ??
-  withSegments(sqlite, vecTable, (total, segments) =>
-    heldBytes(total, codeBytes) > holdBytes
-      ? undefined
-      : holdScanner(sqlite, vecTable, codes, streamSignScanner(total, segments, codeBytes)),
+  heldOrStreamed<SignScanner | undefined>(
+    sqlite,
+    vecTable,
+    codes,
+    codeBytes,
+    holdBytes,
+    (scanner) => scanner,
+    () => undefined,
   )
 
 const holdScanner = (
@@ -266,21 +292,16 @@ export const scanSignCodes = (
   table: Float64Array,
   visit: (keys: Int32Array, scores: Float32Array, count: number) => void,
   holdBytes: number = SEGMENT_CACHE_BYTES,
-): void => {
-  const cached = cachedScanner(sqlite, vecTable, codes)
-  if (cached !== undefined) {
-    visit(cached.keys, cached.scan(table), cached.count)
-    return
-  }
-  withSegments(sqlite, vecTable, (total, segments) => {
-    if (heldBytes(total, codeBytes) > holdBytes) {
-      scanSignSegments(segments, codeBytes, table, visit)
-      return
-    }
-    const held = holdScanner(sqlite, vecTable, codes, streamSignScanner(total, segments, codeBytes))
-    visit(held.keys, held.scan(table), held.count)
-  })
-}
+): void =>
+  heldOrStreamed(
+    sqlite,
+    vecTable,
+    codes,
+    codeBytes,
+    holdBytes,
+    (scanner) => visit(scanner.keys, scanner.scan(table), scanner.count),
+    (segments) => scanSignSegments(segments, codeBytes, table, visit),
+  )
 
 /** Writes codes of new vectors inside the caller's transaction; `flush` appends their bits. */
 export interface CodeWriter {

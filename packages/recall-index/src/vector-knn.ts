@@ -140,13 +140,13 @@ export const warmVectorsIn = (sqlite: Database, holding: CodeHolding = {}): numb
       "select fingerprint, dim, vec_table from embedders order by created_at desc, rowid desc limit ?",
     )
     .all(SEGMENT_CACHE_TABLES) as Array<{ fingerprint: string; dim: number; vec_table: string }>
+  const holdBytes = holding.holdBytes ?? SEGMENT_CACHE_BYTES
   let warmed = 0
   for (const e of embedders) {
     if (e.dim % 8 !== 0) continue
     const codes = usableCodes(sqlite, e.vec_table, e.fingerprint)
     if (codes === undefined) continue
-    const bytes = holding.holdBytes ?? SEGMENT_CACHE_BYTES
-    warmed += readSignScanner(sqlite, e.vec_table, codes, bitBytes(e.dim), bytes)?.count ?? 0
+    warmed += readSignScanner(sqlite, e.vec_table, codes, bitBytes(e.dim), holdBytes)?.count ?? 0
   }
   return warmed
 }
