@@ -15,6 +15,11 @@ import type { RecallDatabaseShape } from "./recall-database.js"
 import { decodeRows } from "./stored-rows.js"
 import type { IndexRunReport } from "./indexer.js"
 import { missingLookupIndexes } from "./lookup-indexes.js"
+import {
+  COUNTS_BY_SOURCE_SQL,
+  makeFileRowsRemoval,
+  SESSIONLESS_RECORDS_SQL,
+} from "./session-counts.js"
 import { forgetCodes } from "./vector-code-store.js"
 
 /** Deletes vectors whose text no chunk holds any more (forgotten text must not linger). */
@@ -62,6 +67,8 @@ export const pruneDeleted = (): Effect.Effect<RemovalCounts, RecallStorageError,
           db.sqlite
             .transaction((): RemovalCounts => {
               const missing = "select id from files where status = 'missing'"
+              // A session that also has turns in a present file keeps those turns' counts.
+              makeFileRowsRemoval(db.sqlite, missing)()
               db.sqlite.prepare(`delete from turns where file_id in (${missing})`).run()
               db.sqlite.prepare(`delete from raw_records where file_id in (${missing})`).run()
               const sessions = db.sqlite
@@ -263,12 +270,16 @@ export const indexStatus = (
       yield* read(() =>
         db.sqlite
           .prepare(
-            `select
+            `with stored as (
+               select coalesce(sum(sessions), 0) as sessions, coalesce(sum(turns), 0) as turns,
+                      coalesce(sum(chunks), 0) as chunks, coalesce(sum(raw_records), 0) as raw_records
+                 from (${COUNTS_BY_SOURCE_SQL}))
+             select
               (select count(*) from files) as files,
-              (select count(*) from sessions) as sessions,
-              (select count(*) from turns) as turns,
-              (select count(*) from raw_records) as raw_records,
-              (select count(*) from chunks) as chunks,
+              (select sessions from stored) as sessions,
+              (select turns from stored) as turns,
+              (select raw_records from stored) + (${SESSIONLESS_RECORDS_SQL}) as raw_records,
+              (select chunks from stored) as chunks,
               (select count(*) from chunks where needs_embedding = 1) as backlog,
               (select count(*) from files where status = 'missing') as missing,
               (select count(*) from sessions s join files f on f.id = s.file_id

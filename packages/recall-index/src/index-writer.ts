@@ -17,6 +17,7 @@ import type { Database, Statement } from "better-sqlite3"
 import * as crypto from "node:crypto"
 import { CONTENT_HASH_CHARS } from "./recall-schema.js"
 import { chunkText } from "./chunker.js"
+import { makeFileRowsRemoval } from "./session-counts.js"
 import type { ChunkOptions } from "./chunker.js"
 import type { DiscoveredTranscript } from "./transcript-discovery.js"
 import type { ParseResult, RawRecord, TranscriptSession } from "./transcript-model.js"
@@ -256,6 +257,7 @@ export const makeIndexWriter = (
   const upsertState = sqlite.prepare(`
     insert into file_states (file_id, parse_state) values (?, ?)
     on conflict(file_id) do update set parse_state = excluded.parse_state`)
+  const removeFileRows = makeFileRowsRemoval(sqlite, "?")
   const deleteTurns = sqlite.prepare("delete from turns where file_id = ?")
   const deletePreamble = sqlite.prepare(
     "delete from raw_records where file_id = ? and turn_row is null",
@@ -325,11 +327,14 @@ export const makeIndexWriter = (
     "(?, ?, ?, ?, ?, ?, ?, ?, 1)",
     8,
   )
+  // Chunk and record counts move by what a write inserted (its deletions were taken off first,
+  // `removeFileRows`); a whole write recounts its sessions' turns.
   const refreshSession = sqlite.prepare(`
     update sessions set
       turn_count = (select count(*) from turns t where t.session_row = sessions.id),
+      chunk_count = chunk_count + @chunks, raw_count = raw_count + @raws,
       last_activity = coalesce((select max(t.timestamp) from turns t where t.session_row = sessions.id), ended_at)
-    where id = ?`)
+    where id = @id`)
   // An append only adds turns (or extends the open one), so the counts move by what it wrote:
   // recounting read every turn row of the session, a cost that grew with the session (an
   // append to a 50 MB transcript spent most of its time there, and a file indexed in slices
@@ -338,6 +343,7 @@ export const makeIndexWriter = (
   const extendSession = sqlite.prepare(`
     update sessions set
       turn_count = turn_count + @added,
+      chunk_count = chunk_count + @chunks, raw_count = raw_count + @raws,
       last_activity = case
         when @hadStamp = 0 then coalesce(@latest, ended_at)
         when @latest is not null and (last_activity is null or @latest > last_activity) then @latest
@@ -421,6 +427,7 @@ export const makeIndexWriter = (
     if (existing?.status === "forgotten")
       return { turns: 0, rawRecords: 0, chunks: 0, forgotten: true }
     if (existing !== undefined && mode === "full") {
+      removeFileRows(existing.id)
       deleteTurns.run(existing.id)
       deletePreamble.run(existing.id)
     }
@@ -461,23 +468,27 @@ export const makeIndexWriter = (
     let chunks = 0
     const firstSession = result.sessions[0]
     const rawValues: Array<unknown> = []
-    if (result.preamble.length > 0) {
-      const sessionRow = firstSession === undefined ? null : sessionRowOf(firstSession.sessionId)
-      recordValues(rawValues, result.preamble, null, sessionRow, fileId)
-      rawRecords += result.preamble.length
-    }
-    // Per session: turns inserted, the latest timestamp this write gave a turn, and (appends)
-    // whether a turn had one before it.
-    const touched = new Map<number, { added: number; latest: string | null; hadStamp: number }>()
+    // Per session: turns, chunks and records inserted, the latest timestamp this write gave a
+    // turn, and (appends) whether a turn had one before it.
+    const touched = new Map<
+      number,
+      { added: number; chunks: number; raws: number; latest: string | null; hadStamp: number }
+    >()
     const touch = (row: number) => {
       let t = touched.get(row)
       if (t === undefined) {
         const hadStamp = mode === "append" ? (sessionHasStamp.get(row) as number) : 0
-        touched.set(row, (t = { added: 0, latest: null, hadStamp }))
+        touched.set(row, (t = { added: 0, chunks: 0, raws: 0, latest: null, hadStamp }))
       }
       return t
     }
     for (const row of sessionRows.values()) touch(row)
+    if (result.preamble.length > 0) {
+      const sessionRow = firstSession === undefined ? null : sessionRowOf(firstSession.sessionId)
+      recordValues(rawValues, result.preamble, null, sessionRow, fileId)
+      rawRecords += result.preamble.length
+      if (sessionRow !== null) touch(sessionRow).raws += result.preamble.length
+    }
     const chunkValues: Array<unknown> = []
     for (const turn of result.turns) {
       const sessionRow = sessionRowOf(turn.sessionId)
@@ -519,6 +530,8 @@ export const makeIndexWriter = (
       }
       recordValues(rawValues, turn.records, turnRow, sessionRow, fileId)
       rawRecords += turn.records.length
+      session.raws += turn.records.length
+      const chunksBefore = chunks
       turn.surface.forEach((surface, i) => {
         for (const chunk of chunkText(surface.text, chunkOptions)) {
           chunkValues.push(
@@ -534,12 +547,13 @@ export const makeIndexWriter = (
           chunks += 1
         }
       })
+      session.chunks += chunks - chunksBefore
     }
     insertRecords(rawValues)
     insertChunks(chunkValues)
-    for (const [id, { added, latest, hadStamp }] of touched) {
-      if (mode === "append") extendSession.run({ id, added, latest, hadStamp })
-      else refreshSession.run(id)
+    for (const [id, { added, chunks, raws, latest, hadStamp }] of touched) {
+      if (mode === "append") extendSession.run({ id, added, chunks, raws, latest, hadStamp })
+      else refreshSession.run({ id, chunks, raws })
     }
     return { turns, rawRecords, chunks }
   })

@@ -30,7 +30,7 @@ const sqlTag = async () => (await import("kysely")).sql
 export const CONTENT_HASH_CHARS = 16
 
 /** Schema version written to `meta.schema_version` by the latest migration. */
-export const RECALL_SCHEMA_VERSION = 6
+export const RECALL_SCHEMA_VERSION = 7
 
 /** FTS5 tokenizer of `chunks_fts` (see README "Decisions" for the measurement). */
 export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -91,6 +91,10 @@ export interface SessionsTable {
   readonly parent_session_id: string | null
   readonly forked_from: string | null
   readonly turn_count: number
+  /** Chunks of the session's turns (schema 7; see `session-counts.ts`). */
+  readonly chunk_count: Generated<number>
+  /** Raw records stored with the session (schema 7). */
+  readonly raw_count: Generated<number>
   readonly last_activity: string | null
 }
 
@@ -149,6 +153,8 @@ export interface EmbeddersTable {
   readonly dim: number
   readonly vec_table: string
   readonly created_at: number
+  /** Rows of `vector_keys` under this fingerprint, kept by triggers (schema 7). */
+  readonly vector_count: Generated<number>
 }
 
 /** `vector_keys`: (embedder, content hash) → rowid of the vector in that embedder's vec0 table. */
@@ -443,16 +449,25 @@ const repositoryIdentity: Migration = {
 }
 
 /**
+ * The SQL function schema 7's triggers on `files` call (it does nothing): every index write,
+ * prune and forget changes `files`, and a connection of an earlier version — which would not keep
+ * the stored counts — lacks it, so its writes fail instead of leaving the counts wrong.
+ */
+export const WRITER_GUARD_FUNCTION = "baton_writer_7"
+
+/**
  * Registers the SQL functions the schema's triggers and migrations call on `sqlite`
  * (`openRecallDatabase` does, before migrating): {@link FTS_TEXT_FUNCTION}, the text `chunks_fts`
- * indexes for a chunk, and {@link SCHEMA_4_FTS_TEXT_FUNCTION}, what schema 4 indexed. A connection
- * without them cannot insert or delete chunks.
+ * indexes for a chunk, {@link SCHEMA_4_FTS_TEXT_FUNCTION}, what schema 4 indexed, and
+ * {@link WRITER_GUARD_FUNCTION}. A connection without them cannot insert or delete chunks or
+ * change `files`.
  */
 export const registerRecallFunctions = (sqlite: Database): void => {
   const textOnly = (f: (text: string) => string) => (text: unknown) =>
     typeof text === "string" ? f(text) : text
   sqlite.function(FTS_TEXT_FUNCTION, { deterministic: true }, textOnly(ftsText))
   sqlite.function(SCHEMA_4_FTS_TEXT_FUNCTION, { deterministic: true }, textOnly(schema4FtsText))
+  sqlite.function(WRITER_GUARD_FUNCTION, { deterministic: true }, () => null)
 }
 
 /**
@@ -569,6 +584,48 @@ const shortContentHashes: Migration = {
   },
 }
 
+/**
+ * Stored counts (schema 7): `sessions.chunk_count` and `raw_count` next to `turn_count`, kept by
+ * the writer and by every deletion of a file's rows (`session-counts.ts`), and
+ * `embedders.vector_count`, kept by triggers on `vector_keys` (a key is inserted once per distinct
+ * text, so the trigger costs the embedding run about nothing). Status then sums session rows
+ * instead of counting every chunk, record and key: at 10 000 files 2 s warm and 8.5 s cold
+ * before. Filled from the rows in one transaction; turn counts are recounted on the way. A
+ * process of the previous version still open on the file (a `--watch` indexer) would write rows
+ * without their counts: triggers on `files` call {@link WRITER_GUARD_FUNCTION}, which it lacks,
+ * so its index writes, prunes and forgets fail instead (its embedding runs still work: the
+ * vector counts are kept by triggers).
+ */
+const storedCounts: Migration = {
+  up: async (db: Kysely<unknown>): Promise<void> => {
+    if ((await schemaVersionIn(db)) >= 7) return
+    await inOwnTransaction(db, [
+      `alter table sessions add column chunk_count integer not null default 0`,
+      `alter table sessions add column raw_count integer not null default 0`,
+      `alter table embedders add column vector_count integer not null default 0`,
+      `update sessions set
+          turn_count = (select count(*) from turns t where t.session_row = sessions.id),
+          chunk_count = (select count(*) from turns t join chunks c on c.turn_row = t.id
+                          where t.session_row = sessions.id),
+          raw_count = (select count(*) from raw_records r where r.session_row = sessions.id)`,
+      `update embedders set
+          vector_count = (select count(*) from vector_keys k where k.fingerprint = embedders.fingerprint)`,
+      `create trigger vector_keys_count_insert after insert on vector_keys begin
+          update embedders set vector_count = vector_count + 1 where fingerprint = new.fingerprint;
+        end`,
+      `create trigger vector_keys_count_delete after delete on vector_keys begin
+          update embedders set vector_count = vector_count - 1 where fingerprint = old.fingerprint;
+        end`,
+      ...(["insert", "update", "delete"] as const).map(
+        (on) => `create trigger files_writer_guard_${on} before ${on} on files begin
+            select ${WRITER_GUARD_FUNCTION}();
+          end`,
+      ),
+      `update meta set value = '7' where key = 'schema_version'`,
+    ])
+  },
+}
+
 /** The migrations, in order; Kysely's `Migrator` applies the missing ones. */
 export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -577,6 +634,7 @@ export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0004_cjk_bigrams": cjkBigrams,
   "0005_identifier_words": identifierWords,
   "0006_short_content_hashes": shortContentHashes,
+  "0007_stored_counts": storedCounts,
 }
 
 /** In-code provider for Kysely's `Migrator`. */

@@ -13,6 +13,7 @@ import type { RecallStorageError } from "./errors.js"
 import { indexStatus } from "./index-maintenance.js"
 import type { IndexStatus } from "./index-maintenance.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
+import { COUNTS_BY_SOURCE_SQL } from "./session-counts.js"
 import { decodeRows } from "./stored-rows.js"
 import { relativeAge, resolveTimeZone, whenHuman } from "./time-format.js"
 import { transcriptRoots } from "./transcript-discovery.js"
@@ -94,19 +95,7 @@ export const recallStatus = (
     const perSource = yield* decodeRows(
       SourceRows,
       db.path,
-      yield* read(() =>
-        db.sqlite
-          .prepare(
-            `select s.source,
-                    count(distinct s.id) as sessions,
-                    (select count(*) from turns t join sessions s2 on s2.id = t.session_row
-                       where s2.source = s.source) as turns,
-                    (select count(*) from chunks c join turns t on t.id = c.turn_row
-                       join sessions s3 on s3.id = t.session_row where s3.source = s.source) as chunks
-             from sessions s group by s.source`,
-          )
-          .all(),
-      ),
+      yield* read(() => db.sqlite.prepare(COUNTS_BY_SOURCE_SQL).all()),
     )
     const embedders = yield* decodeRows(
       EmbedderRows,
@@ -115,7 +104,7 @@ export const recallStatus = (
         db.sqlite
           .prepare(
             `select e.fingerprint, e.dim,
-                    (select count(*) from vector_keys k where k.fingerprint = e.fingerprint) as vectors,
+                    e.vector_count as vectors,
                     coalesce((select value from meta where key = 'embedder_fingerprint'), '')
                       = e.fingerprint as active
              from embedders e order by e.created_at`,

@@ -389,7 +389,10 @@ export const searchRecall = (
                     (yield* read(
                       () =>
                         db.sqlite
-                          .prepare(`select count(*) as n from vector_keys where fingerprint = ?`)
+                          .prepare(
+                            `select coalesce((select vector_count from embedders
+                               where fingerprint = ?), 0) as n`,
+                          )
                           .get(embedder.info.fingerprint) as { n: number },
                     )).n <=
                   PREFILTER_BUDGET))

@@ -19,7 +19,7 @@ import {
 } from "@baton/testkit"
 import type { ClaudeHome, MockMessagesServer } from "@baton/testkit"
 import { grepRecords, recentSessions, searchRecall } from "@baton/recall-index"
-import { runIndex, withIndex } from "./index-harness.js"
+import { runIndex, storedCountMismatches, withIndex } from "./index-harness.js"
 
 let server: MockMessagesServer
 let home: ClaudeHome
@@ -42,7 +42,12 @@ const environment = () => ({
   homeDir: home.root,
 })
 const dataDir = () => join(data, "baton")
-const index = () => runIndex(dataDir(), { environment: environment(), sources: ["claude"] })
+// Each run also leaves every stored count (status sums them) equal to a recount of the rows.
+const index = async () => {
+  const report = await runIndex(dataDir(), { environment: environment(), sources: ["claude"] })
+  expect(await storedCountMismatches(dataDir())).toEqual([])
+  return report
+}
 const sessions = async () =>
   (await withIndex(dataDir(), recentSessions({ limit: 10 })))
     .map((s) => ({ sessionId: s.sessionId, turns: s.turns }))
@@ -173,6 +178,7 @@ describe("codex exec resume, indexed", () => {
         indexedNew: 0,
         rewritten: 0,
       })
+      expect(await storedCountMismatches(dir)).toEqual([])
       const listed = await withIndex(dir, recentSessions({ limit: 10 }))
       expect(listed.map((s) => [s.sessionId, s.turns])).toEqual([[first.threadId, 4]])
       const hits = await withIndex(

@@ -103,6 +103,7 @@ export const rewindLexicalIndex = (
   const changed = "from chunks where baton_fts_text_5(text) != text"
   const later = Object.keys(recallMigrations).sort().slice(version)
   sqlite.transaction(() => {
+    rewindStoredCounts(sqlite)
     sqlite.exec(`
       insert into chunks_fts(chunks_fts, rowid, text) select 'delete', id, baton_fts_text_5(text) ${changed};
       insert into chunks_fts(rowid, text) select id, ${indexed("text")} ${changed};
@@ -127,12 +128,35 @@ export const rewindLexicalIndex = (
 }
 
 /**
+ * Puts an open database back as schema 6 left it — no stored chunk, record and vector counts
+ * (columns and triggers dropped) — sets `meta.schema_version` to 6 and forgets migration 0007, so
+ * the next open migrates the file again.
+ */
+export const rewindStoredCounts = (sqlite: RecallDatabaseShape["sqlite"]): void => {
+  sqlite.transaction(() => {
+    sqlite.exec(`
+      drop trigger vector_keys_count_insert;
+      drop trigger vector_keys_count_delete;
+      drop trigger files_writer_guard_insert;
+      drop trigger files_writer_guard_update;
+      drop trigger files_writer_guard_delete;
+      alter table sessions drop column chunk_count;
+      alter table sessions drop column raw_count;
+      alter table embedders drop column vector_count;
+    `)
+    sqlite.prepare("update meta set value = '6' where key = 'schema_version'").run()
+    sqlite.prepare("delete from kysely_migration where name = '0007_stored_counts'").run()
+  })()
+}
+
+/**
  * Puts the content hashes of an open database back as schema 5 wrote them — the whole SHA-256 hex
  * of each chunk's text, in `chunks` and in `vector_keys` — sets `meta.schema_version` to 5 and
  * forgets migration 0006, so the next open migrates the file again.
  */
 export const rewindContentHashes = (sqlite: RecallDatabaseShape["sqlite"]): void => {
   sqlite.transaction(() => {
+    rewindStoredCounts(sqlite)
     // Each stored (short) key → the whole hash of its text.
     const whole = new Map<string, string>()
     const chunks = sqlite.prepare("select id, text, content_hash from chunks").all() as Array<{
@@ -202,6 +226,54 @@ export const snapshot = (dataDir: string, words: ReadonlyArray<string> = []) =>
       }
     }),
   )
+
+/** The stored counts (schema 7) next to a recount of the rows, per session and per embedder. */
+export const storedAndRecounted = (dataDir: string) =>
+  withSqlite(dataDir, (sqlite) => ({
+    sessions: sqlite
+      .prepare(
+        `select s.session_id, s.turn_count, s.chunk_count, s.raw_count,
+           (select count(*) from turns t where t.session_row = s.id) as turns,
+           (select count(*) from turns t join chunks c on c.turn_row = t.id
+             where t.session_row = s.id) as chunks,
+           (select count(*) from raw_records r where r.session_row = s.id) as raws
+         from sessions s order by s.source, s.session_id`,
+      )
+      .all() as Array<Record<string, number | string>>,
+    embedders: sqlite
+      .prepare(
+        `select e.fingerprint, e.vector_count,
+           (select count(*) from vector_keys k where k.fingerprint = e.fingerprint) as vectors
+         from embedders e order by e.fingerprint`,
+      )
+      .all() as Array<Record<string, number | string>>,
+    totals: sqlite
+      .prepare(
+        `select (select count(*) from sessions) as sessions, (select count(*) from turns) as turns,
+           (select count(*) from chunks) as chunks, (select count(*) from raw_records) as raws`,
+      )
+      .get() as { sessions: number; turns: number; chunks: number; raws: number },
+  }))
+
+/** Every stored count (schema 7) that differs from a recount, described; empty when all agree. */
+export const storedCountMismatches = async (dataDir: string): Promise<Array<string>> => {
+  const { sessions, embedders } = await storedAndRecounted(dataDir)
+  return [
+    ...sessions.flatMap((s) =>
+      s.turn_count === s.turns && s.chunk_count === s.chunks && s.raw_count === s.raws
+        ? []
+        : [
+            `session ${s.session_id}: stored ${s.turn_count}/${s.chunk_count}/${s.raw_count}, ` +
+              `rows ${s.turns}/${s.chunks}/${s.raws} (turns/chunks/records)`,
+          ],
+    ),
+    ...embedders.flatMap((e) =>
+      e.vector_count === e.vectors
+        ? []
+        : [`embedder ${e.fingerprint}: stored ${e.vector_count}, rows ${e.vectors}`],
+    ),
+  ]
+}
 
 /** Row counts per table. */
 export const counts = (dataDir: string) =>
