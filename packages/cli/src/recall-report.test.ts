@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import type { RecallSearchResult, RecentSession } from "@baton/recall-index"
-import { renderNothingIndexed, renderRecent, renderSearch } from "./recall-report.js"
+import type { GrepResult, RecallSearchResult, RecentSession } from "@baton/recall-index"
+import { renderGrep, renderNothingIndexed, renderRecent, renderSearch } from "./recall-report.js"
 
 const roots = {
   claudeProjects: ["/h/.claude/projects"],
@@ -123,5 +123,23 @@ describe("recall reports", () => {
       ].join("\n"),
     )
     expect(renderRecent([{ ...session, forkedFrom: null }])).not.toContain("forked")
+  })
+
+  it("says how much of the history a grep stopped by its time budget searched", () => {
+    const stopped: GrepResult = {
+      pattern: "zzqq",
+      mode: "literal",
+      caseSensitive: false,
+      hits: [],
+      truncated: false,
+      timedOut: true,
+      scanned: 0,
+      searchedShare: 0.437,
+      copiesSkipped: 0,
+    }
+    expect(renderGrep(stopped)).toContain(
+      "Stopped after the time budget with 43 % of the history searched (newest first)",
+    )
+    expect(renderGrep({ ...stopped, timedOut: false, searchedShare: 1 })).not.toContain("Stopped")
   })
 })

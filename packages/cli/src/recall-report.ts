@@ -123,7 +123,7 @@ export const renderGrep = (result: GrepResult): string => {
     )
   if (result.timedOut)
     lines.push(
-      `Stopped after the time budget (${n(result.scanned)} records scanned); narrow the search with --source, --scope or dates.`,
+      `Stopped after the time budget with ${Math.floor(result.searchedShare * 100)} % of the history searched (newest first); narrow the search with --source, --scope or dates.`,
     )
   return `${lines.join("\n").replace(/\n+$/, "")}\n`
 }

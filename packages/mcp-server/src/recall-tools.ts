@@ -528,6 +528,11 @@ export const grepOutput = {
   truncated: z.boolean().describe("more matches exist beyond limit"),
   timed_out: z.boolean().describe("the scan stopped at its time budget; narrow it with filters"),
   scanned: z.number().int(),
+  searched_share: z
+    .number()
+    .min(0)
+    .max(1)
+    .describe("share of the history searched, newest first: 1 unless timed_out or truncated"),
   copies_skipped: z
     .number()
     .int()
@@ -575,6 +580,7 @@ export const grepTool = defineBatonTool({
         truncated: false,
         timed_out: false,
         scanned: 0,
+        searched_share: 1,
         copies_skipped: 0,
         note: await nothingIndexed(),
       })
@@ -601,6 +607,7 @@ export const grepTool = defineBatonTool({
       truncated: g.truncated,
       timed_out: g.timedOut,
       scanned: g.scanned,
+      searched_share: g.searchedShare,
       copies_skipped: g.copiesSkipped,
       note: null,
     })

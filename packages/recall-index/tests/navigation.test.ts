@@ -300,6 +300,42 @@ describe("grepRecords", () => {
     expect(whole.timedOut).toBe(false)
     expect(whole.scanned).toBeGreaterThan(16)
   })
+
+  it("stops at the time budget when SQLite rejects every record", async () => {
+    // A literal found nowhere never reaches JavaScript: the budget is checked between windows.
+    let t = Date.UTC(2026, 3, 1)
+    const tick = () => (t += 1000)
+    const jumping: Clock.Clock = {
+      currentTimeMillisUnsafe: tick,
+      currentTimeMillis: Effect.sync(tick),
+      currentTimeNanosUnsafe: () => BigInt(tick()) * 1_000_000n,
+      currentTimeNanos: Effect.sync(() => BigInt(tick()) * 1_000_000n),
+      monotonicTimeNanosUnsafe: () => BigInt(tick()) * 1_000_000n,
+      monotonicTimeNanos: Effect.sync(() => BigInt(tick()) * 1_000_000n),
+      sleep: () => Effect.void,
+    }
+    const scan = (pattern: string, maxScanMs: number, scanWindowRecords?: number) =>
+      history.run(
+        grepRecords({ pattern, maxScanMs, scanWindowRecords }).pipe(
+          Effect.provideService(Clock.Clock, jumping),
+        ),
+      )
+    const stopped = await scan("zzqq-found-nowhere", 500, 8)
+    expect(stopped).toMatchObject({ timedOut: true, hits: [], scanned: 0 })
+    // One window of 8 records got through before the budget was checked.
+    expect(stopped.searchedShare).toBeGreaterThan(0)
+    expect(stopped.searchedShare).toBeLessThan(1)
+    expect(await scan("zzqq-found-nowhere", 3_600_000, 8)).toMatchObject({
+      timedOut: false,
+      hits: [],
+      searchedShare: 1,
+    })
+    // Windows change nothing else: hits and order equal one window over everything.
+    const windowed = await scan("retry", 3_600_000, 3)
+    const whole = await scan("retry", 3_600_000, 1_000_000)
+    expect(windowed.hits.length).toBeGreaterThan(1)
+    expect(windowed).toEqual(whole)
+  })
 })
 
 describe("recentSessions", () => {
