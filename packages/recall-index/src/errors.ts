@@ -2,6 +2,7 @@
  * Tagged errors of @baton/recall-index. Each carries what a user needs to act; none carries
  * file contents or query text.
  */
+import { dirname } from "node:path"
 import * as Data from "effect/Data"
 
 /** Stage at which the vector store probe failed. */
@@ -60,6 +61,26 @@ export class RecallStorageError extends Data.TaggedError("RecallStorageError")<{
       return (
         `the recall index at ${this.path} is busy: another process is writing it (an index run?); ` +
         "try again when it finishes ('baton recall status' shows a running index)"
+      )
+    const where = dirname(this.path)
+    // SQLITE_FULL: rows already committed stay; an index run commits files in groups, so the
+    // next one continues from the last group.
+    if (/database or disk is full|SQLITE_FULL/i.test(this.reason))
+      return (
+        `the disk holding the recall index (${where}) is full: free some space, or set ` +
+        "BATON_DATA_DIR to a directory on another disk (and index again there); what was " +
+        "written before is kept, and the next index run continues from it"
+      )
+    if (/readonly database|SQLITE_READONLY/i.test(this.reason))
+      return (
+        `the recall index at ${this.path} cannot be written (${this.reason}): check that the ` +
+        `file and ${where} are yours and writable (baton creates them 0600 and 0700)`
+      )
+    if (/malformed|not a database|SQLITE_CORRUPT|SQLITE_NOTADB/i.test(this.reason))
+      return (
+        `the recall index at ${this.path} is damaged (${this.reason}): move it aside and run ` +
+        "'baton recall index' to build it again from the transcripts on disk (sessions whose " +
+        "transcripts were deleted since are only in the damaged file)"
       )
     return `recall index ${this.operation} failed at ${this.path}: ${this.reason}`
   }

@@ -1,9 +1,9 @@
 // Commit groups on a real SQLite file in WAL mode: when a group commits, that a failing file's
 // savepoint rolls back alone, and how a group SQLite itself rolled back is noticed.
 import BetterSqlite3 from "better-sqlite3"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { makeCommitGroup } from "./index-writer.js"
 import { storageFailure } from "./recall-database.js"
@@ -149,5 +149,51 @@ describe("makeCommitGroup", () => {
       `recall index read failed at ${path}: disk I/O error`,
     )
     group.close()
+  })
+})
+
+describe("storage failures", () => {
+  /** The error SQLite raises for `run`, as the driver throws it. */
+  const thrown = (run: () => void): unknown => {
+    try {
+      run()
+    } catch (error) {
+      return error
+    }
+    throw new Error("expected SQLite to fail")
+  }
+
+  it("say what to do when the disk is full, the file is read-only or damaged", () => {
+    const { path, writer } = database()
+    writer.pragma("journal_mode = DELETE")
+    // A page limit makes SQLite fail exactly as on a full disk (SQLITE_FULL).
+    writer.pragma(`max_page_count = ${writer.pragma("page_count", { simple: true }) as number}`)
+    const full = thrown(() =>
+      writer.transaction(() => {
+        const put = writer.prepare("insert into files (path) values (?)")
+        for (let i = 0; i < 10_000; i++) put.run(`file-${i}-${"x".repeat(100)}`)
+      })(),
+    )
+    expect(storageFailure("write", path)(full).message).toBe(
+      `the disk holding the recall index (${dirname(path)}) is full: free some space, or set ` +
+        "BATON_DATA_DIR to a directory on another disk (and index again there); what was " +
+        "written before is kept, and the next index run continues from it",
+    )
+    const readonly = new BetterSqlite3(path, { readonly: true })
+    opened.push({ dir: mkdtempSync(join(tmpdir(), "baton-ro-")), handles: [readonly] })
+    const denied = thrown(() => readonly.prepare("insert into files (path) values ('a')").run())
+    expect(storageFailure("write", path)(denied).message).toMatch(
+      new RegExp(
+        `^the recall index at ${path} cannot be written \\(attempt to write a readonly database\\): check that the file and .* are yours and writable`,
+      ),
+    )
+    const damagedPath = join(dirname(path), "damaged.db")
+    writeFileSync(damagedPath, "this is not a database file, just text long enough".repeat(100))
+    const damaged = new BetterSqlite3(damagedPath)
+    opened.push({ dir: mkdtempSync(join(tmpdir(), "baton-bad-")), handles: [damaged] })
+    const notDb = thrown(() => damaged.prepare("select * from sqlite_master").all())
+    expect(storageFailure("open", damagedPath)(notDb).message).toMatch(
+      /^the recall index at .*damaged\.db is damaged \(file is not a database\): move it aside and run 'baton recall index'/,
+    )
   })
 })
