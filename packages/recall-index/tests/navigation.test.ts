@@ -161,6 +161,22 @@ describe("step", () => {
   })
 })
 
+/** A clock that jumps a second on every reading: a time budget runs out at its first check. */
+const jumpingClock = (): Clock.Clock => {
+  let t = Date.UTC(2026, 3, 1)
+  const tick = () => (t += 1000)
+  const nanos = () => BigInt(tick()) * 1_000_000n
+  return {
+    currentTimeMillisUnsafe: tick,
+    currentTimeMillis: Effect.sync(tick),
+    currentTimeNanosUnsafe: nanos,
+    currentTimeNanos: Effect.sync(nanos),
+    monotonicTimeNanosUnsafe: nanos,
+    monotonicTimeNanos: Effect.sync(nanos),
+    sleep: () => Effect.void,
+  }
+}
+
 describe("grepRecords", () => {
   const grep = (input: GrepInput) => history.run(grepRecords(input))
 
@@ -275,18 +291,7 @@ describe("grepRecords", () => {
   })
 
   it("stops at the time budget and says so", async () => {
-    // A clock that jumps a second on every reading: the budget runs out at the first check.
-    let t = Date.UTC(2026, 3, 1)
-    const tick = () => (t += 1000)
-    const jumping: Clock.Clock = {
-      currentTimeMillisUnsafe: tick,
-      currentTimeMillis: Effect.sync(tick),
-      currentTimeNanosUnsafe: () => BigInt(tick()) * 1_000_000n,
-      currentTimeNanos: Effect.sync(() => BigInt(tick()) * 1_000_000n),
-      monotonicTimeNanosUnsafe: () => BigInt(tick()) * 1_000_000n,
-      monotonicTimeNanos: Effect.sync(() => BigInt(tick()) * 1_000_000n),
-      sleep: () => Effect.void,
-    }
+    const jumping = jumpingClock()
     const scan = (maxScanMs: number) =>
       history.run(
         // No literal run: every record reaches the JavaScript test.
@@ -303,17 +308,7 @@ describe("grepRecords", () => {
 
   it("stops at the time budget when SQLite rejects every record", async () => {
     // A literal found nowhere never reaches JavaScript: the budget is checked between windows.
-    let t = Date.UTC(2026, 3, 1)
-    const tick = () => (t += 1000)
-    const jumping: Clock.Clock = {
-      currentTimeMillisUnsafe: tick,
-      currentTimeMillis: Effect.sync(tick),
-      currentTimeNanosUnsafe: () => BigInt(tick()) * 1_000_000n,
-      currentTimeNanos: Effect.sync(() => BigInt(tick()) * 1_000_000n),
-      monotonicTimeNanosUnsafe: () => BigInt(tick()) * 1_000_000n,
-      monotonicTimeNanos: Effect.sync(() => BigInt(tick()) * 1_000_000n),
-      sleep: () => Effect.void,
-    }
+    const jumping = jumpingClock()
     const scan = (pattern: string, maxScanMs: number, scanWindowRecords?: number) =>
       history.run(
         grepRecords({ pattern, maxScanMs, scanWindowRecords }).pipe(
