@@ -206,11 +206,6 @@ export const grepRecords = (
     }
     const where = clauses.map((c) => `(${c.sql})`).join(" and ")
     const window = Math.max(1, Math.floor(input.scanWindowRecords ?? GREP_SCAN_WINDOW_RECORDS))
-    const newest = yield* Effect.try({
-      try: () =>
-        db.sqlite.prepare("select coalesce(max(id), 0) from raw_records").pluck().get() as number,
-      catch: storageFailure("read", db.path),
-    })
     const statement = yield* Effect.try({
       try: () =>
         db.sqlite.prepare(
@@ -224,81 +219,84 @@ export const grepRecords = (
         ),
       catch: storageFailure("read", db.path),
     })
-    return yield* Effect.try({
-      try: (): GrepResult => {
-        const hits: Array<GrepHit> = []
-        // Turn id, kind and text of each hit, with the session it was found in: the same text of
-        // the same kind in the same turn is one record written twice (Codex writes each message
-        // as an event and as a response item) and is not shown again; found in another session,
-        // it is a fork's copy and is counted.
-        const seen = new Map<string, string>()
-        let copiesSkipped = 0
-        let scanned = 0
-        let truncated = false
-        let timedOut = false
-        const args = clauses.flatMap((c) => c.args)
-        // Newest row ids first, a window per statement; the budget is checked every 16 records
-        // JavaScript tests and before every window after the first. `reached`: the lowest row id
-        // covered so far (0: the whole table).
-        let reached = newest
-        scan: for (let top = newest; top > 0; top -= window) {
-          if (top !== newest && clock.currentTimeMillisUnsafe() > deadline) {
+    // One read transaction: every window sees the same snapshot, as one statement did.
+    const scanAll = db.sqlite.transaction((): GrepResult => {
+      const newest = db.sqlite
+        .prepare("select coalesce(max(id), 0) from raw_records")
+        .pluck()
+        .get() as number
+      const hits: Array<GrepHit> = []
+      // Turn id, kind and text of each hit, with the session it was found in: the same text of
+      // the same kind in the same turn is one record written twice (Codex writes each message
+      // as an event and as a response item) and is not shown again; found in another session,
+      // it is a fork's copy and is counted.
+      const seen = new Map<string, string>()
+      let copiesSkipped = 0
+      let scanned = 0
+      let truncated = false
+      let timedOut = false
+      const args = clauses.flatMap((c) => c.args)
+      // Newest row ids first, a window per statement; the budget is checked every 16 records
+      // JavaScript tests and before every window after the first. `reached`: the lowest row id
+      // covered so far (0: the whole table).
+      let reached = newest
+      scan: for (let top = newest; top > 0; top -= window) {
+        if (top !== newest && clock.currentTimeMillisUnsafe() > deadline) {
+          timedOut = true
+          reached = top
+          break
+        }
+        for (const row of statement.iterate(top - window, top, ...args) as Iterable<Row>) {
+          scanned += 1
+          reached = row.id
+          if ((scanned & 15) === 0 && clock.currentTimeMillisUnsafe() > deadline) {
             timedOut = true
-            reached = top
-            break
+            break scan
           }
-          for (const row of statement.iterate(top - window, top, ...args) as Iterable<Row>) {
-            scanned += 1
-            reached = row.id
-            if ((scanned & 15) === 0 && clock.currentTimeMillisUnsafe() > deadline) {
-              timedOut = true
-              break scan
+          const match = firstMatch(re, row.text)
+          if (match === undefined) continue
+          if (input.includeDuplicates !== true && row.turn_id !== null) {
+            const key = `${row.source}\u0000${row.turn_id}\u0000${row.kind}\u0000${row.text}`
+            const first = seen.get(key)
+            if (first !== undefined) {
+              if (first !== row.session_id) copiesSkipped += 1
+              continue
             }
-            const match = firstMatch(re, row.text)
-            if (match === undefined) continue
-            if (input.includeDuplicates !== true && row.turn_id !== null) {
-              const key = `${row.source}\u0000${row.turn_id}\u0000${row.kind}\u0000${row.text}`
-              const first = seen.get(key)
-              if (first !== undefined) {
-                if (first !== row.session_id) copiesSkipped += 1
-                continue
-              }
-              seen.set(key, row.session_id)
-            }
-            if (hits.length >= limit) {
-              truncated = true
-              break scan
-            }
-            hits.push({
-              source: row.source,
-              sessionId: row.session_id,
-              turnId: row.turn_id,
-              role: row.role,
-              kind: row.kind,
-              recordType: row.record_type,
-              timestamp: row.timestamp,
-              whenHuman: whenHuman(row.timestamp, now, filters.timezone),
-              cwd: row.cwd,
-              project: projectOf(row.repo_root),
-              snippet: snippetAt(row.text, match.at, match.length, snippetChars),
-            })
+            seen.set(key, row.session_id)
           }
-          reached = Math.max(0, top - window)
+          if (hits.length >= limit) {
+            truncated = true
+            break scan
+          }
+          hits.push({
+            source: row.source,
+            sessionId: row.session_id,
+            turnId: row.turn_id,
+            role: row.role,
+            kind: row.kind,
+            recordType: row.record_type,
+            timestamp: row.timestamp,
+            whenHuman: whenHuman(row.timestamp, now, filters.timezone),
+            cwd: row.cwd,
+            project: projectOf(row.repo_root),
+            snippet: snippetAt(row.text, match.at, match.length, snippetChars),
+          })
         }
-        // Scanned newest-indexed first (no sort over the whole table); shown newest first.
-        hits.sort((a, b) => (b.timestamp ?? "").localeCompare(a.timestamp ?? ""))
-        return {
-          pattern,
-          mode: regexMode ? "regex" : "literal",
-          caseSensitive,
-          hits,
-          truncated,
-          timedOut,
-          scanned,
-          searchedShare: newest === 0 ? 1 : Math.min(1, Math.max(0, (newest - reached) / newest)),
-          copiesSkipped,
-        }
-      },
-      catch: storageFailure("read", db.path),
+        reached = Math.max(0, top - window)
+      }
+      // Scanned newest-indexed first (no sort over the whole table); shown newest first.
+      hits.sort((a, b) => (b.timestamp ?? "").localeCompare(a.timestamp ?? ""))
+      return {
+        pattern,
+        mode: regexMode ? "regex" : "literal",
+        caseSensitive,
+        hits,
+        truncated,
+        timedOut,
+        scanned,
+        searchedShare: newest === 0 ? 1 : Math.min(1, Math.max(0, (newest - reached) / newest)),
+        copiesSkipped,
+      }
     })
+    return yield* Effect.try({ try: () => scanAll(), catch: storageFailure("read", db.path) })
   })
