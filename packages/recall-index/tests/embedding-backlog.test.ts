@@ -430,6 +430,26 @@ describe("searchVectors", () => {
   })
 })
 
+/** Every key the segments of the embedder's table hold, ascending. */
+const segmentKeys = (dataDir: string) =>
+  withSqlite(dataDir, (sqlite) => {
+    const table = sqlite.prepare("select vec_table from embedders").pluck().get() as string
+    const rows = sqlite.prepare(`select keys from ${table}_segments`).pluck().all() as Buffer[]
+    return rows
+      .flatMap((b) => Array.from(new Int32Array(new Uint8Array(b).buffer)))
+      .sort((a, b) => a - b)
+  })
+const codeKeys = (dataDir: string) =>
+  withSqlite(dataDir, (sqlite) => {
+    const table = sqlite.prepare("select vec_table from embedders").pluck().get() as string
+    return sqlite.prepare(`select key from ${table}_codes order by key`).pluck().all() as number[]
+  })
+const segmentGeneration = (dataDir: string) =>
+  withSqlite(dataDir, (sqlite) => {
+    const table = sqlite.prepare("select vec_table from embedders").pluck().get() as string
+    return sqlite.prepare(`select generation from ${table}_center`).pluck().get() as number
+  })
+
 describe("search codes stay in step with the vectors", () => {
   const embedder = makeDeterministicEmbedder({ dim: 64 })
   const codeFacts = (dataDir: string) => facts(dataDir, embedder.info.fingerprint)
@@ -441,7 +461,7 @@ describe("search codes stay in step with the vectors", () => {
       ),
     )
 
-  it("a forget drops the forgotten codes, search stays exact until the next run rebuilds the segments", async () => {
+  it("a forget takes the forgotten codes out of the segments, and search stays quantized", async () => {
     const dataDir = await freshIndex("codes-forget")
     await withIndex(dataDir, embedBacklog(embedder))
     const victim = await withSqlite(
@@ -456,13 +476,37 @@ describe("search codes stay in step with the vectors", () => {
           .get() as { sessionId: string; text: string },
     )
     const before = await nearest(dataDir, victim.text)
+    const generation = await segmentGeneration(dataDir)
     await withIndex(dataDir, forgetSessions({ _tag: "Session", sessionId: victim.sessionId }))
     const forgotten = await codeFacts(dataDir)
     expect(forgotten.codes).toBe(forgotten.keys) // orphan codes went with their vectors
-    expect(forgotten.segmented).toBe(0) // segments emptied: search is exact meanwhile
+    expect(forgotten.segmented).toBe(forgotten.keys) // and out of the segments, in place
+    expect(await segmentKeys(dataDir)).toEqual(await codeKeys(dataDir))
+    expect(await segmentGeneration(dataDir)).toBe(generation + 1) // held scanners reload
     const after = await nearest(dataDir, victim.text)
-    expect(after).toEqual(await nearest(dataDir, victim.text, "exact"))
     expect(after.map((h) => h.chunkId)).not.toContain(before[0]!.chunkId)
+    // The same hits the quantized pass gives over segments rebuilt from scratch.
+    await withSqlite(dataDir, (sqlite) => sqlite.exec(`delete from ${forgotten.table}_segments`))
+    await withIndex(dataDir, embedBacklog(embedder))
+    const rebuilt = await codeFacts(dataDir)
+    expect(rebuilt.segmented).toBe(rebuilt.keys)
+    expect(await nearest(dataDir, victim.text)).toEqual(after)
+  })
+
+  it("a forget of most vectors empties the segments: exact search until the next run", async () => {
+    const dataDir = await freshIndex("codes-forget-most")
+    await withIndex(dataDir, embedBacklog(embedder))
+    const sessions = await withSqlite(
+      dataDir,
+      (sqlite) => sqlite.prepare("select session_id from sessions").pluck().all() as Array<string>,
+    )
+    for (const sessionId of sessions.slice(1))
+      await withIndex(dataDir, forgetSessions({ _tag: "Session", sessionId }))
+    const forgotten = await codeFacts(dataDir)
+    expect(forgotten.codes).toBe(forgotten.keys)
+    // The last forgets each took more than a quarter of what was left: segments emptied.
+    expect(sessions.length).toBeGreaterThan(3)
+    expect(forgotten.segmented).toBe(0)
     await withIndex(dataDir, embedBacklog(embedder))
     const rebuilt = await codeFacts(dataDir)
     expect(rebuilt.segmented).toBe(rebuilt.keys)
