@@ -64,12 +64,12 @@ const dropVectorsOfGoneText = (sqlite: Database): void => {
   const stillHeld = hasLookupIndex(sqlite, "chunks_content_hash")
     ? "exists (select 1 from chunks c where c.content_hash = k.content_hash)"
     : "k.content_hash in (select content_hash from chunks)"
-  // `cross join`: from the noted texts into the keys' index, never a pass over every key.
   const embedders = sqlite.prepare("select fingerprint, vec_table from embedders").all() as Array<{
     fingerprint: string
     vec_table: string
   }>
   for (const e of embedders) {
+    // `cross join`: from the noted texts into the keys' index, never a pass over every key.
     const gone = sqlite
       .prepare(
         `select k.id from temp.baton_gone_text g
