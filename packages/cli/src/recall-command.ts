@@ -319,7 +319,10 @@ const indexOnce = async (
             turns,
             startedAt,
           })
-        } else if (event._tag === "BuildingLookupIndexes") {
+        } else if (
+          event._tag === "BuildingLexicalIndex" ||
+          event._tag === "BuildingLookupIndexes"
+        ) {
           // Drawn at once: the build takes seconds on a large index and sends no progress.
           progress.update({ phase: "building-indexes", filesTotal })
         } else if (event._tag === "FileFailed") {

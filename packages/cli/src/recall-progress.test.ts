@@ -28,7 +28,7 @@ describe("recall progress", () => {
       "embedding [####################] 5/5 chunks",
     )
     expect(renderProgress({ phase: "building-indexes", filesTotal: 2000 }, 1000)).toBe(
-      "indexing  [####################] 2,000 files written · building lookup indexes…",
+      "indexing  [####################] 2,000 files written · building search indexes…",
     )
   })
 
@@ -79,7 +79,7 @@ describe("recall progress", () => {
     at(10)
     writer.update({ phase: "building-indexes", filesTotal: 10 })
     expect(out).toHaveLength(2)
-    expect(out[1]).toContain("building lookup indexes")
+    expect(out[1]).toContain("building search indexes")
     at(20)
     writer.update({ phase: "building-indexes", filesTotal: 10 })
     expect(out).toHaveLength(2)

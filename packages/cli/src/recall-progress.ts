@@ -1,6 +1,6 @@
 /**
  * The progress bar of `baton recall index` on a terminal: files and turns while indexing (and
- * while a large run builds its lookup indexes at the end), then the embedding backlog, each with
+ * while a large run builds its full-text and lookup indexes at the end), then the embedding backlog, each with
  * an ETA from the rate so far. Guarantees: `renderProgress` is pure and never wider than
  * `columns`; the writer redraws one stderr line at most ten times a second (`\r` + clear to end of
  * line), at once when the phase changes, and ends it with a newline, so the final summary on
@@ -23,7 +23,7 @@ export type ProgressState =
       readonly startedAt: number
     }
   | {
-      /** The files are written; the run builds the lookup indexes it deferred (no count). */
+      /** The files are written; the run builds the indexes it deferred (no count). */
       readonly phase: "building-indexes"
       readonly filesTotal: number
     }
@@ -56,7 +56,7 @@ export const renderProgress = (state: ProgressState, now: number, columns = 80):
       ? `indexing  ${bar(state.filesDone, state.filesTotal, 20)} ${grouped(state.filesDone)}/${grouped(state.filesTotal)} files · ${grouped(state.turns)} turns${eta(state.filesDone, state.filesTotal, state.startedAt, now)}`
       : state.phase === "embedding"
         ? `embedding ${bar(state.done, state.total, 20)} ${grouped(state.done)}/${grouped(state.total)} chunks${eta(state.done, state.total, state.startedAt, now)}`
-        : `indexing  ${bar(1, 1, 20)} ${grouped(state.filesTotal)} files written · building lookup indexes…`
+        : `indexing  ${bar(1, 1, 20)} ${grouped(state.filesTotal)} files written · building search indexes…`
   return line.length > columns ? `${line.slice(0, Math.max(0, columns - 1))}…` : line
 }
 

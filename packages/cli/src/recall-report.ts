@@ -187,6 +187,14 @@ export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection)
         : `Lookup indexes: ${names} missing, left by an indexing run that stopped early; searches are slower until 'baton recall index' builds them`,
     )
   }
+  if (status.lexicalBacklog > 0) {
+    const waiting = `${n(status.lexicalBacklog)} ${status.lexicalBacklog === 1 ? "chunk" : "chunks"}`
+    lines.push(
+      status.indexing !== null
+        ? `Full-text index: ${waiting} added when the running indexer finishes (search does not find their words until then)`
+        : `Full-text index: ${waiting} left out by an indexing run that stopped early; search does not find their words until 'baton recall index' adds them`,
+    )
+  }
   if (status.failingFiles > 0)
     lines.push(`Failing files: ${n(status.failingFiles)} (retried next run)`)
   for (const q of status.quarantined)

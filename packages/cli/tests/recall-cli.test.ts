@@ -17,7 +17,12 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { dropLookupIndexes, RecallDatabase, recallDatabaseLayer } from "@baton/recall-index"
+import {
+  deferLexicalIndex,
+  dropLookupIndexes,
+  RecallDatabase,
+  recallDatabaseLayer,
+} from "@baton/recall-index"
 import { batonBin, runBaton } from "./run-baton.js"
 
 const CLAUDE_ID = "aaaaaaaa-1111-4111-8111-000000000001"
@@ -395,6 +400,41 @@ describe("baton recall with history", () => {
     expect(index.code).toBe(0)
     const after = await runBaton(["recall", "status"], { env })
     expect(after.stdout).not.toContain("Lookup indexes")
+  }, 60_000)
+
+  it("names chunks a stopped run left out of the full-text index, and the next index adds them", async () => {
+    const dataDir = join(home, ".local", "share", "baton")
+    // What a bulk run stopped after writing leaves: a mark, and a chunk above it.
+    await Effect.runPromise(
+      Effect.scoped(
+        RecallDatabase.use((db) =>
+          Effect.sync(() => {
+            deferLexicalIndex(db.sqlite)
+            db.sqlite.exec(`insert into chunks (turn_row, surface_index, chunk_index, role,
+                char_start, char_end, text, content_hash)
+              select turn_row, surface_index, chunk_index + 1000, role, char_start, char_end,
+                'quokkaphrase ' || text, content_hash from chunks order by id limit 1`)
+          }),
+        ),
+      ).pipe(Effect.provide(recallDatabaseLayer({ dataDir }))),
+    )
+    // Hits holding the word (the vector arm answers too, but the new chunk has no vector yet).
+    const found = async () =>
+      (
+        json((await runBaton(["recall", "search", "quokkaphrase", "--json"], { env })).stdout)
+          .hits as Array<{ text: string }>
+      ).filter((hit) => hit.text.includes("quokkaphrase")).length
+    const status = await runBaton(["recall", "status"], { env })
+    expect(status.stdout).toContain(
+      "Full-text index: 1 chunk left out by an indexing run that stopped early; search does not find their words until 'baton recall index' adds them",
+    )
+    expect(json((await runBaton(["recall", "status", "--json"], { env })).stdout)).toMatchObject({
+      lexicalBacklog: 1,
+    })
+    expect(await found()).toBe(0)
+    expect((await runBaton(["recall", "index", "--no-embed"], { env })).code).toBe(0)
+    expect((await runBaton(["recall", "status"], { env })).stdout).not.toContain("Full-text index")
+    expect(await found()).toBe(1)
   }, 60_000)
 
   it("rejects bad flags with exit 2 and bad values with exit 1", async () => {

@@ -769,6 +769,12 @@ export const recallStatusOutput = {
     .describe(
       "lookup indexes absent: deferred by a running indexer or left by one that stopped early; results are right, searches slower until an index run builds them",
     ),
+  lexical_backlog: z
+    .number()
+    .int()
+    .describe(
+      "chunks not yet in the full-text index: added when a running bulk indexer finishes, or by the next index run after one that stopped early; search does not find their words until then",
+    ),
   roots: z.array(z.string()).describe("where transcripts are looked for"),
   embedder: z
     .object({
@@ -858,6 +864,7 @@ export const recallStatusTool = defineBatonTool({
         quarantined_files: 0,
         deleted_transcripts_kept: 0,
         missing_lookup_indexes: [],
+        lexical_backlog: 0,
         roots: rootList,
         embedder: embedderField(recall.configuredEmbedderSelection(process.env)),
         note: await nothingIndexed(),
@@ -885,6 +892,7 @@ export const recallStatusTool = defineBatonTool({
       quarantined_files: s.quarantined.length,
       deleted_transcripts_kept: s.missingFiles,
       missing_lookup_indexes: [...s.missingLookupIndexes],
+      lexical_backlog: s.lexicalBacklog,
       roots: rootList,
       embedder: embedderField(embedder),
       note: s.empty ? await nothingIndexed() : null,

@@ -14,6 +14,7 @@ import { RecallDatabase, storageFailure } from "./recall-database.js"
 import type { RecallDatabaseShape } from "./recall-database.js"
 import { decodeRows } from "./stored-rows.js"
 import type { IndexRunReport } from "./indexer.js"
+import { lexicalBacklogSize } from "./lexical-backlog.js"
 import { hasLookupIndex, missingLookupIndexes } from "./lookup-indexes.js"
 import {
   COUNTS_BY_SOURCE_SQL,
@@ -261,6 +262,12 @@ export interface IndexStatus {
    * next run by one that stopped early. Searches are right without them, only slower.
    */
   readonly missingLookupIndexes: ReadonlyArray<string>
+  /**
+   * Chunks not yet in the full-text index (`lexical-backlog.ts`): left out by a running bulk
+   * indexer until its end, or by one that stopped early until the next run. Meanwhile the
+   * lexical arm does not find their words; the vector arm, grep and navigation are unaffected.
+   */
+  readonly lexicalBacklog: number
 }
 
 const Counts = Schema.Struct({
@@ -376,6 +383,7 @@ export const indexStatus = (
     )
     const lastRun: IndexRunReport | null = lastRunRow === null ? null : lastRunRow.value
     const missingIndexes = yield* read(() => missingLookupIndexes(db.sqlite))
+    const lexicalBacklog = yield* read(() => lexicalBacklogSize(db.sqlite))
     return {
       files: counts.files,
       sessions: counts.sessions,
@@ -396,5 +404,6 @@ export const indexStatus = (
       newestActivity: counts.newest,
       lastRunAgeMs: lastRun === null ? null : Math.max(0, now - lastRun.finishedAt),
       missingLookupIndexes: missingIndexes,
+      lexicalBacklog,
     }
   })

@@ -200,6 +200,7 @@ export {
   missingLookupIndexes,
   shouldDeferLookupIndexes,
 } from "./lookup-indexes.js"
+export { deferLexicalIndex, finishLexicalBacklog, lexicalBacklogSize } from "./lexical-backlog.js"
 export type {
   ForgetTarget,
   IndexStatus,

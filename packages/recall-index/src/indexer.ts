@@ -28,6 +28,7 @@ import {
   missingLookupIndexes,
   shouldDeferLookupIndexes,
 } from "./lookup-indexes.js"
+import { deferLexicalIndex, finishLexicalBacklog, lexicalBacklogSize } from "./lexical-backlog.js"
 import { RecallDatabase, storageFailure, WRITER_ANNOUNCEMENT_STALE_MS } from "./recall-database.js"
 import { decodeFileRows, decodeParseState } from "./stored-rows.js"
 import type { StoredFile } from "./stored-rows.js"
@@ -78,6 +79,12 @@ export interface IndexOptions {
    * catch-up.
    */
   readonly deferLookupIndexes?: boolean
+  /**
+   * Whether the run leaves its new chunks out of the full-text index and adds them in one
+   * statement at its end (`lexical-backlog.ts`). Default: the same rule as
+   * {@link deferLookupIndexes}.
+   */
+  readonly deferLexicalIndex?: boolean
 }
 
 /**
@@ -138,6 +145,14 @@ export type IndexProgressEvent =
        */
       readonly _tag: "BuildingLookupIndexes"
       readonly indexes: ReadonlyArray<string>
+    }
+  | {
+      /**
+       * The files are written; the chunks this run (or one that stopped early) left out of the
+       * full-text index are being added to it: seconds on a large run.
+       */
+      readonly _tag: "BuildingLexicalIndex"
+      readonly chunks: number
     }
   | { readonly _tag: "Finished"; readonly report: IndexRunReport }
 
@@ -410,12 +425,16 @@ const runIndex = (
     )
     let indexedBytes = 0
     for (const row of stored.values()) indexedBytes += row.indexed_offset
-    if (
-      work.length > 0 &&
-      (options.deferLookupIndexes ?? shouldDeferLookupIndexes(plannedBytes, indexedBytes))
-    ) {
+    const bulk = work.length > 0 && shouldDeferLookupIndexes(plannedBytes, indexedBytes)
+    if (work.length > 0 && (options.deferLookupIndexes ?? bulk)) {
       yield* Effect.try({
         try: () => dropLookupIndexes(db.sqlite),
+        catch: storageFailure("write", db.path),
+      })
+    }
+    if (work.length > 0 && (options.deferLexicalIndex ?? bulk)) {
+      yield* Effect.try({
+        try: () => deferLexicalIndex(db.sqlite),
         catch: storageFailure("write", db.path),
       })
     }
@@ -609,6 +628,15 @@ const runIndex = (
     yield* Effect.try({ try: () => group.commit(), catch: storageFailure("write", db.path) })
     yield* Effect.try({
       try: () => writer.refreshRepositories(),
+      catch: storageFailure("write", db.path),
+    })
+    const lexicalBacklog = yield* Effect.try({
+      try: () => lexicalBacklogSize(db.sqlite),
+      catch: storageFailure("read", db.path),
+    })
+    if (lexicalBacklog > 0) emit({ _tag: "BuildingLexicalIndex", chunks: lexicalBacklog })
+    yield* Effect.try({
+      try: () => finishLexicalBacklog(db.sqlite),
       catch: storageFailure("write", db.path),
     })
     const missingIndexes = yield* Effect.try({

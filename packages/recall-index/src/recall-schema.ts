@@ -30,7 +30,7 @@ const sqlTag = async () => (await import("kysely")).sql
 export const CONTENT_HASH_CHARS = 16
 
 /** Schema version written to `meta.schema_version` by the latest migration. */
-export const RECALL_SCHEMA_VERSION = 7
+export const RECALL_SCHEMA_VERSION = 8
 
 /** FTS5 tokenizer of `chunks_fts` (see README "Decisions" for the measurement). */
 export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -179,6 +179,15 @@ export interface IndexLockTable {
   readonly lease_until: number
 }
 
+/**
+ * `lexical_backlog`: at most one row, present while a bulk indexing run defers filling
+ * `chunks_fts` (`lexical-backlog.ts`): chunks with an id above `above` are not in it yet.
+ */
+export interface LexicalBacklogTable {
+  readonly id: number
+  readonly above: number
+}
+
 /** Every table Kysely sees. */
 export interface RecallTables {
   readonly files: FilesTable
@@ -191,6 +200,7 @@ export interface RecallTables {
   readonly vector_keys: VectorKeysTable
   readonly meta: MetaTable
   readonly index_lock: IndexLockTable
+  readonly lexical_backlog: LexicalBacklogTable
 }
 
 const initial: Migration = {
@@ -626,6 +636,45 @@ const storedCounts: Migration = {
   },
 }
 
+/**
+ * The lexical backlog (schema 8): a bulk indexing run may leave its new chunks out of `chunks_fts`
+ * and add them in one statement at its end (`lexical-backlog.ts`), which builds FTS5's segments
+ * once instead of merging a small segment per commit. While `lexical_backlog` holds its row,
+ * chunks with an id above `above` are not in `chunks_fts`, every other chunk is; the triggers keep
+ * that true: a chunk above the mark is neither added nor, when deleted, taken out (an
+ * external-content index told to delete a row it never held is corrupted). A chunk inserted at or
+ * below the mark (SQLite reuses the highest rowid once its row is deleted) goes in at once.
+ * Without the row the triggers behave as before. A process of the previous version still open on
+ * the file writes through these triggers too, so its rows stay consistent.
+ */
+const lexicalBacklog: Migration = {
+  up: async (db: Kysely<unknown>): Promise<void> => {
+    if ((await schemaVersionIn(db)) >= 8) return
+    const inIndex = (row: "new" | "old") =>
+      `${row}.id <= coalesce((select above from lexical_backlog), ${row}.id)`
+    await inOwnTransaction(db, [
+      `create table lexical_backlog (
+          id integer primary key check (id = 1),
+          above integer not null
+        ) strict`,
+      ...["insert", "delete", "update"].map((on) => `drop trigger chunks_fts_${on}`),
+      `create trigger chunks_fts_insert after insert on chunks when ${inIndex("new")} begin
+          insert into chunks_fts(rowid, text) values (new.id, ${FTS_TEXT_FUNCTION}(new.text));
+        end`,
+      `create trigger chunks_fts_delete after delete on chunks when ${inIndex("old")} begin
+          insert into chunks_fts(chunks_fts, rowid, text)
+            values ('delete', old.id, ${FTS_TEXT_FUNCTION}(old.text));
+        end`,
+      `create trigger chunks_fts_update after update of text on chunks when ${inIndex("old")} begin
+          insert into chunks_fts(chunks_fts, rowid, text)
+            values ('delete', old.id, ${FTS_TEXT_FUNCTION}(old.text));
+          insert into chunks_fts(rowid, text) values (new.id, ${FTS_TEXT_FUNCTION}(new.text));
+        end`,
+      `update meta set value = '8' where key = 'schema_version'`,
+    ])
+  },
+}
+
 /** The migrations, in order; Kysely's `Migrator` applies the missing ones. */
 export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -635,6 +684,7 @@ export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0005_identifier_words": identifierWords,
   "0006_short_content_hashes": shortContentHashes,
   "0007_stored_counts": storedCounts,
+  "0008_lexical_backlog": lexicalBacklog,
 }
 
 /** In-code provider for Kysely's `Migrator`. */

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   forgetSessions,
   indexTranscripts,
+  lexicalBacklogSize,
   LOOKUP_INDEXES,
   missingLookupIndexes,
   RecallDatabase,
@@ -140,20 +141,28 @@ describe("crash consistency", () => {
     expect(await counts(crashed)).toEqual(await counts(clean))
   }, 120_000)
 
-  it("recovers from kill -9 while the lookup indexes are deferred: the next run builds them", async () => {
+  it("recovers from kill -9 while the lookup and full-text indexes are deferred: the next run builds them", async () => {
     const crashed = join(data.path, "crashed-deferred")
-    await childMidRun(crashed, 30, undefined, "kill", { BATON_TEST_DEFER_LOOKUP_INDEXES: "1" })
+    await childMidRun(crashed, 30, undefined, "kill", { BATON_TEST_DEFER_INDEXES: "1" })
     const left = await withIndex(
       crashed,
       RecallDatabase.use((db) =>
         Effect.sync(() => ({
           check: db.sqlite.pragma("integrity_check", { simple: true }),
           missing: missingLookupIndexes(db.sqlite),
+          lexicalBacklog: lexicalBacklogSize(db.sqlite),
+          chunks: db.sqlite.prepare("select count(*) from chunks").pluck().get(),
+          // FTS5's check of its own structure (not against the chunks: those are not all in it).
+          fts: db.sqlite
+            .prepare("insert into chunks_fts(chunks_fts) values ('integrity-check')")
+            .run().changes,
         })),
       ),
     )
     expect(left.check).toBe("ok")
     expect(left.missing).toEqual(LOOKUP_INDEXES.map((i) => i.name))
+    // The child wrote every chunk after the mark: none of them is in the full-text index yet.
+    expect(left.lexicalBacklog).toBe(left.chunks)
     // Search and navigation still answer meanwhile (slower): the rows are all there.
     expect((await counts(crashed)).files).toBeGreaterThan(0)
 
@@ -163,6 +172,19 @@ describe("crash consistency", () => {
       RecallDatabase.use((db) => Effect.sync(() => missingLookupIndexes(db.sqlite))),
     )
     expect(missingAfter).toEqual([])
+    expect(
+      await withIndex(
+        crashed,
+        RecallDatabase.use((db) =>
+          Effect.sync(() => {
+            db.sqlite
+              .prepare("insert into chunks_fts(chunks_fts, rank) values ('integrity-check', 1)")
+              .run()
+            return lexicalBacklogSize(db.sqlite)
+          }),
+        ),
+      ),
+    ).toBe(0)
     const clean = join(data.path, "clean-deferred")
     await runIndex(clean, { environment })
     expect(await counts(crashed)).toEqual(await counts(clean))

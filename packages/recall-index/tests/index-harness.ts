@@ -128,12 +128,41 @@ export const rewindLexicalIndex = (
 }
 
 /**
+ * Puts an open database back as schema 7 left it — no `lexical_backlog`, full-text triggers without
+ * conditions (the backlog must be empty) — sets `meta.schema_version` to 7 and forgets migration
+ * 0008, so the next open migrates the file again.
+ */
+export const rewindLexicalBacklog = (sqlite: RecallDatabaseShape["sqlite"]): void => {
+  sqlite.transaction(() => {
+    sqlite.exec(`
+      drop table lexical_backlog;
+      drop trigger chunks_fts_insert;
+      drop trigger chunks_fts_delete;
+      drop trigger chunks_fts_update;
+      create trigger chunks_fts_insert after insert on chunks begin
+        insert into chunks_fts(rowid, text) values (new.id, baton_fts_text_5(new.text));
+      end;
+      create trigger chunks_fts_delete after delete on chunks begin
+        insert into chunks_fts(chunks_fts, rowid, text) values ('delete', old.id, baton_fts_text_5(old.text));
+      end;
+      create trigger chunks_fts_update after update of text on chunks begin
+        insert into chunks_fts(chunks_fts, rowid, text) values ('delete', old.id, baton_fts_text_5(old.text));
+        insert into chunks_fts(rowid, text) values (new.id, baton_fts_text_5(new.text));
+      end;
+    `)
+    sqlite.prepare("update meta set value = '7' where key = 'schema_version'").run()
+    sqlite.prepare("delete from kysely_migration where name = '0008_lexical_backlog'").run()
+  })()
+}
+
+/**
  * Puts an open database back as schema 6 left it — no stored chunk, record and vector counts
  * (columns and triggers dropped) — sets `meta.schema_version` to 6 and forgets migration 0007, so
  * the next open migrates the file again.
  */
 export const rewindStoredCounts = (sqlite: RecallDatabaseShape["sqlite"]): void => {
   sqlite.transaction(() => {
+    rewindLexicalBacklog(sqlite)
     sqlite.exec(`
       drop trigger vector_keys_count_insert;
       drop trigger vector_keys_count_delete;

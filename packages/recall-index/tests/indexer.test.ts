@@ -153,7 +153,7 @@ describe("recall database", () => {
       }),
     )
     expect(again.journal).toBe("wal")
-    expect(again.version).toEqual({ value: "7" })
+    expect(again.version).toEqual({ value: "8" })
     expect(again.migrations).toEqual([
       { name: "0001_initial" },
       { name: "0002_file_states" },
@@ -162,6 +162,7 @@ describe("recall database", () => {
       { name: "0005_identifier_words" },
       { name: "0006_short_content_hashes" },
       { name: "0007_stored_counts" },
+      { name: "0008_lexical_backlog" },
     ])
     expect(again.vec).toEqual({ v: expect.stringMatching(/^v0\.1\./) })
   })
@@ -333,7 +334,7 @@ describe("indexTranscripts", () => {
     expect(upgraded.brokenKeys).toEqual([])
     expect(upgraded.keysOn).toBe(1)
     expect(upgraded.sessionsPointAt).toEqual(["files"])
-    expect(upgraded.version).toEqual({ value: "7" })
+    expect(upgraded.version).toEqual({ value: "8" })
     expect(upgraded.columns).not.toContain("parse_state")
     expect(upgraded.states).toEqual({ n: first.indexedNew })
     expect(upgraded.resumable).toEqual({ n: first.indexedNew })

@@ -92,7 +92,7 @@ describe("recall index on real agent transcripts", () => {
     expect(await withIndex(dataDir, matchChunks("handlers=7"))).toEqual([])
   })
 
-  it("stores the same rows and walks the same turns when a run defers its lookup indexes", async () => {
+  it("stores the same rows and walks the same turns when a run defers its lookup and full-text indexes", async () => {
     const deferred = join(data.path, "deferred")
     const events: Array<IndexProgressEvent> = []
     const again = await runIndex(deferred, {
@@ -101,10 +101,12 @@ describe("recall index on real agent transcripts", () => {
         homeDir: corpus.root,
       },
       deferLookupIndexes: true,
+      deferLexicalIndex: true,
       onProgress: (e) => events.push(e),
     })
     expect(again.indexedNew).toBe(4)
     expect(events.some((e) => e._tag === "BuildingLookupIndexes")).toBe(true)
+    expect(events).toContainEqual({ _tag: "BuildingLexicalIndex", chunks: again.chunksAdded })
     const words = ["retry", "frost", "policy"]
     expect(await snapshot(deferred, words)).toEqual(await snapshot(dataDir, words))
     // A turn found by its id (the `turns_turn_id` index this run built) opens the same window.

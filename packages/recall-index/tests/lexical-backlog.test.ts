@@ -1,0 +1,284 @@
+// The lexical backlog (schema 8): a bulk run leaves its new chunks out of `chunks_fts` and adds
+// them at its end. A run that stops before that leaves a consistent index whose newest chunks the
+// lexical arm does not find yet; rewrites, prunes and forgets meanwhile never ask FTS5 to delete a
+// row it does not hold; the next run adds the rest. Checked against a twin index that never defers
+// and with FTS5's own integrity check against the chunk rows.
+import { Effect } from "effect"
+import { rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import {
+  deferLexicalIndex,
+  finishLexicalBacklog,
+  forgetSessions,
+  indexStatus,
+  lexicalBacklogSize,
+  matchChunks,
+  pruneDeleted,
+  RECALL_SCHEMA_VERSION,
+} from "@baton/recall-index"
+import type { IndexOptions, IndexProgressEvent } from "@baton/recall-index"
+import { generateBulkCorpus } from "@baton/recall-index/testing"
+import {
+  rewindLexicalBacklog,
+  runIndex,
+  snapshot,
+  tempDir,
+  withIndex,
+  withSqlite,
+  writeTree,
+} from "./index-harness.js"
+
+const dirs: Array<{ dispose: () => void }> = []
+afterAll(() => {
+  for (const d of dirs) d.dispose()
+})
+const temp = (prefix: string) => {
+  const dir = tempDir(prefix)
+  dirs.push(dir)
+  return dir.path
+}
+
+const environmentOf = (home: string): IndexOptions["environment"] => ({
+  env: { CLAUDE_CONFIG_DIR: join(home, ".claude"), CODEX_HOME: join(home, ".codex") },
+  homeDir: home,
+})
+
+/** Two batches of bulk-corpus transcripts under one home, written as the test asks. */
+const corpus = (home: string) => {
+  const files = Object.entries(
+    generateBulkCorpus({ homeDir: home, files: 16, seed: 5, exchangesPerFile: 6 }).files,
+  )
+  return {
+    first: Object.fromEntries(files.slice(0, 8)),
+    second: Object.fromEntries(files.slice(8)),
+  }
+}
+
+/** FTS5's own check of `chunks_fts` against the chunk rows; throws when they differ. */
+const checkFts = (dataDir: string) =>
+  withSqlite(dataDir, (sqlite) => {
+    sqlite.prepare("insert into chunks_fts(chunks_fts, rank) values ('integrity-check', 1)").run()
+    return true
+  })
+
+const sessionIdOf = (path: string) =>
+  path
+    .split("/")
+    .pop()!
+    .replace(/\.jsonl$/, "")
+
+const words = ["retry", "upload", "frost", "timeout", "cache"]
+
+/** A progress listener that stops the run once its files are written (a kill at that point). */
+class StoppedBeforeFullText extends Error {}
+const stopAtFullText = (event: IndexProgressEvent) => {
+  if (event._tag === "BuildingLexicalIndex") throw new StoppedBeforeFullText()
+}
+
+describe("lexical backlog", () => {
+  it("a deferring run stores and finds what a row-by-row run does", async () => {
+    const home = temp("lexical-home")
+    const { first, second } = corpus(home)
+    writeTree({ ...first, ...second })
+    const kept = temp("lexical-kept")
+    const deferred = temp("lexical-deferred")
+    const environment = environmentOf(home)
+    await runIndex(kept, { environment, deferLexicalIndex: false, deferLookupIndexes: true })
+    const events: Array<IndexProgressEvent> = []
+    const report = await runIndex(deferred, {
+      environment,
+      deferLexicalIndex: true,
+      deferLookupIndexes: true,
+      onProgress: (e) => events.push(e),
+    })
+    const tags = events.map((e) => e._tag)
+    // After the last file, before the lookup indexes; every chunk of the run.
+    expect(tags.slice(-3)).toEqual(["BuildingLexicalIndex", "BuildingLookupIndexes", "Finished"])
+    expect(events.find((e) => e._tag === "BuildingLexicalIndex")).toEqual({
+      _tag: "BuildingLexicalIndex",
+      chunks: report.chunksAdded,
+    })
+    expect(report.chunksAdded).toBeGreaterThan(100)
+    expect(await snapshot(deferred, words)).toEqual(await snapshot(kept, words))
+    expect(await checkFts(deferred)).toBe(true)
+    expect(await withSqlite(deferred, lexicalBacklogSize)).toBe(0)
+  })
+
+  it("a small run adds its chunks row by row", async () => {
+    const home = temp("lexical-small-home")
+    writeTree(corpus(home).first)
+    const events: Array<IndexProgressEvent> = []
+    const dataDir = temp("lexical-small")
+    await runIndex(dataDir, { environment: environmentOf(home), onProgress: (e) => events.push(e) })
+    expect(events.some((e) => e._tag === "BuildingLexicalIndex")).toBe(false)
+    expect((await snapshot(dataDir, ["retry"])).fts["retry"]!.length).toBeGreaterThan(0)
+  })
+
+  it("a run stopped before its end leaves the newest chunks out; rewrites, prunes and forgets meanwhile keep the index sound; the next run adds them", async () => {
+    const home = temp("lexical-stop-home")
+    const { first, second } = corpus(home)
+    const twins = { kept: temp("lexical-stop-kept"), stopped: temp("lexical-stop-stopped") }
+    const environment = environmentOf(home)
+    writeTree(first)
+    for (const dataDir of Object.values(twins)) await runIndex(dataDir, { environment })
+    writeTree(second)
+    await runIndex(twins.kept, { environment, deferLexicalIndex: false })
+    await expect(
+      runIndex(twins.stopped, {
+        environment,
+        deferLexicalIndex: true,
+        onProgress: stopAtFullText,
+      }),
+    ).rejects.toThrow()
+
+    // The second batch's chunks are stored and counted, not found by words yet.
+    const secondChunks = await withSqlite(
+      twins.kept,
+      (sqlite) =>
+        sqlite
+          .prepare(
+            `select count(*) from chunks c join turns t on t.id = c.turn_row
+               join files f on f.id = t.file_id where f.path in (${Object.keys(second)
+                 .map(() => "?")
+                 .join(", ")})`,
+          )
+          .pluck()
+          .get(...Object.keys(second)) as number,
+    )
+    expect(secondChunks).toBeGreaterThan(50)
+    const status = await withIndex(twins.stopped, indexStatus(Date.now()))
+    expect(status.lexicalBacklog).toBe(secondChunks)
+    expect(status.chunks).toBe((await withIndex(twins.kept, indexStatus(Date.now()))).chunks)
+    const [secondPath] = Object.keys(second)
+    const sessionId = sessionIdOf(secondPath!)
+    // A word of that session's first chunk.
+    const word = await withSqlite(twins.kept, (sqlite) => {
+      const text = sqlite
+        .prepare(
+          `select c.text from chunks c join turns t on t.id = c.turn_row
+             join sessions s on s.id = t.session_row where s.session_id = ? order by c.id limit 1`,
+        )
+        .pluck()
+        .get(sessionId) as string
+      return /[a-z]{5,}/i.exec(text)![0]
+    })
+    const found = async (dataDir: string) =>
+      (await withIndex(dataDir, matchChunks(word, { limit: 5000 }))).filter(
+        (m) => m.sessionId === sessionId,
+      ).length
+    expect(await found(twins.kept)).toBeGreaterThan(0)
+    expect(await found(twins.stopped)).toBe(0)
+
+    // Meanwhile, on both twins: forget one session of each batch, delete a file of each batch
+    // and prune, rewrite a file of each batch (shorter: its chunks are replaced).
+    const [forgetFirst, pruneFirst, rewriteFirst] = Object.keys(first)
+    const [, forgetSecond, pruneSecond, rewriteSecond] = Object.keys(second)
+    for (const path of [pruneFirst!, pruneSecond!]) rmSync(path)
+    for (const path of [rewriteFirst!, rewriteSecond!]) {
+      const lines = (first[path] ?? second[path])!.split("\n")
+      writeFileSync(path, `${lines.slice(0, Math.floor(lines.length / 2)).join("\n")}\n`)
+    }
+    for (const dataDir of Object.values(twins)) {
+      await withIndex(
+        dataDir,
+        Effect.gen(function* () {
+          for (const path of [forgetFirst!, forgetSecond!])
+            yield* forgetSessions({ _tag: "Session", sessionId: sessionIdOf(path) })
+        }),
+      )
+      // Marks the deleted files missing and rewrites the truncated ones; the stopped twin adds
+      // what its first run left out at the end of this one.
+      await runIndex(dataDir, { environment })
+      await withIndex(dataDir, pruneDeleted())
+    }
+    expect(await withSqlite(twins.stopped, lexicalBacklogSize)).toBe(0)
+    expect(await checkFts(twins.stopped)).toBe(true)
+    expect(await snapshot(twins.stopped, words)).toEqual(await snapshot(twins.kept, words))
+    expect(await found(twins.stopped)).toBe(await found(twins.kept))
+  })
+
+  it("a chunk given a row id at or below the mark goes into the full-text index at once", async () => {
+    const home = temp("lexical-reuse-home")
+    writeTree(corpus(home).first)
+    const dataDir = temp("lexical-reuse")
+    await runIndex(dataDir, { environment: environmentOf(home) })
+    const { reused, mark, added } = await withSqlite(dataDir, (sqlite) => {
+      deferLexicalIndex(sqlite)
+      const mark = sqlite.prepare("select above from lexical_backlog").pluck().get() as number
+      // The highest chunk goes (taken out of the full-text index: it is at the mark); SQLite
+      // hands its row id to the next insert.
+      sqlite.prepare("delete from chunks where id = ?").run(mark)
+      const reused = sqlite
+        .prepare(
+          `insert into chunks (turn_row, surface_index, chunk_index, role, char_start, char_end,
+             text, content_hash)
+           select turn_row, surface_index, chunk_index + 1000, role, char_start, char_end,
+             'quokkaphrase ' || text, content_hash from chunks where id = 1`,
+        )
+        .run().lastInsertRowid
+      return { reused: Number(reused), mark, added: finishLexicalBacklog(sqlite) }
+    })
+    expect(reused).toBe(mark)
+    expect(added).toBe(0)
+    expect(await checkFts(dataDir)).toBe(true)
+    const hits = await withIndex(dataDir, matchChunks("quokkaphrase", { limit: 10 }))
+    expect(hits).toHaveLength(1)
+  })
+
+  it("setting the mark again keeps the older one", async () => {
+    const home = temp("lexical-mark-home")
+    const { first, second } = corpus(home)
+    writeTree(first)
+    const dataDir = temp("lexical-mark")
+    const environment = environmentOf(home)
+    await runIndex(dataDir, { environment })
+    const marks = await withSqlite(dataDir, (sqlite) => {
+      deferLexicalIndex(sqlite)
+      return sqlite.prepare("select above from lexical_backlog").pluck().get() as number
+    })
+    writeTree(second)
+    await expect(
+      runIndex(dataDir, { environment, deferLexicalIndex: true, onProgress: stopAtFullText }),
+    ).rejects.toThrow()
+    expect(
+      await withSqlite(dataDir, (sqlite) => {
+        deferLexicalIndex(sqlite)
+        return sqlite.prepare("select above from lexical_backlog").pluck().get()
+      }),
+    ).toBe(marks)
+    await runIndex(dataDir, { environment })
+    expect(await checkFts(dataDir)).toBe(true)
+  })
+
+  it("migrates a schema 7 index: the triggers gain their condition and a bulk run defers", async () => {
+    const home = temp("lexical-migrate-home")
+    const { first, second } = corpus(home)
+    writeTree(first)
+    const dataDir = temp("lexical-migrate")
+    const environment = environmentOf(home)
+    await runIndex(dataDir, { environment })
+    await withSqlite(dataDir, rewindLexicalBacklog)
+    const schema = await withSqlite(dataDir, (sqlite) => ({
+      version: sqlite.prepare("select value from meta where key = 'schema_version'").pluck().get(),
+      triggers: (
+        sqlite
+          .prepare(
+            "select sql from sqlite_master where type = 'trigger' and name like 'chunks_fts%'",
+          )
+          .pluck()
+          .all() as Array<string>
+      ).every((sql) => sql.includes("lexical_backlog")),
+    }))
+    expect(schema).toEqual({ version: String(RECALL_SCHEMA_VERSION), triggers: true })
+    writeTree(second)
+    const events: Array<IndexProgressEvent> = []
+    await runIndex(dataDir, {
+      environment,
+      deferLexicalIndex: true,
+      onProgress: (e) => events.push(e),
+    })
+    expect(events.some((e) => e._tag === "BuildingLexicalIndex")).toBe(true)
+    expect(await checkFts(dataDir)).toBe(true)
+  })
+})
