@@ -1,7 +1,7 @@
 /**
  * The progress bar of `baton recall index` on a terminal: files and turns while indexing (and
- * while a large run builds its full-text and lookup indexes at the end), then the embedding backlog, each with
- * an ETA from the rate so far. Guarantees: `renderProgress` is pure and never wider than
+ * while a large run builds its full-text and lookup indexes at the end), then the embedding
+ * backlog, each with an ETA from the rate so far. Guarantees: `renderProgress` is pure and never wider than
  * `columns`; the writer redraws one stderr line at most ten times a second (`\r` + clear to end of
  * line), at once when the phase changes, and ends it with a newline, so the final summary on
  * stdout starts on a clean line. No output at all when disabled (not a TTY, --json, --quiet).

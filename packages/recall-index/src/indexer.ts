@@ -425,16 +425,14 @@ const runIndex = (
     )
     let indexedBytes = 0
     for (const row of stored.values()) indexedBytes += row.indexed_offset
-    const bulk = work.length > 0 && shouldDeferLookupIndexes(plannedBytes, indexedBytes)
-    if (work.length > 0 && (options.deferLookupIndexes ?? bulk)) {
+    // And fills the full-text index once at its end (`lexical-backlog.ts`).
+    const bulk = shouldDeferLookupIndexes(plannedBytes, indexedBytes)
+    if (work.length > 0) {
       yield* Effect.try({
-        try: () => dropLookupIndexes(db.sqlite),
-        catch: storageFailure("write", db.path),
-      })
-    }
-    if (work.length > 0 && (options.deferLexicalIndex ?? bulk)) {
-      yield* Effect.try({
-        try: () => deferLexicalIndex(db.sqlite),
+        try: () => {
+          if (options.deferLookupIndexes ?? bulk) dropLookupIndexes(db.sqlite)
+          if (options.deferLexicalIndex ?? bulk) deferLexicalIndex(db.sqlite)
+        },
         catch: storageFailure("write", db.path),
       })
     }
