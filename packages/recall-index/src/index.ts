@@ -200,7 +200,12 @@ export {
   missingLookupIndexes,
   shouldDeferLookupIndexes,
 } from "./lookup-indexes.js"
-export { deferLexicalIndex, finishLexicalBacklog, lexicalBacklogSize } from "./lexical-backlog.js"
+export {
+  deferLexicalIndex,
+  finishLexicalBacklog,
+  hasLexicalBacklog,
+  lexicalBacklogSize,
+} from "./lexical-backlog.js"
 export type {
   ForgetTarget,
   IndexStatus,

@@ -33,6 +33,14 @@ export const lexicalBacklogSize = (sqlite: Database): number => {
   return sqlite.prepare("select count(*) from chunks where id > ?").pluck().get(mark) as number
 }
 
+/** Whether some chunk is not yet in `chunks_fts` (two index probes; what a search checks). */
+export const hasLexicalBacklog = (sqlite: Database): boolean =>
+  sqlite
+    .prepare(
+      "select 1 from lexical_backlog b where exists (select 1 from chunks c where c.id > b.above)",
+    )
+    .get() !== undefined
+
 /**
  * Adds the deferred chunks to `chunks_fts` and clears the mark, in one transaction (an
  * interrupted call changes nothing); the number of chunks added.

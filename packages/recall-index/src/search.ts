@@ -27,6 +27,7 @@ import { cjkShare } from "./cjk-text.js"
 import { forkParents } from "./fork-lineage.js"
 import { ftsMatchExpression, rankChunks } from "./fts-query.js"
 import { lexicalQuery, speakerWords } from "./lexical-query.js"
+import { hasLexicalBacklog } from "./lexical-backlog.js"
 import { hasLookupIndex } from "./lookup-indexes.js"
 import { DEFAULT_RRF_K, fuseRanks } from "./rank-fusion.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
@@ -222,7 +223,11 @@ export interface RecallSearchResult {
   readonly query: string
   readonly hits: ReadonlyArray<RecallHit>
   readonly arms: SearchArmsReport
-  /** Set when part of the pipeline failed and the results come from what remained. */
+  /**
+   * Set when the results come from part of the pipeline or part of the index: an arm or the
+   * reranker failed, or a bulk indexing run has not yet added its newest chunks to the full-text
+   * index.
+   */
   readonly degraded: string | null
   /** True when the index holds no chunks at all ("nothing indexed yet"). */
   readonly indexEmpty: boolean
@@ -437,6 +442,12 @@ export const searchRecall = (
             scoring: speakerWords(query),
           })
         : []
+    if (arms.has("lexical") && (yield* read(() => hasLexicalBacklog(db.sqlite)))) {
+      // A bulk indexing run fills the full-text index at its end (`lexical-backlog.ts`).
+      degradedBy.push(
+        "the newest chunks are not in the full-text index yet (an indexing run adds them when it finishes)",
+      )
+    }
     const bm25 = new Map(lexical.map((m) => [m.chunkId, m.rank]))
     const vectorHits = yield* awaitVector
     const similarity = new Map<number, number>()

@@ -16,6 +16,7 @@ import {
   matchChunks,
   pruneDeleted,
   RECALL_SCHEMA_VERSION,
+  searchRecall,
 } from "@baton/recall-index"
 import type { IndexOptions, IndexProgressEvent } from "@baton/recall-index"
 import { generateBulkCorpus } from "@baton/recall-index/testing"
@@ -169,6 +170,11 @@ describe("lexical backlog", () => {
       ).length
     expect(await found(twins.kept)).toBeGreaterThan(0)
     expect(await found(twins.stopped)).toBe(0)
+    // A search says what it lacks.
+    const degraded = async (dataDir: string) =>
+      (await withIndex(dataDir, searchRecall({ query: word, k: 5 }, {}))).degraded
+    expect(await degraded(twins.stopped)).toContain("not in the full-text index yet")
+    expect(await degraded(twins.kept)).toBeNull()
 
     // Meanwhile, on both twins: forget one session of each batch, delete a file of each batch
     // and prune, rewrite a file of each batch (shorter: its chunks are replaced).
@@ -196,6 +202,7 @@ describe("lexical backlog", () => {
     expect(await checkFts(twins.stopped)).toBe(true)
     expect(await snapshot(twins.stopped, words)).toEqual(await snapshot(twins.kept, words))
     expect(await found(twins.stopped)).toBe(await found(twins.kept))
+    expect(await degraded(twins.stopped)).toBeNull()
   })
 
   it("a chunk given a row id at or below the mark goes into the full-text index at once", async () => {
