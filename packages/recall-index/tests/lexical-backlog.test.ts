@@ -4,6 +4,7 @@
 // row it does not hold; the next run adds the rest. Checked against a twin index that never defers
 // and with FTS5's own integrity check against the chunk rows.
 import { Effect } from "effect"
+import fc from "fast-check"
 import { rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
@@ -21,6 +22,7 @@ import {
 import type { IndexOptions, IndexProgressEvent } from "@baton/recall-index"
 import { generateBulkCorpus } from "@baton/recall-index/testing"
 import {
+  insertChunkRows,
   rewindLexicalBacklog,
   runIndex,
   snapshot,
@@ -287,5 +289,79 @@ describe("lexical backlog", () => {
     })
     expect(events.some((e) => e._tag === "BuildingLexicalIndex")).toBe(true)
     expect(await checkFts(dataDir)).toBe(true)
+  })
+
+  it("keeps exactly the chunks at or below the mark in the full-text index through any writes (property)", async () => {
+    type Op =
+      | { readonly op: "insert" }
+      | { readonly op: "deleteMax" }
+      | { readonly op: "delete"; readonly at: number }
+      | { readonly op: "update"; readonly at: number }
+      | { readonly op: "defer" }
+      | { readonly op: "finish" }
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      { arbitrary: fc.constant({ op: "insert" as const }), weight: 4 },
+      fc.constant({ op: "deleteMax" as const }),
+      fc.record({ op: fc.constant("delete" as const), at: fc.nat(50) }),
+      fc.record({ op: fc.constant("update" as const), at: fc.nat(50) }),
+      fc.constant({ op: "defer" as const }),
+      fc.constant({ op: "finish" as const }),
+    )
+    let run = 0
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 30 }), async (ops) => {
+        run += 1
+        const dataDir = join(temp("lexical-property"), `run-${run}`)
+        await insertChunkRows(dataDir, [{ sessionId: "s", texts: ["zz0x start"] }])
+        await withSqlite(dataDir, (sqlite) => {
+          let word = 0
+          const ids = () => sqlite.prepare("select id from chunks order by id").pluck().all()
+          const pick = (at: number) => {
+            const all = ids() as Array<number>
+            return all.length === 0 ? undefined : all[at % all.length]
+          }
+          for (const step of ops) {
+            if (step.op === "insert") {
+              word += 1
+              sqlite
+                .prepare(
+                  `insert into chunks (turn_row, surface_index, chunk_index, role, char_start,
+                     char_end, text, content_hash) values (1, 0, 0, 'assistant', 0, 1, ?, 'h')`,
+                )
+                .run(`zz${word}x`)
+            } else if (step.op === "deleteMax") {
+              sqlite.prepare("delete from chunks where id = (select max(id) from chunks)").run()
+            } else if (step.op === "delete") {
+              sqlite.prepare("delete from chunks where id = ?").run(pick(step.at) ?? -1)
+            } else if (step.op === "update") {
+              word += 1
+              sqlite
+                .prepare("update chunks set text = ? where id = ?")
+                .run(`zz${word}x`, pick(step.at) ?? -1)
+            } else if (step.op === "defer") deferLexicalIndex(sqlite)
+            else finishLexicalBacklog(sqlite)
+            // Each chunk is found by its word exactly when it is at or below the mark.
+            const mark = sqlite.prepare("select above from lexical_backlog").pluck().get() as
+              number | undefined
+            const rows = sqlite.prepare("select id, text from chunks").all() as Array<{
+              id: number
+              text: string
+            }>
+            for (const row of rows) {
+              const found = sqlite
+                .prepare("select rowid from chunks_fts where chunks_fts match ?")
+                .pluck()
+                .all(`"${row.text}"`)
+              expect(found).toEqual(mark === undefined || row.id <= mark ? [row.id] : [])
+            }
+          }
+          finishLexicalBacklog(sqlite)
+          sqlite
+            .prepare("insert into chunks_fts(chunks_fts, rank) values ('integrity-check', 1)")
+            .run()
+        })
+      }),
+      { numRuns: 60 },
+    )
   })
 })
