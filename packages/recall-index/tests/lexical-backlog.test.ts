@@ -58,6 +58,17 @@ const corpus = (home: string) => {
   }
 }
 
+/** A home with both batches generated and the first written and indexed row by row. */
+const indexedFirstBatch = async (name: string) => {
+  const home = temp(`${name}-home`)
+  const batches = corpus(home)
+  writeTree(batches.first)
+  const dataDir = temp(name)
+  const environment = environmentOf(home)
+  await runIndex(dataDir, { environment })
+  return { ...batches, dataDir, environment }
+}
+
 /** FTS5's own check of `chunks_fts` against the chunk rows; throws when they differ. */
 const checkFts = (dataDir: string) =>
   withSqlite(dataDir, (sqlite) => {
@@ -208,10 +219,7 @@ describe("lexical backlog", () => {
   })
 
   it("a chunk given a row id at or below the mark goes into the full-text index at once", async () => {
-    const home = temp("lexical-reuse-home")
-    writeTree(corpus(home).first)
-    const dataDir = temp("lexical-reuse")
-    await runIndex(dataDir, { environment: environmentOf(home) })
+    const { dataDir } = await indexedFirstBatch("lexical-reuse")
     const { reused, mark, added } = await withSqlite(dataDir, (sqlite) => {
       deferLexicalIndex(sqlite)
       const mark = sqlite.prepare("select above from lexical_backlog").pluck().get() as number
@@ -236,12 +244,7 @@ describe("lexical backlog", () => {
   })
 
   it("setting the mark again keeps the older one", async () => {
-    const home = temp("lexical-mark-home")
-    const { first, second } = corpus(home)
-    writeTree(first)
-    const dataDir = temp("lexical-mark")
-    const environment = environmentOf(home)
-    await runIndex(dataDir, { environment })
+    const { second, dataDir, environment } = await indexedFirstBatch("lexical-mark")
     const marks = await withSqlite(dataDir, (sqlite) => {
       deferLexicalIndex(sqlite)
       return sqlite.prepare("select above from lexical_backlog").pluck().get() as number
@@ -261,12 +264,7 @@ describe("lexical backlog", () => {
   })
 
   it("migrates a schema 7 index: the triggers gain their condition and a bulk run defers", async () => {
-    const home = temp("lexical-migrate-home")
-    const { first, second } = corpus(home)
-    writeTree(first)
-    const dataDir = temp("lexical-migrate")
-    const environment = environmentOf(home)
-    await runIndex(dataDir, { environment })
+    const { second, dataDir, environment } = await indexedFirstBatch("lexical-migrate")
     await withSqlite(dataDir, rewindLexicalBacklog)
     const schema = await withSqlite(dataDir, (sqlite) => ({
       version: sqlite.prepare("select value from meta where key = 'schema_version'").pluck().get(),
