@@ -445,7 +445,7 @@ export const searchRecall = (
     if (arms.has("lexical") && (yield* read(() => hasLexicalBacklog(db.sqlite)))) {
       // A bulk indexing run fills the full-text index at its end (`lexical-backlog.ts`).
       degradedBy.push(
-        "the newest chunks are not in the full-text index yet (an indexing run adds them when it finishes)",
+        "the newest chunks are not in the full-text index yet: a running indexer adds them when it finishes, or, if it stopped, the next 'baton recall index' does",
       )
     }
     const bm25 = new Map(lexical.map((m) => [m.chunkId, m.rank]))
