@@ -6,21 +6,27 @@
  * runs: 2 000 files 15.4 → 14.5 s, 10 000 files 82.6 → 72.5–77.7 s).
  *
  * Guarantees (schema 8, `lexical_backlog`): while the mark is set, exactly the chunks with an id
- * above it are missing from `chunks_fts` — the triggers keep that through inserts, rewrites,
- * prunes and forgets, in the same transactions as the chunk rows, so a run killed at any point
- * leaves a consistent index whose newest chunks are not yet found by the lexical arm (the vector
- * arm and navigation are unaffected). The next indexing run adds them, also when it has nothing
- * else to do. Setting the mark while one is set keeps the older mark. The functions throw driver
- * errors: callers wrap them.
+ * above it are missing from `chunks_fts` — the triggers keep that through inserts, rewrites, prunes
+ * and forgets, in the same transactions as the chunk rows, so a run killed at any point leaves a
+ * consistent index whose newest chunks are not yet found by the lexical arm (the vector arm and
+ * navigation are unaffected). The next indexing run adds them, also when it has nothing else to do.
+ * The functions throw driver errors: callers wrap them.
  */
 import type { Database } from "better-sqlite3"
 import { FTS_TEXT_FUNCTION } from "./fts-text.js"
 
-/** Leaves chunks written from now on out of `chunks_fts` until {@link finishLexicalBacklog}. */
+/**
+ * Leaves chunks written from now on out of `chunks_fts` until {@link finishLexicalBacklog}. A mark
+ * already set stays while chunks above it wait; one no chunk is above (they were all deleted, as
+ * by a forget) moves down to the highest chunk, where it would otherwise let new chunks in row by
+ * row.
+ */
 export const deferLexicalIndex = (sqlite: Database): void => {
   sqlite
     .prepare(
-      "insert or ignore into lexical_backlog (id, above) select 1, coalesce(max(id), 0) from chunks",
+      `insert into lexical_backlog (id, above) select 1, coalesce(max(id), 0) from chunks where true
+         on conflict (id) do update set above = excluded.above
+         where excluded.above <= lexical_backlog.above`,
     )
     .run()
 }

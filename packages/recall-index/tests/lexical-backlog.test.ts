@@ -263,6 +263,32 @@ describe("lexical backlog", () => {
     expect(await checkFts(dataDir)).toBe(true)
   })
 
+  it("setting the mark again moves it down when no chunk above it is left", async () => {
+    const { dataDir } = await indexedFirstBatch("lexical-mark-down")
+    const result = await withSqlite(dataDir, (sqlite) => {
+      const mark = () => sqlite.prepare("select above from lexical_backlog").pluck().get() as number
+      deferLexicalIndex(sqlite)
+      const first = mark()
+      // The three highest chunks go (at or below the mark: taken out of the full-text index).
+      sqlite.prepare("delete from chunks where id > ?").run(first - 3)
+      deferLexicalIndex(sqlite)
+      const second = mark()
+      sqlite.exec(`insert into chunks (turn_row, surface_index, chunk_index, role, char_start,
+          char_end, text, content_hash)
+        select turn_row, surface_index, chunk_index + 1000, role, char_start, char_end, text,
+          content_hash from chunks where id = 1`)
+      return {
+        first,
+        second,
+        waiting: lexicalBacklogSize(sqlite),
+        added: finishLexicalBacklog(sqlite),
+      }
+    })
+    // The new chunk (id first - 2) waits for the fill instead of going in row by row.
+    expect(result).toEqual({ first: result.first, second: result.first - 3, waiting: 1, added: 1 })
+    expect(await checkFts(dataDir)).toBe(true)
+  })
+
   it("migrates a schema 7 index: the triggers gain their condition and a bulk run defers", async () => {
     const { second, dataDir, environment } = await indexedFirstBatch("lexical-migrate")
     await withSqlite(dataDir, rewindLexicalBacklog)
