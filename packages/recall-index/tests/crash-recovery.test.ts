@@ -190,47 +190,66 @@ describe("crash consistency", () => {
     expect(await counts(crashed)).toEqual(await counts(clean))
   }, 120_000)
 
-  it("lets a forget in mid-run: the indexer pauses between files and goes on after it", async () => {
-    const dataDir = join(data.path, "forget-mid-run")
-    const clean = join(data.path, "forget-clean")
-    await runIndex(clean, { environment })
-    const total = (await counts(clean)).files
-    let stillRunning = false
-    let removed: unknown
-    await childMidRun(
-      dataDir,
-      40,
-      async (pid) => {
-        // A short busy timeout: without the pause, the run would hold the lock for seconds more.
-        removed = await Effect.runPromise(
-          Effect.scoped(
-            Effect.gen(function* () {
-              const db = yield* RecallDatabase
-              const first = db.sqlite
-                .prepare("select session_id from sessions order by id limit 1")
-                .pluck()
-                .get() as string
-              return yield* forgetSessions({ _tag: "Session", sessionId: first })
-            }),
-          ).pipe(Effect.provide(recallDatabaseLayer({ dataDir, busyTimeoutMs: 2_000 }))),
-        )
-        stillRunning = isRunning(pid)
-      },
-      "finish",
-    )
-    expect(removed).toEqual({ sessions: 1, files: 1 })
-    expect(stillRunning).toBe(true)
-    // The run went on after the forget: every other file indexed, the forgotten one kept out.
-    const after = await counts(dataDir)
-    expect(after.files).toBe(total)
-    const forgotten = await withIndex(
-      dataDir,
-      RecallDatabase.use((db) =>
-        Effect.sync(() =>
-          db.sqlite.prepare("select count(*) from files where status = 'forgotten'").pluck().get(),
+  for (const deferred of [false, true])
+    it(`lets a forget in mid-run: the indexer pauses between files and goes on after it${deferred ? ", also while the run defers its full-text and lookup indexes" : ""}`, async () => {
+      const dataDir = join(data.path, `forget-mid-run-${deferred}`)
+      const clean = join(data.path, `forget-clean-${deferred}`)
+      await runIndex(clean, { environment })
+      const total = (await counts(clean)).files
+      let stillRunning = false
+      let removed: unknown
+      await childMidRun(
+        dataDir,
+        40,
+        async (pid) => {
+          // A short busy timeout: without the pause, the run would hold the lock for seconds more.
+          removed = await Effect.runPromise(
+            Effect.scoped(
+              Effect.gen(function* () {
+                const db = yield* RecallDatabase
+                const first = db.sqlite
+                  .prepare("select session_id from sessions order by id limit 1")
+                  .pluck()
+                  .get() as string
+                return yield* forgetSessions({ _tag: "Session", sessionId: first })
+              }),
+            ).pipe(Effect.provide(recallDatabaseLayer({ dataDir, busyTimeoutMs: 2_000 }))),
+          )
+          stillRunning = isRunning(pid)
+        },
+        "finish",
+        deferred ? { BATON_TEST_DEFER_INDEXES: "1" } : {},
+      )
+      expect(removed).toEqual({ sessions: 1, files: 1 })
+      expect(stillRunning).toBe(true)
+      // The run went on after the forget: every other file indexed, the forgotten one kept out.
+      const after = await counts(dataDir)
+      expect(after.files).toBe(total)
+      const forgotten = await withIndex(
+        dataDir,
+        RecallDatabase.use((db) =>
+          Effect.sync(() =>
+            db.sqlite
+              .prepare("select count(*) from files where status = 'forgotten'")
+              .pluck()
+              .get(),
+          ),
         ),
-      ),
-    )
-    expect(forgotten).toBe(1)
-  }, 120_000)
+      )
+      expect(forgotten).toBe(1)
+      // The full-text index holds exactly the chunks left (the forget never asked it to delete a
+      // chunk it did not hold yet).
+      const fullText = await withIndex(
+        dataDir,
+        RecallDatabase.use((db) =>
+          Effect.sync(() => {
+            db.sqlite
+              .prepare("insert into chunks_fts(chunks_fts, rank) values ('integrity-check', 1)")
+              .run()
+            return lexicalBacklogSize(db.sqlite)
+          }),
+        ),
+      )
+      expect(fullText).toBe(0)
+    }, 120_000)
 })
