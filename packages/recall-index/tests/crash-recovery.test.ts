@@ -17,7 +17,7 @@ import {
   recallDatabaseLayer,
 } from "@baton/recall-index"
 import { generateBulkCorpus } from "@baton/recall-index/testing"
-import { counts, runIndex, tempDir, withIndex, writeTree } from "./index-harness.js"
+import { checkFullText, counts, runIndex, tempDir, withIndex, writeTree } from "./index-harness.js"
 
 const home = tempDir("crash-home")
 const data = tempDir("crash-data")
@@ -172,19 +172,7 @@ describe("crash consistency", () => {
       RecallDatabase.use((db) => Effect.sync(() => missingLookupIndexes(db.sqlite))),
     )
     expect(missingAfter).toEqual([])
-    expect(
-      await withIndex(
-        crashed,
-        RecallDatabase.use((db) =>
-          Effect.sync(() => {
-            db.sqlite
-              .prepare("insert into chunks_fts(chunks_fts, rank) values ('integrity-check', 1)")
-              .run()
-            return lexicalBacklogSize(db.sqlite)
-          }),
-        ),
-      ),
-    ).toBe(0)
+    expect(await checkFullText(crashed)).toBe(0)
     const clean = join(data.path, "clean-deferred")
     await runIndex(clean, { environment })
     expect(await counts(crashed)).toEqual(await counts(clean))
@@ -239,17 +227,6 @@ describe("crash consistency", () => {
       expect(forgotten).toBe(1)
       // The full-text index holds exactly the chunks left (the forget never asked it to delete a
       // chunk it did not hold yet).
-      const fullText = await withIndex(
-        dataDir,
-        RecallDatabase.use((db) =>
-          Effect.sync(() => {
-            db.sqlite
-              .prepare("insert into chunks_fts(chunks_fts, rank) values ('integrity-check', 1)")
-              .run()
-            return lexicalBacklogSize(db.sqlite)
-          }),
-        ),
-      )
-      expect(fullText).toBe(0)
+      expect(await checkFullText(dataDir)).toBe(0)
     }, 120_000)
 })

@@ -12,6 +12,7 @@ import {
   embeddingForIndex,
   embeddingForSearch,
   indexTranscripts,
+  lexicalBacklogSize,
   matchChunks,
   nodeIndexerProcessLayer,
   nodeTranscriptFileSystem,
@@ -216,6 +217,16 @@ export const runIndex = (
   options: IndexOptions,
   fsLayer?: Layer.Layer<TranscriptFileSystem>,
 ): Promise<IndexRunReport> => withIndex(dataDir, indexTranscripts(options), fsLayer)
+
+/**
+ * FTS5's own check of `chunks_fts` against the chunk rows (throws when they differ; so it also
+ * throws while chunks wait in the lexical backlog), then the backlog's size.
+ */
+export const checkFullText = (dataDir: string): Promise<number> =>
+  withSqlite(dataDir, (sqlite) => {
+    sqlite.prepare("insert into chunks_fts(chunks_fts, rank) values ('integrity-check', 1)").run()
+    return lexicalBacklogSize(sqlite)
+  })
 
 /** Every stored row that matters, without row ids, in a stable order. */
 export const snapshot = (dataDir: string, words: ReadonlyArray<string> = []) =>

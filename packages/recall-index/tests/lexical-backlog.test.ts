@@ -22,6 +22,7 @@ import {
 import type { IndexOptions, IndexProgressEvent } from "@baton/recall-index"
 import { generateBulkCorpus } from "@baton/recall-index/testing"
 import {
+  checkFullText,
   insertChunkRows,
   rewindLexicalBacklog,
   runIndex,
@@ -69,13 +70,6 @@ const indexedFirstBatch = async (name: string) => {
   return { ...batches, dataDir, environment }
 }
 
-/** FTS5's own check of `chunks_fts` against the chunk rows; throws when they differ. */
-const checkFts = (dataDir: string) =>
-  withSqlite(dataDir, (sqlite) => {
-    sqlite.prepare("insert into chunks_fts(chunks_fts, rank) values ('integrity-check', 1)").run()
-    return true
-  })
-
 const sessionIdOf = (path: string) =>
   path
     .split("/")
@@ -115,8 +109,7 @@ describe("lexical backlog", () => {
     })
     expect(report.chunksAdded).toBeGreaterThan(100)
     expect(await snapshot(deferred, words)).toEqual(await snapshot(kept, words))
-    expect(await checkFts(deferred)).toBe(true)
-    expect(await withSqlite(deferred, lexicalBacklogSize)).toBe(0)
+    expect(await checkFullText(deferred)).toBe(0)
   })
 
   it("a small run adds its chunks row by row", async () => {
@@ -212,7 +205,7 @@ describe("lexical backlog", () => {
       await withIndex(dataDir, pruneDeleted())
     }
     expect(await withSqlite(twins.stopped, lexicalBacklogSize)).toBe(0)
-    expect(await checkFts(twins.stopped)).toBe(true)
+    expect(await checkFullText(twins.stopped)).toBe(0)
     expect(await snapshot(twins.stopped, words)).toEqual(await snapshot(twins.kept, words))
     expect(await found(twins.stopped)).toBe(await found(twins.kept))
     expect(await degraded(twins.stopped)).toBeNull()
@@ -238,7 +231,7 @@ describe("lexical backlog", () => {
     })
     expect(reused).toBe(mark)
     expect(added).toBe(0)
-    expect(await checkFts(dataDir)).toBe(true)
+    expect(await checkFullText(dataDir)).toBe(0)
     const hits = await withIndex(dataDir, matchChunks("quokkaphrase", { limit: 10 }))
     expect(hits).toHaveLength(1)
   })
@@ -260,7 +253,7 @@ describe("lexical backlog", () => {
       }),
     ).toBe(marks)
     await runIndex(dataDir, { environment })
-    expect(await checkFts(dataDir)).toBe(true)
+    expect(await checkFullText(dataDir)).toBe(0)
   })
 
   it("setting the mark again moves it down when no chunk above it is left", async () => {
@@ -286,7 +279,7 @@ describe("lexical backlog", () => {
     })
     // The new chunk (id first - 2) waits for the fill instead of going in row by row.
     expect(result).toEqual({ first: result.first, second: result.first - 3, waiting: 1, added: 1 })
-    expect(await checkFts(dataDir)).toBe(true)
+    expect(await checkFullText(dataDir)).toBe(0)
   })
 
   it("migrates a schema 7 index: the triggers gain their condition and a bulk run defers", async () => {
@@ -312,7 +305,7 @@ describe("lexical backlog", () => {
       onProgress: (e) => events.push(e),
     })
     expect(events.some((e) => e._tag === "BuildingLexicalIndex")).toBe(true)
-    expect(await checkFts(dataDir)).toBe(true)
+    expect(await checkFullText(dataDir)).toBe(0)
   })
 
   it("keeps exactly the chunks at or below the mark in the full-text index through any writes (property)", async () => {
