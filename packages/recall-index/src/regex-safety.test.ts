@@ -104,9 +104,12 @@ describe("requiredLiterals", () => {
     "é",
   )
   const quantifier = fc.constantFrom("", "", "", "?", "*", "+", "{2}", "{0,2}", "{1,3}")
+  // `(?:a+)` repeated by another quantifier is a nested quantifier: backtracking over it is
+  // exponential (one generated case, `ab(?:a+)*a+` on 51 characters, ran for 128 s), so it
+  // takes at most `?`.
   const sequence = fc
     .array(fc.tuple(atom, quantifier), { minLength: 1, maxLength: 6 })
-    .map((parts) => parts.map(([a, q]) => a + q).join(""))
+    .map((parts) => parts.map(([a, q]) => a + (a === "(?:a+)" && q !== "?" ? "" : q)).join(""))
   const compiles = (p: string) => {
     try {
       new RegExp(p, "u")
