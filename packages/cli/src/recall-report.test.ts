@@ -1,6 +1,18 @@
 import { describe, expect, it } from "vitest"
-import type { GrepResult, RecallSearchResult, RecentSession } from "@baton/recall-index"
-import { renderGrep, renderNothingIndexed, renderRecent, renderSearch } from "./recall-report.js"
+import type {
+  EmbedBacklogReport,
+  GrepResult,
+  IndexRunReport,
+  RecallSearchResult,
+  RecentSession,
+} from "@baton/recall-index"
+import {
+  renderGrep,
+  renderIndexSummary,
+  renderNothingIndexed,
+  renderRecent,
+  renderSearch,
+} from "./recall-report.js"
 
 const roots = {
   claudeProjects: ["/h/.claude/projects"],
@@ -141,5 +153,37 @@ describe("recall reports", () => {
       "Stopped after the time budget with 43 % of the history searched (newest first)",
     )
     expect(renderGrep({ ...stopped, timedOut: false, searchedShare: 1 })).not.toContain("Stopped")
+  })
+
+  it("says when an embedding run stored an earlier version's float vectors as int8", () => {
+    const run = {
+      startedAt: 0,
+      finishedAt: 1500,
+      discovered: 3,
+      unchanged: 3,
+      indexedNew: 0,
+      appended: 0,
+      rewritten: 0,
+      moved: 0,
+      markedMissing: 0,
+      failed: [],
+    } as unknown as IndexRunReport
+    const embedding: EmbedBacklogReport = {
+      fingerprint: "embedded/use-static/512",
+      vecTable: "vec_1",
+      total: 0,
+      resolved: 0,
+      embedded: 0,
+      reused: 0,
+      batches: 0,
+      remaining: 0,
+      vectorsConverted: 209_496,
+    }
+    expect(renderIndexSummary(run, embedding, null)).toContain(
+      "Stored 209,496 vectors of an earlier version as int8",
+    )
+    expect(renderIndexSummary(run, { ...embedding, vectorsConverted: 0 }, null)).not.toContain(
+      "int8",
+    )
   })
 })

@@ -234,6 +234,11 @@ export const renderIndexSummary = (
         : `Embedded ${n(embedding.embedded)} texts with ${embedding.fingerprint}${embedding.reused > 0 ? ` (${n(embedding.reused)} reused)` : ""}; backlog ${n(embedding.remaining)}.`,
     )
   }
+  if (embedding !== null && embedding.vectorsConverted > 0) {
+    lines.push(
+      `Stored ${n(embedding.vectorsConverted)} vectors of an earlier version as int8 (a quarter of their space; later writes reuse the freed pages).`,
+    )
+  }
   if (embeddingNote !== null) lines.push(embeddingNote)
   return `${lines.join("\n")}\n`
 }

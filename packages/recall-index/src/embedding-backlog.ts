@@ -26,7 +26,15 @@ import type { CommitGroupLimits } from "./index-writer.js"
 import { buildLookupIndexes } from "./lookup-indexes.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import type { CodeWriter } from "./vector-code-store.js"
-import { makeCodeWriter, syncCodes } from "./vector-code-store.js"
+import {
+  blobOf,
+  convertVectorsToInt8,
+  int8ValuesOf,
+  makeCodeWriter,
+  syncCodes,
+  vectorElementsOf,
+} from "./vector-code-store.js"
+import { int8Code } from "./vector-codes.js"
 import { vectorBlob } from "./vector-search.js"
 import { activateEmbedder } from "./vector-tables.js"
 
@@ -89,6 +97,11 @@ export interface EmbedBacklogReport {
   readonly batches: number
   /** Backlog chunks left (non-zero after `maxTexts`). */
   readonly remaining: number
+  /**
+   * Vectors an earlier version stored as floats, rewritten as int8 by this run (a quarter of the
+   * bytes; see `convertVectorsToInt8`); 0 once the embedder's table is int8.
+   */
+  readonly vectorsConverted: number
 }
 
 interface BacklogText {
@@ -257,6 +270,7 @@ const drain = (
       reused,
       batches,
       remaining,
+      vectorsConverted: store.vectorsConverted,
     } satisfies EmbedBacklogReport
   })
 
@@ -303,6 +317,8 @@ interface BacklogStore {
   ) => number
   /** Commits the open commit, if any. */
   readonly commit: () => void
+  /** Float vectors of an earlier version rewritten as int8 when the store was prepared. */
+  readonly vectorsConverted: number
   /** Commits the open commit if it can, else rolls it back; never throws (a finalizer). */
   readonly close: () => void
 }
@@ -316,6 +332,10 @@ const prepareStore = (
 ): BacklogStore => {
   // Search codes (sign bits + int8) need whole bytes of bits; other dimensions search exactly.
   const codes = dim % 8 === 0 ? syncCodesOf(sqlite, fingerprint, vecTable, dim) : undefined
+  // A float table of an earlier version becomes int8 once its codes cover it (just repaired).
+  const vectorsConverted =
+    codes === undefined ? 0 : convertVectorsToInt8(sqlite, fingerprint, vecTable, dim)
+  const int8 = vectorElementsOf(sqlite, vecTable) === "int8"
   const page = sqlite.prepare(
     "select id, content_hash, text from chunks where needs_embedding = 1 and id > ? order by id limit ?",
   )
@@ -327,7 +347,9 @@ const prepareStore = (
       "insert into vector_keys (fingerprint, content_hash) values (?, ?) on conflict do nothing returning id",
     )
     .pluck()
-  const insertVector = sqlite.prepare(`insert into ${vecTable} (rowid, embedding) values (?, ?)`)
+  const insertVector = sqlite.prepare(
+    `insert into ${vecTable} (rowid, embedding) values (?, ${int8 ? "vec_int8(?)" : "?"})`,
+  )
   // `+needs_embedding`: look the hash up by its index; the partial backlog index would make
   // every flip scan the whole backlog (quadratic on a large first run).
   const flip = sqlite.prepare(
@@ -344,9 +366,14 @@ const prepareStore = (
       const vector = vectors[i]
       const id = insertKey.get(fingerprint, item.hash) as number | undefined
       if (id !== undefined && vector !== undefined) {
-        const blob = vectorBlob(vector)
-        insertVector.run(BigInt(id), blob)
-        codes?.add(id, vector)
+        if (int8) {
+          const code = int8Code(vector)
+          insertVector.run(BigInt(id), blobOf(int8ValuesOf(code)))
+          codes?.add(id, vector, code)
+        } else {
+          insertVector.run(BigInt(id), vectorBlob(vector))
+          codes?.add(id, vector)
+        }
       }
       changed += flip.run(item.hash).changes
     })
@@ -394,9 +421,10 @@ const prepareStore = (
     },
     markDone: (hashes, now) => inCommit(now, 0, () => markDone(hashes)),
     write: (group, vectors, now) =>
-      inCommit(now, group.length * dim * 4, () => write(group, vectors)),
+      inCommit(now, group.length * dim * (int8 ? 1 : 4), () => write(group, vectors)),
     commit: commits.commit,
     close: commits.close,
+    vectorsConverted,
   }
 }
 

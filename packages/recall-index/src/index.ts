@@ -109,6 +109,8 @@ export {
   searchVectorsIn,
   warmVectorsIn,
 } from "./vector-search.js"
+export { convertVectorsToInt8, vectorElementsOf } from "./vector-code-store.js"
+export type { VectorElements } from "./vector-code-store.js"
 export { makeRecallDatabasePool } from "./recall-database-pool.js"
 export type { RecallDatabasePool } from "./recall-database-pool.js"
 export {

@@ -7,7 +7,7 @@
  *   row, so a full first pass reads a few dozen blobs instead of one row per vector;
  * - `<vec>_center`: the centre the sign bits are taken against, how many vectors it was computed
  *   from, and a generation bumped by every change to the segments (readers cache segments by it).
- * Guarantees: codes are written in the same transaction as their float vector; the segments are
+ * Guarantees: codes are written in the same transaction as their vector; the segments are
  * usable only while their total count equals the embedder's vector count and a centre exists
  * ({@link usableCodes}), otherwise search falls back to exact float KNN, never to stale codes;
  * {@link syncCodes} repairs every divergence (missing or orphan codes, stale segments) and
@@ -21,6 +21,84 @@ import { bitBytes, decodeInt8Into, int8Code, writeSignBits } from "./vector-code
 
 /** Vectors per segment row. */
 export const SEGMENT_SIZE = 4096
+
+/**
+ * How a vec0 table keeps its vectors: `int8` (tables this version creates: the int8 values
+ * of each vector's code, searched by cosine distance, a quarter of the bytes) or `float32`
+ * (tables of earlier versions, L2 distance, until {@link convertVectorsToInt8} rewrites them).
+ * Read from the table's declaration on every call: another process may have converted it.
+ */
+export type VectorElements = "float32" | "int8"
+
+/** The element type of `vecTable`'s vectors (see {@link VectorElements}). */
+export const vectorElementsOf = (sqlite: Database, vecTable: string): VectorElements => {
+  const sql = sqlite
+    .prepare("select sql from sqlite_master where type = 'table' and name = ?")
+    .pluck()
+    .get(vecTable)
+  return typeof sql === "string" && /\bint8\[/i.test(sql) ? "int8" : "float32"
+}
+
+/** The vec0 declaration of a new embedder table of dimension `dim`. */
+export const int8VectorTable = (vecTable: string, dim: number): string =>
+  `create virtual table ${vecTable} using vec0(embedding int8[${dim}] distance_metric=cosine)`
+
+/** The int8 values of a code (what an int8 vec0 table stores), without its scale. */
+export const int8ValuesOf = (code: Uint8Array): Uint8Array => code.subarray(4)
+
+/**
+ * The code of a vector stored as int8 values only: the vectors are unit length, so the scale
+ * that restores them is 1 / ‖values‖ (0 for a zero vector).
+ */
+const codeOfInt8Values = (values: Uint8Array): Uint8Array => {
+  const ints = new Int8Array(values.buffer, values.byteOffset, values.byteLength)
+  let sum = 0
+  for (let i = 0; i < ints.length; i++) sum += ints[i]! * ints[i]!
+  const out = new Uint8Array(4 + ints.length)
+  new DataView(out.buffer).setFloat32(0, sum === 0 ? 0 : 1 / Math.sqrt(sum), true)
+  out.set(values, 4)
+  return out
+}
+
+/**
+ * Rewrites the float32 vec0 table `vecTable` as an int8 one from its codes (the same int8
+ * values a new table stores), in one transaction: the vectors' bytes fall to a quarter (2 KB to
+ * 512 bytes at 512 dimensions; the freed pages are reused by later writes). Keys, codes and
+ * segments are untouched, so quantized search is unchanged; exact search becomes cosine KNN over
+ * the int8 values. Does nothing (0) when the table is already int8 or when some key of
+ * `fingerprint` has no code (`syncCodes` first); else the vectors converted.
+ */
+export const convertVectorsToInt8 = (
+  sqlite: Database,
+  fingerprint: string,
+  vecTable: string,
+  dim: number,
+): number =>
+  sqlite
+    .transaction((): number => {
+      if (vectorElementsOf(sqlite, vecTable) === "int8") return 0
+      ensureCodeTables(sqlite, vecTable)
+      const t = codeTablesOf(vecTable)
+      const count = (sql: string): number => sqlite.prepare(sql).pluck().get(fingerprint) as number
+      const keys = count("select count(*) from vector_keys where fingerprint = ?")
+      const coded = count(
+        `select count(*) from vector_keys k join ${t.codes} c on c.key = k.id
+         where k.fingerprint = ? and length(c.code) = ${4 + dim}`,
+      )
+      if (coded !== keys) return 0
+      sqlite.exec(`drop table ${vecTable}`)
+      sqlite.exec(int8VectorTable(vecTable, dim))
+      // In key order by scanning the codes by rowid: no sort, which would drop the int8 subtype
+      // `vec_int8` gives its value (vec0 then refuses it as float32).
+      return sqlite
+        .prepare(
+          `insert into ${vecTable} (rowid, embedding)
+           select c.key, vec_int8(substr(c.code, 5)) from ${t.codes} c
+           where c.key in (select id from vector_keys where fingerprint = ?)`,
+        )
+        .run(fingerprint).changes
+    })
+    .immediate()
 
 /** Table names of the codes of vec0 table `vecTable`. */
 export const codeTablesOf = (vecTable: string) => ({
@@ -305,7 +383,8 @@ export const scanSignCodes = (
 
 /** Writes codes of new vectors inside the caller's transaction; `flush` appends their bits. */
 export interface CodeWriter {
-  readonly add: (key: number, vector: Float32Array) => void
+  /** Writes the code of `vector` (`code` when the caller has computed it) and queues its bits. */
+  readonly add: (key: number, vector: Float32Array, code?: Uint8Array) => void
   /** Appends the pending sign bits to the segments; call before the transaction commits. */
   readonly flush: () => void
 }
@@ -325,8 +404,8 @@ export const makeCodeWriter = (sqlite: Database, vecTable: string, dim: number):
   const bump = sqlite.prepare(`update ${t.center} set generation = generation + 1 where id = 1`)
   let pending: Array<{ key: number; vector: Float32Array }> = []
   return {
-    add: (key, vector) => {
-      putCode.run(key, blobOf(int8Code(vector)))
+    add: (key, vector, code) => {
+      putCode.run(key, blobOf(code ?? int8Code(vector)))
       pending.push({ key, vector })
     },
     flush: () => {
@@ -435,7 +514,11 @@ export const syncCodes = (
         sqlite.unsafeMode(true)
         try {
           for (const row of missing) {
-            put.run(row.key, blobOf(int8Code(floatsOf(row.embedding))))
+            const code =
+              row.embedding.byteLength === dim
+                ? codeOfInt8Values(row.embedding)
+                : int8Code(floatsOf(row.embedding))
+            put.run(row.key, blobOf(code))
             codesAdded += 1
           }
         } finally {

@@ -6,7 +6,10 @@
  * (1 − d²/2 for the L2 distance d); vectors of another fingerprint are never consulted; an
  * embedder with no table yet gives `[]`; a vector of the wrong length is a
  * `RecallStorageError`. Two ways to search:
- * - `exact`: sqlite-vec's brute-force float KNN over the vec0 table;
+ * - `exact`: sqlite-vec's brute-force KNN over the vec0 table: cosine distance between int8
+ *   values (the query quantized like the stored vectors, similarities within about 1e-2 of the
+ *   float ones), or L2 over floats in a table of an earlier version not yet converted
+ *   (`convertVectorsToInt8`);
  * - `quantized`: a first pass over the sign-bit codes of every vector (asymmetric scores, see
  *   `vector-codes.ts`) keeps a pool of candidates, which are rescored with their int8 codes
  *   (similarities within about 1e-3 of the float ones). Used only while the codes cover every
@@ -25,10 +28,12 @@ import {
   scanSignCodes,
   SEGMENT_CACHE_BYTES,
   SEGMENT_CACHE_TABLES,
+  int8ValuesOf,
   usableCodes,
+  vectorElementsOf,
 } from "./vector-code-store.js"
 import type { CodeState } from "./vector-code-store.js"
-import { bitBytes, dotInt8, signLookupTable, TopScores } from "./vector-codes.js"
+import { bitBytes, dotInt8, int8Code, signLookupTable, TopScores } from "./vector-codes.js"
 
 /** What to search. */
 export interface VectorSearchOptions {
@@ -41,7 +46,7 @@ export interface VectorSearchOptions {
   /** Pre-filter: only these chunks are candidates (e.g. a repo, source or date scope). */
   readonly withinChunkIds?: ReadonlyArray<number>
   /**
-   * `exact` brute-forces the float vectors; `quantized` runs the sign-bit first pass + int8
+   * `exact` brute-forces the stored vectors (sqlite-vec KNN); `quantized` runs the sign-bit first pass + int8
    * rescoring (exact when the codes are not usable); `auto` (default) is quantized when usable.
    */
   readonly mode?: "auto" | "exact" | "quantized"
@@ -249,20 +254,26 @@ const exactKnn = (
   allowedKeys: ReadonlyArray<number> | undefined,
 ): Nearest[] => {
   const filter = allowedKeys === undefined ? "" : "and rowid in (select value from json_each(?))"
-  const params: unknown[] = [vectorBlob(query), k]
+  // An int8 table is searched by cosine distance with the query's own int8 values; a float one
+  // (an earlier version's, not converted yet) by L2 distance with the floats.
+  const int8 = vectorElementsOf(sqlite, vecTable) === "int8"
+  const params: unknown[] = [int8 ? blobOf(int8ValuesOf(int8Code(query))) : vectorBlob(query), k]
   if (allowedKeys !== undefined) params.push(JSON.stringify(allowedKeys))
   const rows = sqlite
     .prepare(
       `select rowid as key, distance from ${vecTable}
-       where embedding match ? and k = ? ${filter} order by distance`,
+       where embedding match ${int8 ? "vec_int8(?)" : "?"} and k = ? ${filter} order by distance`,
     )
     .all(...params) as Array<{ key: number; distance: number }>
   return rows
-    .map((r) => ({
-      key: r.key,
-      distance: r.distance,
-      similarity: clampSimilarity(1 - (r.distance * r.distance) / 2),
-    }))
+    .map((r) => {
+      if (!int8) {
+        const similarity = clampSimilarity(1 - (r.distance * r.distance) / 2)
+        return { key: r.key, distance: r.distance, similarity }
+      }
+      const similarity = clampSimilarity(1 - r.distance)
+      return { key: r.key, similarity, distance: Math.sqrt(Math.max(0, 2 - 2 * similarity)) }
+    })
     .sort((a, b) => a.distance - b.distance || a.key - b.key)
 }
 

@@ -70,14 +70,25 @@ const queryVersions = (
         sqlite: string
         vec: string
       }
-      db.exec("create virtual table temp.baton_probe_vec using vec0(embedding float[2])")
-      db.prepare("insert into temp.baton_probe_vec(rowid, embedding) values (1, ?)").run(
-        "[1.0, 0.0]",
+      // What the index stores: int8 vectors searched by cosine distance.
+      db.exec(
+        "create virtual table temp.baton_probe_vec using vec0(embedding int8[2] distance_metric=cosine)",
+      )
+      db.exec(
+        "insert into temp.baton_probe_vec(rowid, embedding) values (1, vec_int8('[127, 0]')), (2, vec_int8('[0, 127]'))",
       )
       const nearest = db
-        .prepare("select rowid from temp.baton_probe_vec where embedding match ? and k = 1")
-        .get("[0.9, 0.1]") as { rowid: number } | undefined
-      if (nearest?.rowid !== 1) throw new Error("vec0 KNN query returned no row")
+        .prepare(
+          "select rowid from temp.baton_probe_vec where embedding match vec_int8(?) and k = 1",
+        )
+        .get("[114, 13]") as { rowid: number } | undefined
+      if (nearest?.rowid !== 1) {
+        throw new Error(
+          nearest === undefined
+            ? "vec0 KNN query returned no row"
+            : "vec0 int8 cosine KNN returned the farther row",
+        )
+      }
       return { sqliteVersion: versions.sqlite, vecVersion: versions.vec, fts5: hasFts5(db) }
     },
     catch: unavailable("query"),

@@ -11,6 +11,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
+import { int8VectorTable } from "./vector-code-store.js"
 
 /** The active embedder and its vec0 table. */
 export interface ActiveEmbedder {
@@ -22,7 +23,7 @@ export interface ActiveEmbedder {
 }
 
 /**
- * Creates (once) the vec0 table of `fingerprint` with `float[dim]` vectors, records it as the
+ * Creates (once) the vec0 table of `fingerprint` with `int8[dim]` vectors (cosine distance), records it as the
  * index's embedder in `meta`, and, when that changes the index's embedder, marks every chunk
  * lacking its vector as needing embedding.
  */
@@ -50,9 +51,7 @@ export const activateEmbedder = (
                     .prepare("select coalesce(max(rowid), 0) + 1 as n from embedders")
                     .get() as { n: number }
                   vecTable = `vec_${next.n}`
-                  db.sqlite.exec(
-                    `create virtual table ${vecTable} using vec0(embedding float[${dim}])`,
-                  )
+                  db.sqlite.exec(int8VectorTable(vecTable, dim))
                   db.sqlite
                     .prepare(
                       "insert into embedders (fingerprint, dim, vec_table, created_at) values (?, ?, ?, ?)",

@@ -42,8 +42,8 @@ describe("activateEmbedder", () => {
             )
             .get("fake/model-a/4", hash) as { id: number }
           db.sqlite
-            .prepare("insert into vec_1 (rowid, embedding) values (?, ?)")
-            .run(BigInt(key.id), "[1, 0, 0, 0]")
+            .prepare("insert into vec_1 (rowid, embedding) values (?, vec_int8(?))")
+            .run(BigInt(key.id), "[127, 0, 0, 0]")
           return {
             total: (db.sqlite.prepare("select count(*) as n from chunks").get() as { n: number }).n,
             sharing: (
@@ -72,8 +72,8 @@ describe("activateEmbedder", () => {
       RecallDatabase.use((db) =>
         Effect.sync(() =>
           db.sqlite
-            .prepare("select rowid from vec_1 where embedding match ? and k = 1")
-            .all("[0.9, 0.1, 0, 0]"),
+            .prepare("select rowid from vec_1 where embedding match vec_int8(?) and k = 1")
+            .all("[114, 13, 0, 0]"),
         ),
       ),
     )
