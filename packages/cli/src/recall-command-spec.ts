@@ -46,6 +46,7 @@ type RunnerName =
   | "runRecallStatus"
   | "runRecallPrune"
   | "runRecallForget"
+  | "runRecallVacuum"
 
 const load = (name: RunnerName) => async (): Promise<CommandRunner> =>
   (await import("./recall-command.js"))[name]
@@ -238,6 +239,23 @@ const forget: CommandSpec = {
   load: load("runRecallForget"),
 }
 
+const vacuum: CommandSpec = {
+  name: "vacuum",
+  summary: "Give back the disk space that forget and prune freed",
+  details: [
+    "SQLite keeps freed pages inside the file for later writes, and the full-text index keeps a",
+    "forgotten text's words until its segments merge. vacuum merges them and rewrites the file,",
+    "so the forgotten text leaves the disk. It needs free space up to twice the index's size while",
+    "it runs, waits for nobody (an index run in progress fails it; try again after), and leaves",
+    "the file as it was if it fails or is stopped. Searches keep working meanwhile.",
+  ],
+  flags: [jsonFlag],
+  positionals: [],
+  subcommands: [],
+  exitCodes: "0 done · 1 failed (busy, no space) · 2 bad usage",
+  load: load("runRecallVacuum"),
+}
+
 /** `baton recall`. */
 export const recallCommand: CommandSpec = {
   name: "recall",
@@ -248,6 +266,6 @@ export const recallCommand: CommandSpec = {
   ],
   flags: [],
   positionals: [],
-  subcommands: [index, search, recent, grep, expand, step, status, prune, forget],
+  subcommands: [index, search, recent, grep, expand, step, status, prune, forget, vacuum],
   exitCodes: "2 bad usage",
 }

@@ -1,6 +1,6 @@
 /**
  * The runners of `baton recall …`: index (with a progress bar, --watch and --background),
- * search, recent, grep, expand, step, status, prune and forget over @baton/recall-index.
+ * search, recent, grep, expand, step, status, prune, forget and vacuum over @baton/recall-index.
  * Guarantees: loaded only when a recall command runs; read commands never create the index
  * (a missing or empty one gives "nothing indexed yet" with where transcripts were looked for,
  * exit 0); domain errors come back as tagged failures for `failure-report.ts` (exit 1), bad
@@ -41,6 +41,7 @@ import {
   nodeRepositoryFiles,
   nodeTranscriptFileSystemLayer,
   pruneDeleted,
+  vacuumIndex,
   RECALL_DATABASE_FILE,
   recallDatabaseLayer,
   recallStatus,
@@ -84,6 +85,7 @@ import {
   renderRecent,
   renderSearch,
   renderStatus,
+  renderVacuum,
   renderWindow,
 } from "./recall-report.js"
 
@@ -760,7 +762,7 @@ export const runRecallStep: CommandRunner = async (invocation, io) => {
 }
 
 // ---------------------------------------------------------------------------------------------
-// status, prune, forget
+// status, prune, forget, vacuum
 
 /** Runs `baton recall status`. */
 export const runRecallStatus: CommandRunner = async (invocation, io) => {
@@ -803,6 +805,19 @@ export const runRecallPrune: CommandRunner = async (invocation, io) => {
     io.stdout(
       `Pruned ${result.value.sessions} sessions of ${result.value.files} deleted transcripts.\n`,
     )
+  return completed(0)
+}
+
+/** Runs `baton recall vacuum`. */
+export const runRecallVacuum: CommandRunner = async (invocation, io) => {
+  const ctx = contextOf(invocation, io)
+  const none = whenNoIndex(ctx)
+  if (none !== undefined) return none
+  if (!ctx.json) io.stderr("Rewriting the recall index to give back free space…\n")
+  const result = await runIndexed(ctx, vacuumIndex())
+  if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
+  if (ctx.json) printJson(ctx, { vacuum: result.value })
+  else io.stdout(renderVacuum(result.value))
   return completed(0)
 }
 

@@ -4,6 +4,7 @@ import type {
   GrepResult,
   IndexRunReport,
   RecallSearchResult,
+  RecallStatus,
   RecentSession,
 } from "@baton/recall-index"
 import {
@@ -12,6 +13,8 @@ import {
   renderNothingIndexed,
   renderRecent,
   renderSearch,
+  renderStatus,
+  renderVacuum,
 } from "./recall-report.js"
 
 const roots = {
@@ -185,5 +188,44 @@ describe("recall reports", () => {
     expect(renderIndexSummary(run, { ...embedding, vectorsConverted: 0 }, null)).not.toContain(
       "int8",
     )
+  })
+
+  it("points at vacuum when the file holds much free space, and says what a vacuum gave back", () => {
+    const status = {
+      databasePath: "/d/recall-index.db",
+      dbBytes: 777 * 1_048_576,
+      freeBytes: 308 * 1_048_576,
+      sessions: 1,
+      bySource: { claude: { sessions: 1 }, codex: { sessions: 0 } },
+      turns: 2,
+      chunks: 2,
+      rawRecords: 4,
+      newestActivityHuman: null,
+      lastRun: null,
+      indexing: null,
+      embedders: [],
+      embeddingBacklog: 0,
+      missingFiles: 0,
+      missingLookupIndexes: [],
+      lexicalBacklog: 0,
+      failingFiles: 0,
+      quarantined: [],
+      roots: null,
+    } as unknown as RecallStatus
+    expect(renderStatus(status)).toContain(
+      "Index: /d/recall-index.db (777.0 MiB, 308.0 MiB of it free: 'baton recall vacuum' gives it back)",
+    )
+    expect(renderStatus({ ...status, freeBytes: 4096 })).toContain(
+      "Index: /d/recall-index.db (777.0 MiB)\n",
+    )
+    const mib = 1_048_576
+    expect(
+      renderVacuum({
+        bytesBefore: 777 * mib,
+        bytesAfter: 465.5 * mib,
+        freeBytesBefore: 0,
+        ms: 14_500,
+      }),
+    ).toBe("Vacuumed the recall index: 777.0 MiB → 465.5 MiB (311.5 MiB given back) in 14.5 s.\n")
   })
 })

@@ -15,6 +15,7 @@ import type {
   RecentSession,
   TranscriptRoots,
   TurnWindow,
+  VacuumReport,
 } from "@baton/recall-index"
 
 const n = (value: number): string => value.toLocaleString("en-US")
@@ -160,10 +161,13 @@ const renderSelection = (e: EmbedderSelection): string => {
   return `Embedder: auto → ${auto.name} (${size}${next})`
 }
 
+/** Free space inside the index file worth pointing out (smaller amounts are not worth a rewrite). */
+const FREE_NOTE_BYTES = 16 * 1_048_576
+
 /** Status for people. */
 export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection): string => {
   const lines = [
-    `Index: ${status.databasePath} (${(status.dbBytes / 1_048_576).toFixed(1)} MiB)`,
+    `Index: ${status.databasePath} (${(status.dbBytes / 1_048_576).toFixed(1)} MiB${status.freeBytes >= FREE_NOTE_BYTES ? `, ${(status.freeBytes / 1_048_576).toFixed(1)} MiB of it free: 'baton recall vacuum' gives it back` : ""})`,
     `Sessions: ${n(status.sessions)} (${n(status.bySource.claude.sessions)} Claude Code, ${n(status.bySource.codex.sessions)} Codex) · turns ${n(status.turns)} · chunks ${n(status.chunks)} · records ${n(status.rawRecords)}`,
     `Newest activity: ${status.newestActivityHuman ?? "none"}`,
     `Last run: ${status.lastRun === null ? "never" : `${status.lastRunAgo} (${n(status.lastRun.indexedNew + status.lastRun.appended + status.lastRun.rewritten)} files indexed, ${n(status.lastRun.unchanged)} unchanged)`}`,
@@ -241,4 +245,13 @@ export const renderIndexSummary = (
   }
   if (embeddingNote !== null) lines.push(embeddingNote)
   return `${lines.join("\n")}\n`
+}
+
+/** The summary of one `baton recall vacuum` run. */
+export const renderVacuum = (report: VacuumReport): string => {
+  const mib = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MiB`
+  const seconds = (report.ms / 1000).toFixed(1)
+  return report.bytesAfter < report.bytesBefore
+    ? `Vacuumed the recall index: ${mib(report.bytesBefore)} → ${mib(report.bytesAfter)} (${mib(report.bytesBefore - report.bytesAfter)} given back) in ${seconds} s.\n`
+    : `Vacuumed the recall index: ${mib(report.bytesAfter)}, nothing to give back (${seconds} s).\n`
 }

@@ -209,6 +209,7 @@ describe("baton recall on a fresh machine", () => {
       "status",
       "prune",
       "forget",
+      "vacuum",
     ]) {
       const run = await runBaton(["recall", command, "--help"])
       expect(run.code, command).toBe(0)
@@ -463,6 +464,22 @@ describe("baton recall with history", () => {
     const status = json((await runBaton(["recall", "status", "--json"], { env })).stdout)
     expect(status.sessions).toBe(1)
     expect(home).not.toBe("")
+    // The forgotten session's space goes back to the disk.
+    const vacuum = await runBaton(["recall", "vacuum", "--json"], { env })
+    expect(vacuum.code).toBe(0)
+    const report = json(vacuum.stdout) as {
+      ok: boolean
+      vacuum: { bytesBefore: number; bytesAfter: number; freeBytesBefore: number }
+    }
+    expect(report.ok).toBe(true)
+    // (How much comes back is the library's test; this small index frees partial pages only.)
+    expect(report.vacuum.freeBytesBefore).toBeGreaterThanOrEqual(0)
+    expect(report.vacuum.bytesAfter).toBeLessThanOrEqual(report.vacuum.bytesBefore)
+    const again = await runBaton(["recall", "vacuum"], { env })
+    expect(again.code).toBe(0)
+    expect(again.stdout).toMatch(/^Vacuumed the recall index: [\d.]+ MiB, nothing to give back/)
+    expect(again.stderr).toContain("Rewriting the recall index")
+    expect(json((await runBaton(["recall", "status", "--json"], { env })).stdout).sessions).toBe(1)
   }, 60_000)
 })
 

@@ -253,6 +253,11 @@ export interface IndexStatus {
   readonly lastRun: IndexRunReport | null
   /** Database + WAL bytes on disk. */
   readonly dbBytes: number
+  /**
+   * Bytes of free pages inside the database file (what forget, prune or the int8 conversion
+   * freed): later writes reuse them, `vacuumIndex` gives them back to the disk.
+   */
+  readonly freeBytes: number
   /** Newest turn timestamp in the index (ISO-8601), the freshness signal. */
   readonly newestActivity: string | null
   /** How long ago the last run finished, in ms, against `now`. */
@@ -384,6 +389,11 @@ export const indexStatus = (
     const lastRun: IndexRunReport | null = lastRunRow === null ? null : lastRunRow.value
     const missingIndexes = yield* read(() => missingLookupIndexes(db.sqlite))
     const lexicalBacklog = yield* read(() => lexicalBacklogSize(db.sqlite))
+    const freeBytes = yield* read(
+      () =>
+        (db.sqlite.pragma("freelist_count", { simple: true }) as number) *
+        (db.sqlite.pragma("page_size", { simple: true }) as number),
+    )
     return {
       files: counts.files,
       sessions: counts.sessions,
@@ -401,6 +411,7 @@ export const indexStatus = (
       })),
       lastRun,
       dbBytes: fileBytes(db.path) + fileBytes(`${db.path}-wal`),
+      freeBytes,
       newestActivity: counts.newest,
       lastRunAgeMs: lastRun === null ? null : Math.max(0, now - lastRun.finishedAt),
       missingLookupIndexes: missingIndexes,

@@ -35,6 +35,8 @@ export { INDEX_SLICE_BYTES, indexTranscripts } from "./indexer.js"
 export { hasCjk } from "./cjk-text.js"
 export { ftsQueryTerms, ftsText, identifierWords } from "./fts-text.js"
 export { forgetSessions, indexStatus, pruneDeleted } from "./index-maintenance.js"
+export { vacuumIndex } from "./index-vacuum.js"
+export type { VacuumReport } from "./index-vacuum.js"
 export {
   DEFAULT_EXPANSION_MAX_DOC_SHARE,
   DEFAULT_MAX_DOC_SHARE,
