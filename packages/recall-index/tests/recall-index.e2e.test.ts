@@ -2,11 +2,20 @@
 // 2.1.328, recorded by the testkit's corpus builder against loopback mocks), into a real
 // temp-file database; also with its lookup indexes deferred to the end of the run.
 import { Effect } from "effect"
+import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { buildCorpus } from "@baton/testkit"
 import type { Corpus } from "@baton/testkit"
-import { expandAround, indexStatus, matchChunks, RecallDatabase } from "@baton/recall-index"
+import {
+  expandAround,
+  forgetSessions,
+  grepRecords,
+  indexStatus,
+  matchChunks,
+  RecallDatabase,
+  vacuumIndex,
+} from "@baton/recall-index"
 import type { IndexProgressEvent, IndexRunReport } from "@baton/recall-index"
 import { runIndex, snapshot, tempDir, withIndex } from "./index-harness.js"
 
@@ -117,5 +126,36 @@ describe("recall index on real agent transcripts", () => {
     const window = (dir: string) =>
       withIndex(dir, expandAround({ sessionId: hit.sessionId, turnId: hit.turnId, before: 1 }))
     expect(await window(deferred)).toEqual(await window(dataDir))
+  })
+
+  it("forgets every session that mentions 'frost', and a vacuum takes the word off the disk", async () => {
+    const forgetting = join(data.path, "forgetting")
+    await runIndex(forgetting, {
+      environment: {
+        env: { CODEX_HOME: corpus.codexHome, CLAUDE_CONFIG_DIR: corpus.claudeConfigDir },
+        homeDir: corpus.root,
+      },
+    })
+    const onDisk = () =>
+      ["recall-index.db", "recall-index.db-wal"].some((name) => {
+        const path = join(forgetting, name)
+        return existsSync(path) && readFileSync(path).includes(Buffer.from("frost"))
+      })
+    const grep = await withIndex(forgetting, grepRecords({ pattern: "frost", limit: 100 }))
+    const sessions = [...new Set(grep.hits.map((h) => h.sessionId))]
+    expect(sessions).toContain(sessionOf("claude", false).sessionId)
+    for (const sessionId of sessions) {
+      await withIndex(forgetting, forgetSessions({ _tag: "Session", sessionId }))
+    }
+    expect(await withIndex(forgetting, matchChunks("frost"))).toEqual([])
+    expect(onDisk()).toBe(true)
+    const report = await withIndex(forgetting, vacuumIndex())
+    expect(report.bytesAfter).toBeLessThanOrEqual(report.bytesBefore)
+    expect(onDisk()).toBe(false)
+    // The other sessions are still found.
+    expect((await withIndex(forgetting, indexStatus(Date.now()))).sessions).toBe(
+      4 - sessions.length,
+    )
+    expect((await withIndex(forgetting, matchChunks("retry policy"))).length).toBeGreaterThan(0)
   })
 })
