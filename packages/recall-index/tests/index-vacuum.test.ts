@@ -5,13 +5,16 @@ import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import {
+  embedBacklog,
   forgetSessions,
   IndexerProcess,
   indexStatus,
   lexicalQuery,
   matchChunks,
+  searchVectors,
   vacuumIndex,
 } from "@baton/recall-index"
+import { makeDeterministicEmbedder } from "@baton/recall-index/testing"
 import { checkFullText, insertChunkRows, tempDir, withIndex, withSqlite } from "./index-harness.js"
 
 const cleanups: Array<() => void> = []
@@ -59,12 +62,32 @@ const found = (dataDir: string, words: string) =>
     ),
   )
 
+const embedder = makeDeterministicEmbedder({ dim: 32 })
+
+/** Exact (sqlite-vec) and quantized nearest chunks of a few queries. */
+const nearest = (dataDir: string) =>
+  withIndex(
+    dataDir,
+    Effect.forEach(["upload retry", "note 7 waits", "seconds between attempts"], (q) =>
+      Effect.flatMap(embedder.embedQuery(q), (vector) =>
+        Effect.all(
+          (["exact", "quantized"] as const).map((mode) =>
+            searchVectors({ vector, k: 20, fingerprint: embedder.info.fingerprint, mode }),
+          ),
+        ),
+      ),
+    ),
+  )
+
 describe("vacuumIndex", () => {
   it("shrinks the file and removes a forgotten session's text from it", async () => {
     const dataDir = await setup()
     expect(inFile(dataDir, CANARY)).toBe(true)
     const keptBefore = await found(dataDir, "kept")
+    await withIndex(dataDir, embedBacklog(embedder))
     await withIndex(dataDir, forgetSessions({ _tag: "Session", sessionId: FORGOTTEN }))
+    const vectorsBefore = await nearest(dataDir)
+    for (const hits of vectorsBefore.flat()) expect(hits.length).toBe(20)
     await withSqlite(dataDir, (s) => s.pragma("wal_checkpoint(TRUNCATE)"))
     // Forgotten but still on disk: freed pages and old full-text segments keep the bytes.
     expect(inFile(dataDir, CANARY)).toBe(true)
@@ -78,6 +101,8 @@ describe("vacuumIndex", () => {
     expect(report.bytesAfter).toBeLessThan(report.bytesBefore)
     expect(inFile(dataDir, CANARY)).toBe(false)
     expect(await found(dataDir, "kept")).toEqual(keptBefore)
+    // sqlite-vec's tables read by row id survive the rewrite: the same nearest chunks.
+    expect(await nearest(dataDir)).toEqual(vectorsBefore)
     expect(await checkFullText(dataDir)).toBe(0) // FTS5 integrity-check passes, no backlog
     // Nothing left to give back.
     const again = await withIndex(dataDir, vacuumIndex())
