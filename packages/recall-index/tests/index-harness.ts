@@ -21,6 +21,7 @@ import {
   recallMigrations,
   TranscriptFileSystem,
 } from "@baton/recall-index"
+import { generateFixtureCorpus } from "@baton/recall-index/testing"
 import type {
   ConfiguredEmbedding,
   IndexerProcess,
@@ -217,6 +218,28 @@ export const runIndex = (
   options: IndexOptions,
   fsLayer?: Layer.Layer<TranscriptFileSystem>,
 ): Promise<IndexRunReport> => withIndex(dataDir, indexTranscripts(options), fsLayer)
+
+/**
+ * The fixture corpus of `seed` written to a temp home and indexed into a temp data directory;
+ * `dispose` removes both.
+ */
+export const indexedFixture = async (seed: number) => {
+  const home = tempDir("home")
+  const data = tempDir("data")
+  const corpus = generateFixtureCorpus({ seed, homeDir: home.path })
+  writeTree(corpus.files)
+  const environment = {
+    env: { CLAUDE_CONFIG_DIR: corpus.claudeConfigDir, CODEX_HOME: corpus.codexHome },
+    homeDir: home.path,
+  }
+  const dataDir = join(data.path, "baton")
+  const report = await runIndex(dataDir, { environment })
+  const dispose = () => {
+    home.dispose()
+    data.dispose()
+  }
+  return { corpus, environment, dataDir, report, dispose }
+}
 
 /**
  * FTS5's own check of `chunks_fts` against the chunk rows (throws when they differ; so it also

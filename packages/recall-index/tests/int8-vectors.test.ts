@@ -1,7 +1,6 @@
 // Vectors are stored as int8 in sqlite-vec (a quarter of the float bytes): new embedder tables
 // are int8, a float table an earlier version wrote is rewritten from its codes by the next
 // embedding run, and search — quantized and exact — finds what the float vectors found.
-import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import {
   convertVectorsToInt8,
@@ -9,9 +8,9 @@ import {
   searchVectors,
   vectorElementsOf,
 } from "@baton/recall-index"
-import { generateFixtureCorpus, makeDeterministicEmbedder } from "@baton/recall-index/testing"
+import { makeDeterministicEmbedder } from "@baton/recall-index/testing"
 import { Effect } from "effect"
-import { runIndex, tempDir, withIndex, withSqlite, writeTree } from "./index-harness.js"
+import { indexedFixture, withIndex, withSqlite } from "./index-harness.js"
 import type { RecallDatabaseShape } from "@baton/recall-index"
 
 const cleanups: Array<() => void> = []
@@ -24,18 +23,8 @@ const { fingerprint, dim } = embedder.info
 type Sqlite = RecallDatabaseShape["sqlite"]
 
 const setup = async () => {
-  const home = tempDir("home")
-  const data = tempDir("data")
-  cleanups.push(home.dispose, data.dispose)
-  const corpus = generateFixtureCorpus({ seed: 11, homeDir: home.path })
-  writeTree(corpus.files)
-  const dataDir = join(data.path, "baton")
-  await runIndex(dataDir, {
-    environment: {
-      env: { CLAUDE_CONFIG_DIR: corpus.claudeConfigDir, CODEX_HOME: corpus.codexHome },
-      homeDir: home.path,
-    },
-  })
+  const { dataDir, dispose } = await indexedFixture(11)
+  cleanups.push(dispose)
   const report = await withIndex(dataDir, embedBacklog(embedder))
   return { dataDir, report }
 }

@@ -1,29 +1,18 @@
 // Per-embedder vec0 tables and the embedding backlog, on a real temp-file database.
 import { Effect } from "effect"
-import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { activateEmbedder, forgetSessions, RecallDatabase } from "@baton/recall-index"
-import { generateFixtureCorpus } from "@baton/recall-index/testing"
-import { runIndex, tempDir, withIndex, writeTree } from "./index-harness.js"
+import { indexedFixture, withIndex } from "./index-harness.js"
 
-const home = tempDir("vec-home")
-const data = tempDir("vec-data")
+const cleanups: Array<() => void> = []
 afterAll(() => {
-  home.dispose()
-  data.dispose()
+  for (const c of cleanups.splice(0)) c()
 })
 
 describe("activateEmbedder", () => {
   it("creates one vec0 table per fingerprint and recomputes the backlog when the embedder changes", async () => {
-    const corpus = generateFixtureCorpus({ seed: 4, homeDir: home.path })
-    writeTree(corpus.files)
-    const dataDir = join(data.path, "baton")
-    await runIndex(dataDir, {
-      environment: {
-        env: { CLAUDE_CONFIG_DIR: corpus.claudeConfigDir, CODEX_HOME: corpus.codexHome },
-        homeDir: home.path,
-      },
-    })
+    const { dataDir, dispose } = await indexedFixture(4)
+    cleanups.push(dispose)
     const first = await withIndex(dataDir, activateEmbedder("fake/model-a/4", 4))
     expect(first.vecTable).toBe("vec_1")
     const chunks = await withIndex(
