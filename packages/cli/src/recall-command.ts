@@ -359,6 +359,7 @@ const indexOnce = async (
           total: p.total,
           startedAt: embedStart,
         }),
+      onVectorConversion: (vectors) => progress.update({ phase: "converting-vectors", vectors }),
     }).pipe(Effect.result),
     signal,
   )

@@ -30,6 +30,9 @@ describe("recall progress", () => {
     expect(renderProgress({ phase: "building-indexes", filesTotal: 2000 }, 1000)).toBe(
       "indexing  [####################] 2,000 files written · building search indexes…",
     )
+    expect(renderProgress({ phase: "converting-vectors", vectors: 2_090_000 }, 1000)).toBe(
+      "embedding storing 2,090,000 vectors of an earlier version as int8 (once)…",
+    )
   })
 
   it("never exceeds the terminal width", () => {

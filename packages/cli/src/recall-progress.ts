@@ -27,6 +27,11 @@ export type ProgressState =
       readonly phase: "building-indexes"
       readonly filesTotal: number
     }
+  | {
+      /** An earlier version's float vectors are rewritten as int8, once (no count). */
+      readonly phase: "converting-vectors"
+      readonly vectors: number
+    }
 
 const grouped = (n: number): string => Math.round(n).toLocaleString("en-US")
 
@@ -56,7 +61,9 @@ export const renderProgress = (state: ProgressState, now: number, columns = 80):
       ? `indexing  ${bar(state.filesDone, state.filesTotal, 20)} ${grouped(state.filesDone)}/${grouped(state.filesTotal)} files · ${grouped(state.turns)} turns${eta(state.filesDone, state.filesTotal, state.startedAt, now)}`
       : state.phase === "embedding"
         ? `embedding ${bar(state.done, state.total, 20)} ${grouped(state.done)}/${grouped(state.total)} chunks${eta(state.done, state.total, state.startedAt, now)}`
-        : `indexing  ${bar(1, 1, 20)} ${grouped(state.filesTotal)} files written · building search indexes…`
+        : state.phase === "converting-vectors"
+          ? `embedding storing ${grouped(state.vectors)} vectors of an earlier version as int8 (once)…`
+          : `indexing  ${bar(1, 1, 20)} ${grouped(state.filesTotal)} files written · building search indexes…`
   return line.length > columns ? `${line.slice(0, Math.max(0, columns - 1))}…` : line
 }
 

@@ -73,6 +73,11 @@ export interface EmbedBacklogOptions {
   readonly maxTexts?: number
   /** Called synchronously after every batch written (committed with its group). */
   readonly onProgress?: (progress: EmbedBacklogProgress) => void
+  /**
+   * Called synchronously, with the number of vectors, before the run rewrites an earlier
+   * version's float vectors as int8 (once per index; ~4 s per 200 000 vectors).
+   */
+  readonly onVectorConversion?: (vectors: number) => void
   /** Take the indexer lock for the run (default true); false only when the caller holds it. */
   readonly takeLock?: boolean
   /** Lock lease; default 120 000 ms, renewed once a quarter of it has passed. */
@@ -163,6 +168,7 @@ const drain = (
           active.vecTable,
           info.dim,
           options.commitGroup ?? EMBED_COMMIT_LIMITS,
+          options.onVectorConversion,
         )
       },
       catch: storageFailure("write", path),
@@ -329,12 +335,21 @@ const prepareStore = (
   vecTable: string,
   dim: number,
   limits: CommitGroupLimits,
+  onConversion: ((vectors: number) => void) | undefined,
 ): BacklogStore => {
   // Search codes (sign bits + int8) need whole bytes of bits; other dimensions search exactly.
   const codes = dim % 8 === 0 ? syncCodesOf(sqlite, fingerprint, vecTable, dim) : undefined
   // A float table of an earlier version becomes int8 once its codes cover it (just repaired).
-  const vectorsConverted =
-    codes === undefined ? 0 : convertVectorsToInt8(sqlite, fingerprint, vecTable, dim)
+  let vectorsConverted = 0
+  if (codes !== undefined && vectorElementsOf(sqlite, vecTable) === "float32") {
+    onConversion?.(
+      sqlite
+        .prepare("select count(*) from vector_keys where fingerprint = ?")
+        .pluck()
+        .get(fingerprint) as number,
+    )
+    vectorsConverted = convertVectorsToInt8(sqlite, fingerprint, vecTable, dim)
+  }
   const int8 = vectorElementsOf(sqlite, vecTable) === "int8"
   const page = sqlite.prepare(
     "select id, content_hash, text from chunks where needs_embedding = 1 and id > ? order by id limit ?",

@@ -122,8 +122,13 @@ describe("int8 vectors in sqlite-vec", () => {
     const floatExact = await Promise.all(QUERIES.map((q) => search(dataDir, q, "exact")))
     expect(await withSqlite(dataDir, (s) => vectorElementsOf(s, vecTableOf(s)))).toBe("float32")
 
-    const report = await withIndex(dataDir, embedBacklog(embedder))
+    const announced: Array<number> = []
+    const report = await withIndex(
+      dataDir,
+      embedBacklog(embedder, { onVectorConversion: (n) => announced.push(n) }),
+    )
     expect(report).toMatchObject({ embedded: 0, vectorsConverted: before.length })
+    expect(announced).toEqual([before.length])
     const after = await withSqlite(dataDir, (sqlite) => ({
       elements: vectorElementsOf(sqlite, vecTableOf(sqlite)),
       stored: storedVectors(sqlite),
@@ -144,7 +149,12 @@ describe("int8 vectors in sqlite-vec", () => {
       ).toHaveLength(3)
     })
     // Nothing left to convert.
-    expect(await withIndex(dataDir, embedBacklog(embedder))).toMatchObject({ vectorsConverted: 0 })
+    const again = await withIndex(
+      dataDir,
+      embedBacklog(embedder, { onVectorConversion: (n) => announced.push(n) }),
+    )
+    expect(again).toMatchObject({ vectorsConverted: 0 })
+    expect(announced).toEqual([before.length])
   })
 
   it("converts nothing while a key lacks its code, and rebuilds lost codes from int8 values", async () => {
