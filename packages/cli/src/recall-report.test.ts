@@ -218,6 +218,15 @@ describe("recall reports", () => {
     expect(renderStatus({ ...status, freeBytes: 4096 })).toContain(
       "Index: /d/recall-index.db (777.0 MiB)\n",
     )
+    const embedder = { fingerprint: "e/m/512", dim: 512, vectors: 20, active: true }
+    expect(
+      renderStatus({ ...status, embedders: [{ ...embedder, elements: "float32" }] }),
+    ).toContain(
+      "Embeddings: e/m/512 (20 vectors, active, float32 until the next 'baton recall index' stores them as int8)",
+    )
+    expect(renderStatus({ ...status, embedders: [{ ...embedder, elements: "int8" }] })).toContain(
+      "Embeddings: e/m/512 (20 vectors, active) ·",
+    )
     const mib = 1_048_576
     expect(
       renderVacuum({

@@ -175,7 +175,7 @@ export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection)
   if (status.indexing !== null)
     lines.push(`Indexing now: pid ${status.indexing.pid} since ${status.indexing.since}`)
   lines.push(
-    `Embeddings: ${status.embedders.length === 0 ? "none yet" : status.embedders.map((e) => `${e.fingerprint} (${n(e.vectors)} vectors${e.active ? ", active" : ""})`).join("; ")} · backlog ${n(status.embeddingBacklog)} chunks`,
+    `Embeddings: ${status.embedders.length === 0 ? "none yet" : status.embedders.map((e) => `${e.fingerprint} (${n(e.vectors)} vectors${e.active ? ", active" : ""}${e.elements === "float32" ? ", float32 until the next 'baton recall index' stores them as int8" : ""})`).join("; ")} · backlog ${n(status.embeddingBacklog)} chunks`,
   )
   if (embedder !== undefined) lines.push(renderSelection(embedder))
   if (status.missingFiles > 0) {

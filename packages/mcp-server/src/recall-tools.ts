@@ -753,6 +753,9 @@ export const recallStatusOutput = {
       dim: z.number().int(),
       vectors: z.number().int(),
       active: z.boolean(),
+      elements: z
+        .enum(["int8", "float32"])
+        .describe("how the vectors are stored; float32 ones become int8 at the next index run"),
     }),
   ),
   newest_activity: z.string().nullable(),

@@ -18,6 +18,7 @@ import { decodeRows } from "./stored-rows.js"
 import { relativeAge, resolveTimeZone, whenHuman } from "./time-format.js"
 import { transcriptRoots } from "./transcript-discovery.js"
 import type { DiscoveryEnvironment, TranscriptRoots } from "./transcript-discovery.js"
+import type { VectorElements } from "./vector-code-store.js"
 
 /** Counts of one source. */
 export interface SourceCounts {
@@ -33,6 +34,11 @@ export interface StoredEmbedder {
   readonly vectors: number
   /** The space the last embedding run filled (`meta.embedder_fingerprint`). */
   readonly active: boolean
+  /**
+   * How its vectors are stored: `int8`, or `float32` in a table of an earlier version that the
+   * next embedding run in this space rewrites as int8 (see `convertVectorsToInt8`).
+   */
+  readonly elements: VectorElements
 }
 
 /** The index at a glance, for people and agents. */
@@ -65,6 +71,7 @@ const EmbedderRows = Schema.Array(
     dim: Schema.Number,
     vectors: Schema.Number,
     active: Schema.Number,
+    elements: Schema.Literals(["int8", "float32"]),
   }),
 )
 
@@ -106,7 +113,10 @@ export const recallStatus = (
             `select e.fingerprint, e.dim,
                     e.vector_count as vectors,
                     coalesce((select value from meta where key = 'embedder_fingerprint'), '')
-                      = e.fingerprint as active
+                      = e.fingerprint as active,
+                    case when (select sql from sqlite_master
+                               where type = 'table' and name = e.vec_table) like '%int8[%'
+                      then 'int8' else 'float32' end as elements
              from embedders e order by e.created_at`,
           )
           .all(),
@@ -135,6 +145,7 @@ export const recallStatus = (
         dim: e.dim,
         vectors: e.vectors,
         active: e.active === 1,
+        elements: e.elements,
       })),
       newestActivityHuman:
         base.newestActivity === null ? null : whenHuman(base.newestActivity, now, timezone),

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import {
   convertVectorsToInt8,
   embedBacklog,
+  recallStatus,
   searchVectors,
   vectorElementsOf,
 } from "@baton/recall-index"
@@ -121,6 +122,9 @@ describe("int8 vectors in sqlite-vec", () => {
     await withSqlite(dataDir, rewindToFloatVectors)
     const floatExact = await Promise.all(QUERIES.map((q) => search(dataDir, q, "exact")))
     expect(await withSqlite(dataDir, (s) => vectorElementsOf(s, vecTableOf(s)))).toBe("float32")
+    const elements = async () =>
+      (await withIndex(dataDir, recallStatus())).embedders.map((e) => e.elements)
+    expect(await elements()).toEqual(["float32"])
 
     const announced: Array<number> = []
     const report = await withIndex(
@@ -134,6 +138,7 @@ describe("int8 vectors in sqlite-vec", () => {
       stored: storedVectors(sqlite),
     }))
     expect(after).toEqual({ elements: "int8", stored: before })
+    expect(await elements()).toEqual(["int8"])
     // Quantized search reads the codes, untouched; exact search finds what the floats found.
     expect(await Promise.all(QUERIES.map((q) => search(dataDir, q, "quantized")))).toEqual(
       quantized,

@@ -399,6 +399,7 @@ describe("recallStatus", () => {
         dim: 64,
         vectors: expect.any(Number),
         active: true,
+        elements: "int8",
       },
     ])
     expect(status.embedders[0]!.vectors).toBeGreaterThan(10)
