@@ -18,6 +18,7 @@ import { decodeRows } from "./stored-rows.js"
 import { relativeAge, resolveTimeZone, whenHuman } from "./time-format.js"
 import { transcriptRoots } from "./transcript-discovery.js"
 import type { DiscoveryEnvironment, TranscriptRoots } from "./transcript-discovery.js"
+import { vectorElementsOf } from "./vector-code-store.js"
 import type { VectorElements } from "./vector-code-store.js"
 
 /** Counts of one source. */
@@ -108,18 +109,17 @@ export const recallStatus = (
       EmbedderRows,
       db.path,
       yield* read(() =>
-        db.sqlite
-          .prepare(
-            `select e.fingerprint, e.dim,
+        (
+          db.sqlite
+            .prepare(
+              `select e.fingerprint, e.dim, e.vec_table,
                     e.vector_count as vectors,
                     coalesce((select value from meta where key = 'embedder_fingerprint'), '')
-                      = e.fingerprint as active,
-                    case when (select sql from sqlite_master
-                               where type = 'table' and name = e.vec_table) like '%int8[%'
-                      then 'int8' else 'float32' end as elements
+                      = e.fingerprint as active
              from embedders e order by e.created_at`,
-          )
-          .all(),
+            )
+            .all() as Array<{ vec_table: string }>
+        ).map((row) => ({ ...row, elements: vectorElementsOf(db.sqlite, row.vec_table) })),
       ),
     )
     const lock = yield* decodeRows(

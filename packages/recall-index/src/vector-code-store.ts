@@ -9,7 +9,7 @@
  *   from, and a generation bumped by every change to the segments (readers cache segments by it).
  * Guarantees: codes are written in the same transaction as their vector; the segments are
  * usable only while their total count equals the embedder's vector count and a centre exists
- * ({@link usableCodes}), otherwise search falls back to exact float KNN, never to stale codes;
+ * ({@link usableCodes}), otherwise search falls back to exact KNN, never to stale codes;
  * {@link syncCodes} repairs every divergence (missing or orphan codes, stale segments) and
  * recomputes the centre each time the collection has doubled since the last centre (amortised
  * linear cost), rebuilding the segments against it.
