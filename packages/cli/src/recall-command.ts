@@ -41,7 +41,6 @@ import {
   nodeRepositoryFiles,
   nodeTranscriptFileSystemLayer,
   pruneDeleted,
-  vacuumIndex,
   RECALL_DATABASE_FILE,
   recallDatabaseLayer,
   recallStatus,
@@ -50,6 +49,7 @@ import {
   searchRecall,
   step,
   transcriptRoots,
+  vacuumIndex,
 } from "@baton/recall-index"
 import type {
   ConfiguredEmbedding,

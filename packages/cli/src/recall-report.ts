@@ -19,6 +19,7 @@ import type {
 } from "@baton/recall-index"
 
 const n = (value: number): string => value.toLocaleString("en-US")
+const mib = (bytes: number): string => `${(bytes / 1_048_576).toFixed(1)} MiB`
 const indent = (text: string, prefix = "   "): string =>
   text
     .split("\n")
@@ -167,7 +168,7 @@ const FREE_NOTE_BYTES = 16 * 1_048_576
 /** Status for people. */
 export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection): string => {
   const lines = [
-    `Index: ${status.databasePath} (${(status.dbBytes / 1_048_576).toFixed(1)} MiB${status.freeBytes >= FREE_NOTE_BYTES ? `, ${(status.freeBytes / 1_048_576).toFixed(1)} MiB of it free: 'baton recall vacuum' gives it back` : ""})`,
+    `Index: ${status.databasePath} (${mib(status.dbBytes)}${status.freeBytes >= FREE_NOTE_BYTES ? `, ${mib(status.freeBytes)} of it free: 'baton recall vacuum' gives it back` : ""})`,
     `Sessions: ${n(status.sessions)} (${n(status.bySource.claude.sessions)} Claude Code, ${n(status.bySource.codex.sessions)} Codex) · turns ${n(status.turns)} · chunks ${n(status.chunks)} · records ${n(status.rawRecords)}`,
     `Newest activity: ${status.newestActivityHuman ?? "none"}`,
     `Last run: ${status.lastRun === null ? "never" : `${status.lastRunAgo} (${n(status.lastRun.indexedNew + status.lastRun.appended + status.lastRun.rewritten)} files indexed, ${n(status.lastRun.unchanged)} unchanged)`}`,
@@ -249,7 +250,6 @@ export const renderIndexSummary = (
 
 /** The summary of one `baton recall vacuum` run. */
 export const renderVacuum = (report: VacuumReport): string => {
-  const mib = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MiB`
   const seconds = (report.ms / 1000).toFixed(1)
   return report.bytesAfter < report.bytesBefore
     ? `Vacuumed the recall index: ${mib(report.bytesBefore)} → ${mib(report.bytesAfter)} (${mib(report.bytesBefore - report.bytesAfter)} given back) in ${seconds} s.\n`

@@ -14,6 +14,7 @@ import { RecallDatabase, storageFailure } from "./recall-database.js"
 import type { RecallDatabaseShape } from "./recall-database.js"
 import { decodeRows } from "./stored-rows.js"
 import type { IndexRunReport } from "./indexer.js"
+import { databasePages } from "./index-vacuum.js"
 import { lexicalBacklogSize } from "./lexical-backlog.js"
 import { hasLookupIndex, missingLookupIndexes } from "./lookup-indexes.js"
 import {
@@ -389,11 +390,7 @@ export const indexStatus = (
     const lastRun: IndexRunReport | null = lastRunRow === null ? null : lastRunRow.value
     const missingIndexes = yield* read(() => missingLookupIndexes(db.sqlite))
     const lexicalBacklog = yield* read(() => lexicalBacklogSize(db.sqlite))
-    const freeBytes = yield* read(
-      () =>
-        (db.sqlite.pragma("freelist_count", { simple: true }) as number) *
-        (db.sqlite.pragma("page_size", { simple: true }) as number),
-    )
+    const freeBytes = yield* read(() => databasePages(db.sqlite).free)
     return {
       files: counts.files,
       sessions: counts.sessions,

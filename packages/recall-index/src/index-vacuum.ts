@@ -10,6 +10,7 @@
  * disk space up to about twice the compacted file while it runs (the temporary copy, then the
  * log). Readers (a search, the MCP server) keep working meanwhile.
  */
+import type { Database } from "better-sqlite3"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { IndexBusyError, RecallStorageError } from "./errors.js"
@@ -26,6 +27,15 @@ export interface VacuumReport {
   readonly freeBytesBefore: number
   /** Wall time of the run, in milliseconds. */
   readonly ms: number
+}
+
+/** Bytes of the database's pages, and of its free ones (without the write-ahead log). */
+export const databasePages = (sqlite: Database): { bytes: number; free: number } => {
+  const size = sqlite.pragma("page_size", { simple: true }) as number
+  return {
+    bytes: (sqlite.pragma("page_count", { simple: true }) as number) * size,
+    free: (sqlite.pragma("freelist_count", { simple: true }) as number) * size,
+  }
 }
 
 /**
@@ -46,13 +56,7 @@ export const vacuumIndex = (): Effect.Effect<
     const startedAt = yield* Clock.currentTimeMillis
     const lease = yield* acquireIndexLock(db.sqlite, db.path, host, startedAt, VACUUM_LEASE_MS)
     const sqlite = db.sqlite
-    const pages = (): { bytes: number; free: number } => {
-      const size = sqlite.pragma("page_size", { simple: true }) as number
-      return {
-        bytes: (sqlite.pragma("page_count", { simple: true }) as number) * size,
-        free: (sqlite.pragma("freelist_count", { simple: true }) as number) * size,
-      }
-    }
+    const pages = () => databasePages(sqlite)
     const run = Effect.try({
       try: () => {
         const before = pages()
