@@ -165,6 +165,21 @@ const renderSelection = (e: EmbedderSelection): string => {
 /** Free space inside the index file worth pointing out (smaller amounts are not worth a rewrite). */
 const FREE_NOTE_BYTES = 16 * 1_048_576
 
+/**
+ * What the status says of a space an earlier version stored as float32: the next embedding run in
+ * that space rewrites it as int8 from its search codes, which need a dimension in whole bytes of
+ * bits; a space no run embeds with, or one of another dimension, stays as it is (searched
+ * exactly, correct, only larger).
+ */
+const floatNote = (e: RecallStatus["embedders"][number]): string =>
+  e.elements !== "float32"
+    ? ""
+    : e.dim % 8 !== 0
+      ? ", float32 from an earlier version, kept as it is"
+      : e.active
+        ? ", float32 until the next 'baton recall index' stores them as int8"
+        : ", float32 until an index run embeds with it again"
+
 /** Status for people. */
 export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection): string => {
   const lines = [
@@ -176,7 +191,7 @@ export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection)
   if (status.indexing !== null)
     lines.push(`Indexing now: pid ${status.indexing.pid} since ${status.indexing.since}`)
   lines.push(
-    `Embeddings: ${status.embedders.length === 0 ? "none yet" : status.embedders.map((e) => `${e.fingerprint} (${n(e.vectors)} vectors${e.active ? ", active" : ""}${e.elements === "float32" ? ", float32 until the next 'baton recall index' stores them as int8" : ""})`).join("; ")} · backlog ${n(status.embeddingBacklog)} chunks`,
+    `Embeddings: ${status.embedders.length === 0 ? "none yet" : status.embedders.map((e) => `${e.fingerprint} (${n(e.vectors)} vectors${e.active ? ", active" : ""}${floatNote(e)})`).join("; ")} · backlog ${n(status.embeddingBacklog)} chunks`,
   )
   if (embedder !== undefined) lines.push(renderSelection(embedder))
   if (status.missingFiles > 0) {

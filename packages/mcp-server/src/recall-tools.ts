@@ -755,7 +755,9 @@ export const recallStatusOutput = {
       active: z.boolean(),
       elements: z
         .enum(["int8", "float32"])
-        .describe("how the vectors are stored; float32 ones become int8 at the next index run"),
+        .describe(
+          "how the vectors are stored; float32 (an earlier version's table) becomes int8 at the next index run that embeds in that space, when dim is a multiple of 8",
+        ),
     }),
   ),
   newest_activity: z.string().nullable(),
