@@ -141,6 +141,14 @@ try {
     await time("grep regex", (q) =>
       grepRecords({ pattern: `${q.split(" ")[0]}\\s+\\w+`, regex: true, limit: 100 }),
     ),
+    // Found nowhere: the whole table is scanned. A literal is rejected by SQLite alone; a regex
+    // with no literal run (`[qz]\d…`) has every record tested in JavaScript.
+    await time("grep found nowhere, literal (whole table)", () =>
+      grepRecords({ pattern: "zzqq-found-nowhere", limit: 100 }),
+    ),
+    await time("grep found nowhere, regex with no literal run (whole table)", () =>
+      grepRecords({ pattern: "[qz]\\d[qz]\\d[qz]", regex: true, limit: 100 }),
+    ),
     await time("expand_around (2 before, 2 after)", () =>
       expandAround({ sessionId: anchor.sessionId, turnId: anchor.turnId }),
     ),

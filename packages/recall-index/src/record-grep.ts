@@ -4,8 +4,9 @@
  * masked form (so quotes, backslashes, newlines and Windows paths match as written, not as JSON
  * escapes). Guarantees: case-insensitive by default; SQLite first keeps the records holding the
  * pattern's literal text (a literal ASCII pattern entirely, a regex's required runs — `LIKE`,
- * `instr`), then patterns are tested in JavaScript on windows of at most
- * {@link GREP_WINDOW_CHARS} characters; a regex must pass `compileSafeRegex` (bounded size, no
+ * `instr`), then patterns are tested by a JavaScript function SQLite calls on each remaining
+ * record (before the session and turn joins, so a record that does not match costs no row) on
+ * windows of at most {@link GREP_WINDOW_CHARS} characters; a regex must pass `compileSafeRegex` (bounded size, no
  * backreferences, no nested repeats) and the scan stops at `maxScanMs` of wall-clock time with
  * `timedOut` set and the hits found so far; records that duplicate others (`api-request-blob`,
  * `last-prompt`, …) and noise are skipped unless asked, and so are copies of a record already hit
@@ -16,6 +17,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import type { Database } from "better-sqlite3"
 import { RecallQueryError } from "./errors.js"
 import type { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
@@ -139,6 +141,37 @@ const prefilterRuns = (
     .slice(0, 2)
 }
 
+/** Name of the SQL function that runs a grep's test on a record's text (see {@link grepMatcher}). */
+const GREP_MATCH_FUNCTION = "baton_grep_match"
+
+/** The test a running scan sets: 1 when the record (row id, text) matches. */
+type RecordTest = (id: number, text: string) => 0 | 1
+
+/** Per connection: the test of the scan running on it (one at a time: better-sqlite3 is synchronous). */
+const matcherSlots = new WeakMap<Database, { current: RecordTest | undefined }>()
+
+/**
+ * The slot holding the test {@link GREP_MATCH_FUNCTION} runs on `sqlite`, registering the function
+ * on first use. `directOnly`: a trigger or view cannot call it. Testing inside SQLite, before the
+ * joins, is what keeps a regex with no literal run affordable: 200 000 records (62 MB of text)
+ * took 0.72 s as rows handed to JavaScript and 0.15 s as function calls.
+ */
+const grepMatcher = (sqlite: Database): { current: RecordTest | undefined } => {
+  const known = matcherSlots.get(sqlite)
+  if (known !== undefined) return known
+  const slot: { current: RecordTest | undefined } = { current: undefined }
+  sqlite.function(
+    GREP_MATCH_FUNCTION,
+    { deterministic: false, directOnly: true },
+    (id: unknown, text: unknown) =>
+      slot.current !== undefined && typeof id === "number" && typeof text === "string"
+        ? slot.current(id, text)
+        : 0,
+  )
+  matcherSlots.set(sqlite, slot)
+  return slot
+}
+
 /** The first match of `re` in `text`, testing windows of {@link GREP_WINDOW_CHARS}. */
 const firstMatch = (re: RegExp, text: string): { at: number; length: number } | undefined => {
   const step = Math.floor(GREP_WINDOW_CHARS * 0.9)
@@ -204,8 +237,15 @@ export const grepRecords = (
           : { sql: "r.text like ? escape '\\'", args: [`%${escapeLike(run)}%`] },
       )
     }
-    const where = clauses.map((c) => `(${c.sql})`).join(" and ")
+    // Last: SQLite runs the JavaScript test only on the records every cheaper clause kept.
+    const where = [...clauses, { sql: `${GREP_MATCH_FUNCTION}(r.id, r.text)`, args: [] }]
+      .map((c) => `(${c.sql})`)
+      .join(" and ")
     const window = Math.max(1, Math.floor(input.scanWindowRecords ?? GREP_SCAN_WINDOW_RECORDS))
+    const matcher = yield* Effect.try({
+      try: () => grepMatcher(db.sqlite),
+      catch: storageFailure("read", db.path),
+    })
     const statement = yield* Effect.try({
       try: () =>
         db.sqlite.prepare(
@@ -240,6 +280,19 @@ export const grepRecords = (
       // JavaScript tests and before every window after the first. `reached`: the lowest row id
       // covered so far (0: the whole table).
       let reached = newest
+      // The test SQLite runs on each record left after the cheaper clauses: counts it, moves
+      // `reached` to it, and checks the budget every 16 records; past the budget it passes on the
+      // rest of the window without testing, and the loop below stops.
+      matcher.current = (id, text) => {
+        if (timedOut) return 0
+        scanned += 1
+        reached = id
+        if ((scanned & 15) === 0 && clock.currentTimeMillisUnsafe() > deadline) {
+          timedOut = true
+          return 0
+        }
+        return firstMatch(re, text) === undefined ? 0 : 1
+      }
       scan: for (let top = newest; top > 0; top -= window) {
         if (top !== newest && clock.currentTimeMillisUnsafe() > deadline) {
           timedOut = true
@@ -247,12 +300,7 @@ export const grepRecords = (
           break
         }
         for (const row of statement.iterate(top - window, top, ...args) as Iterable<Row>) {
-          scanned += 1
-          reached = row.id
-          if ((scanned & 15) === 0 && clock.currentTimeMillisUnsafe() > deadline) {
-            timedOut = true
-            break scan
-          }
+          // The test passed, so this finds the match again (for the snippet).
           const match = firstMatch(re, row.text)
           if (match === undefined) continue
           if (input.includeDuplicates !== true && row.turn_id !== null) {
@@ -282,6 +330,7 @@ export const grepRecords = (
             snippet: snippetAt(row.text, match.at, match.length, snippetChars),
           })
         }
+        if (timedOut) break
         reached = Math.max(0, top - window)
       }
       // Scanned newest-indexed first (no sort over the whole table); shown newest first.
@@ -298,5 +347,14 @@ export const grepRecords = (
         copiesSkipped,
       }
     })
-    return yield* Effect.try({ try: () => scanAll(), catch: storageFailure("read", db.path) })
+    return yield* Effect.try({
+      try: () => {
+        try {
+          return scanAll()
+        } finally {
+          matcher.current = undefined
+        }
+      },
+      catch: storageFailure("read", db.path),
+    })
   })
