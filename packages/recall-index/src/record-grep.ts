@@ -6,14 +6,15 @@
  * pattern's literal text (a literal ASCII pattern entirely, a regex's required runs — `LIKE`,
  * `instr`), then patterns are tested by a JavaScript function SQLite calls on each remaining
  * record (before the session and turn joins, so a record that does not match costs no row) on
- * windows of at most {@link GREP_WINDOW_CHARS} characters; a regex must pass `compileSafeRegex` (bounded size, no
- * backreferences, no nested repeats) and the scan stops at `maxScanMs` of wall-clock time with
- * `timedOut` set and the hits found so far; records that duplicate others (`api-request-blob`,
- * `last-prompt`, …) and noise are skipped unless asked, and so are copies of a record already hit
- * (the same turn id, kind and text: in another session, a Claude Code `--fork-session`
- * transcript starts with a copy of its parent's records, uuids included; in the same turn, Codex
- * writes each message twice, as an event and as a response item); at most `limit` hits,
- * each with a short snippet around the match and the address (session id, turn id) to expand.
+ * windows of at most {@link GREP_WINDOW_CHARS} characters; a regex must pass `compileSafeRegex`
+ * (bounded size, no backreferences, no nested repeats) and the scan stops at `maxScanMs` of
+ * wall-clock time with `timedOut` set and the hits found so far; records that duplicate others
+ * (`api-request-blob`, `last-prompt`, …) and noise are skipped unless asked, and so are copies of
+ * a record already hit (the same turn id, kind and text: in another session, a Claude Code
+ * `--fork-session` transcript starts with a copy of its parent's records, uuids included; in the
+ * same turn, Codex writes each message twice, as an event and as a response item); at most
+ * `limit` hits, each with a short snippet around the match and the address (session id, turn id)
+ * to expand.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -104,7 +105,6 @@ export interface GrepResult {
 }
 
 interface Row {
-  readonly id: number
   readonly source: TranscriptSource
   readonly session_id: string
   readonly turn_id: string | null
@@ -249,7 +249,7 @@ export const grepRecords = (
     const statement = yield* Effect.try({
       try: () =>
         db.sqlite.prepare(
-          `select r.id, s.source, s.session_id, t.turn_id, t.role, r.kind, r.record_type,
+          `select s.source, s.session_id, t.turn_id, t.role, r.kind, r.record_type,
                   coalesce(r.timestamp, t.timestamp) as timestamp, s.cwd, s.repo_root, r.text
            from raw_records r
            join sessions s on s.id = r.session_row
