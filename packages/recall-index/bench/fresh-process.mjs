@@ -19,6 +19,9 @@ import {
   recallDatabaseLayer,
   searchRecall,
 } from "@baton/recall-index"
+import peakRss from "./peak-rss.cjs"
+
+const { peakRssMb } = peakRss
 
 const [mode, dataDir, arg] = process.argv.slice(2)
 const started = performance.now()
@@ -56,6 +59,6 @@ if (vectorWorker !== undefined) {
 console.log(
   JSON.stringify({
     ms: Math.round(performance.now() - started),
-    maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+    maxRssMb: peakRssMb(),
   }),
 )

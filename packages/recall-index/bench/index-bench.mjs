@@ -33,6 +33,7 @@ import {
   recallDatabaseLayer,
 } from "@baton/recall-index"
 import { claudeExchange, generateBulkCorpus, seededRandom } from "@baton/recall-index/testing"
+import peakRss from "./peak-rss.cjs"
 
 const files = Number(process.env.BENCH_FILES ?? 2000)
 const bigMb = Number(process.env.BENCH_BIG_MB ?? 50)
@@ -268,7 +269,7 @@ try {
     `${append.ms.toFixed(0)} ms`,
     `${append.report.appended} appended, ${append.report.bytesRead} bytes parsed; min ${appends[0].ms.toFixed(0)} / max ${appends[4].ms.toFixed(0)} ms`,
   ])
-  rows.push(["peak RSS", `${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`, ""])
+  rows.push(["peak RSS", `${peakRss.peakRssMb()} MB`, ""])
 } finally {
   rmSync(root, { recursive: true, force: true })
 }

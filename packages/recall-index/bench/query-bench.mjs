@@ -35,6 +35,7 @@ import {
   searchVectors,
 } from "@baton/recall-index"
 import { generateBulkCorpus, seededRandom } from "@baton/recall-index/testing"
+import peakRss from "./peak-rss.cjs"
 
 const sizes = (process.env.BENCH_CHUNKS ?? "100000").split(",").map(Number)
 const files = Number(process.env.BENCH_FILES ?? 300)
@@ -323,7 +324,7 @@ try {
     }
   }
 
-  rows.push(["peak RSS", `${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`, ""])
+  rows.push(["peak RSS", `${peakRss.peakRssMb()} MB`, ""])
 } finally {
   rmSync(root, { recursive: true, force: true })
 }
