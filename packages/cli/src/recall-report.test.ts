@@ -224,16 +224,10 @@ describe("recall reports", () => {
     ).toContain(
       "Embeddings: e/m/512 (20 vectors, active, float32 until the next 'baton recall index' stores them as int8)",
     )
-    // Only a run in that space converts it, and only at a dimension in whole bytes of bits.
+    // Only a run in that space converts it.
     expect(
       renderStatus({ ...status, embedders: [{ ...embedder, active: false, elements: "float32" }] }),
     ).toContain("e/m/512 (20 vectors, float32 until an index run embeds with it again)")
-    expect(
-      renderStatus({
-        ...status,
-        embedders: [{ ...embedder, fingerprint: "g/300", dim: 300, elements: "float32" }],
-      }),
-    ).toContain("g/300 (20 vectors, active, float32 from an earlier version, kept as it is)")
     expect(renderStatus({ ...status, embedders: [{ ...embedder, elements: "int8" }] })).toContain(
       "Embeddings: e/m/512 (20 vectors, active) ·",
     )

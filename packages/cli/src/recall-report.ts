@@ -167,18 +167,15 @@ const FREE_NOTE_BYTES = 16 * 1_048_576
 
 /**
  * What the status says of a space an earlier version stored as float32: the next embedding run in
- * that space rewrites it as int8 from its search codes, which need a dimension in whole bytes of
- * bits; a space no run embeds with, or one of another dimension, stays as it is (searched
- * exactly, correct, only larger).
+ * that space rewrites it as int8; a space no run embeds with stays as it is (searched exactly,
+ * correct, only larger).
  */
 const floatNote = (e: RecallStatus["embedders"][number]): string =>
   e.elements !== "float32"
     ? ""
-    : e.dim % 8 !== 0
-      ? ", float32 from an earlier version, kept as it is"
-      : e.active
-        ? ", float32 until the next 'baton recall index' stores them as int8"
-        : ", float32 until an index run embeds with it again"
+    : e.active
+      ? ", float32 until the next 'baton recall index' stores them as int8"
+      : ", float32 until an index run embeds with it again"
 
 /** Status for people. */
 export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection): string => {

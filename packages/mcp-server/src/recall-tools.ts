@@ -756,7 +756,7 @@ export const recallStatusOutput = {
       elements: z
         .enum(["int8", "float32"])
         .describe(
-          "how the vectors are stored; float32 (an earlier version's table) becomes int8 at the next index run that embeds in that space, when dim is a multiple of 8",
+          "how the vectors are stored; float32 (an earlier version's table) becomes int8 at the next index run that embeds in that space",
         ),
     }),
   ),

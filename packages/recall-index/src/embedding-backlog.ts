@@ -339,9 +339,10 @@ const prepareStore = (
 ): BacklogStore => {
   // Search codes (sign bits + int8) need whole bytes of bits; other dimensions search exactly.
   const codes = dim % 8 === 0 ? syncCodesOf(sqlite, fingerprint, vecTable, dim) : undefined
-  // A float table of an earlier version becomes int8 once its codes cover it (just repaired).
+  // A float table of an earlier version becomes int8: from its codes once they cover it (just
+  // repaired), or, at a dimension without codes, from its floats.
   let vectorsConverted = 0
-  if (codes !== undefined && vectorElementsOf(sqlite, vecTable) === "float32") {
+  if (vectorElementsOf(sqlite, vecTable) === "float32") {
     onConversion?.(
       sqlite
         .prepare("select count(*) from vector_keys where fingerprint = ?")

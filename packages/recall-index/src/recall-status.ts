@@ -37,9 +37,7 @@ export interface StoredEmbedder {
   readonly active: boolean
   /**
    * How its vectors are stored: `int8`, or `float32` in a table of an earlier version that the
-   * next embedding run in this space rewrites as int8 (see `convertVectorsToInt8`) when `dim` is
-   * a multiple of 8 (the search codes it is rebuilt from need whole bytes of sign bits); a table
-   * of another dimension stays float32.
+   * next embedding run in this space rewrites as int8 (see `convertVectorsToInt8`).
    */
   readonly elements: VectorElements
 }

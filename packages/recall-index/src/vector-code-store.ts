@@ -61,12 +61,14 @@ const codeOfInt8Values = (values: Uint8Array): Uint8Array => {
 }
 
 /**
- * Rewrites the float32 vec0 table `vecTable` as an int8 one from its codes (the same int8
- * values a new table stores), in one transaction: the vectors' bytes fall to a quarter (2 KB to
- * 512 bytes at 512 dimensions; the freed pages are reused by later writes). Keys, codes and
- * segments are untouched, so quantized search is unchanged; exact search becomes cosine KNN over
- * the int8 values. Does nothing (0) when the table is already int8 or when some key of
- * `fingerprint` has no code (`syncCodes` first); else the vectors converted.
+ * Rewrites the float32 vec0 table `vecTable` as an int8 one holding the same int8 values a new
+ * table stores, in one transaction: the vectors' bytes fall to a quarter (2 KB to 512 bytes at
+ * 512 dimensions; the freed pages are reused by later writes). At a dimension that is a multiple
+ * of 8 the values come from the codes, whose keys and segments stay untouched, so quantized search
+ * is unchanged; at another dimension (no codes exist) each float vector is quantized the way a
+ * code is. Exact search becomes cosine KNN over the int8 values. Does nothing (0) when the table
+ * is already int8 or, at a multiple of 8, when some key of `fingerprint` has no code
+ * (`syncCodes` first); else the vectors converted.
  */
 export const convertVectorsToInt8 = (
   sqlite: Database,
@@ -77,6 +79,7 @@ export const convertVectorsToInt8 = (
   sqlite
     .transaction((): number => {
       if (vectorElementsOf(sqlite, vecTable) === "int8") return 0
+      if (dim % 8 !== 0) return convertUncodedVectors(sqlite, vecTable, dim)
       ensureCodeTables(sqlite, vecTable)
       const t = codeTablesOf(vecTable)
       const count = (sql: string): number => sqlite.prepare(sql).pluck().get(fingerprint) as number
@@ -99,6 +102,41 @@ export const convertVectorsToInt8 = (
         .run(fingerprint).changes
     })
     .immediate()
+
+/**
+ * The float32 → int8 rewrite of a table without codes (inside {@link convertVectorsToInt8}'s
+ * transaction): each vector quantized as its code would be, through a staging table, because a
+ * vec0 table can be neither renamed nor dropped while it is read.
+ */
+const convertUncodedVectors = (sqlite: Database, vecTable: string, dim: number): number => {
+  const staging = `${vecTable}_int8_staging`
+  sqlite.exec(
+    `drop table if exists ${staging};
+     create table ${staging} (key integer primary key, vals blob not null) strict;`,
+  )
+  const put = sqlite.prepare(`insert into ${staging} (key, vals) values (?, ?)`)
+  const rows = sqlite
+    .prepare(`select rowid as key, embedding from ${vecTable}`)
+    .iterate() as IterableIterator<{ key: number; embedding: Buffer }>
+  // Streamed as `syncCodes` streams (unsafe mode: writing another table while reading vec0).
+  sqlite.unsafeMode(true)
+  try {
+    for (const row of rows)
+      put.run(row.key, blobOf(int8ValuesOf(int8Code(floatsOf(row.embedding)))))
+  } finally {
+    sqlite.unsafeMode(false)
+  }
+  sqlite.exec(`drop table ${vecTable}`)
+  sqlite.exec(int8VectorTable(vecTable, dim))
+  // By the staging table's rowid, no sort (which would drop `vec_int8`'s subtype).
+  const converted = sqlite
+    .prepare(
+      `insert into ${vecTable} (rowid, embedding) select key, vec_int8(vals) from ${staging}`,
+    )
+    .run().changes
+  sqlite.exec(`drop table ${staging}`)
+  return converted
+}
 
 /** Table names of the codes of vec0 table `vecTable`. */
 export const codeTablesOf = (vecTable: string) => ({

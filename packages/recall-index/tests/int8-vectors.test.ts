@@ -189,4 +189,68 @@ describe("int8 vectors in sqlite-vec", () => {
       for (const h of hits) expect(Math.abs(h.similarity - was.get(h.chunkId)!)).toBeLessThan(0.01)
     })
   })
+  it("rewrites an earlier version's float table of a dimension without codes from its floats", async () => {
+    // 60 dimensions: not whole bytes of sign bits, so no codes, only exact search.
+    const odd = makeDeterministicEmbedder({ dim: 60 })
+    const { dataDir, dispose } = await indexedFixture(11)
+    cleanups.push(dispose)
+    await withIndex(dataDir, embedBacklog(odd))
+    const tableOf = (sqlite: Sqlite): string =>
+      sqlite
+        .prepare("select vec_table from embedders where fingerprint = ?")
+        .pluck()
+        .get(odd.info.fingerprint) as string
+    const stored = (sqlite: Sqlite) =>
+      (
+        sqlite
+          .prepare(`select rowid, embedding from ${tableOf(sqlite)} order by rowid`)
+          .raw()
+          .all() as Array<[number, Buffer]>
+      ).map(([key, blob]) => [key, blob.toString("hex")])
+    const exact = (query: string) =>
+      withIndex(
+        dataDir,
+        Effect.flatMap(odd.embedQuery(query), (vector) =>
+          searchVectors({ vector, k: 8, fingerprint: odd.info.fingerprint, mode: "exact" }),
+        ),
+      )
+    const before = await withSqlite(dataDir, (sqlite) => {
+      expect(vectorElementsOf(sqlite, tableOf(sqlite))).toBe("int8")
+      expect(
+        sqlite.prepare("select 1 from sqlite_master where name like '%_codes'").get(),
+      ).toBeUndefined()
+      return stored(sqlite)
+    })
+    // What an earlier version stored: unit float vectors (here, the int8 values normalised).
+    await withSqlite(dataDir, (sqlite) => {
+      const table = tableOf(sqlite)
+      const rows = sqlite.prepare(`select rowid, embedding from ${table}`).raw().all() as Array<
+        [number, Buffer]
+      >
+      sqlite.exec(`drop table ${table}`)
+      sqlite.exec(`create virtual table ${table} using vec0(embedding float[60])`)
+      const put = sqlite.prepare(`insert into ${table} (rowid, embedding) values (?, ?)`)
+      for (const [key, blob] of rows) {
+        const ints = new Int8Array(blob.buffer, blob.byteOffset, blob.byteLength)
+        const norm = Math.hypot(...ints)
+        put.run(BigInt(key), Buffer.from(Float32Array.from(ints, (x) => x / norm).buffer))
+      }
+    })
+    const floatExact = await Promise.all(QUERIES.map(exact))
+    const report = await withIndex(dataDir, embedBacklog(odd))
+    expect(report).toMatchObject({ embedded: 0, vectorsConverted: before.length })
+    const after = await withSqlite(dataDir, (sqlite) => ({
+      elements: vectorElementsOf(sqlite, tableOf(sqlite)),
+      stored: stored(sqlite),
+      staging: sqlite.prepare("select name from sqlite_master where name like '%staging%'").all(),
+    }))
+    // The same values a new table holds, and no staging table left behind.
+    expect(after).toEqual({ elements: "int8", stored: before, staging: [] })
+    const int8Exact = await Promise.all(QUERIES.map(exact))
+    int8Exact.forEach((hits, i) => {
+      expect(hits.map((h) => h.chunkId)).toEqual(floatExact[i]!.map((h) => h.chunkId))
+      hits.forEach((h, j) => expect(h.similarity).toBeCloseTo(floatExact[i]![j]!.similarity, 2))
+    })
+    expect((await withIndex(dataDir, embedBacklog(odd))).vectorsConverted).toBe(0)
+  })
 })
