@@ -30,17 +30,14 @@ const setup = async () => {
   return { dataDir, report }
 }
 
-const vecTableOf = (sqlite: Sqlite): string =>
-  sqlite
-    .prepare("select vec_table from embedders where fingerprint = ?")
-    .pluck()
-    .get(fingerprint) as string
+const vecTableOf = (sqlite: Sqlite, of = fingerprint): string =>
+  sqlite.prepare("select vec_table from embedders where fingerprint = ?").pluck().get(of) as string
 
 /** Every stored vector as hex, by key. */
-const storedVectors = (sqlite: Sqlite): Array<[number, string]> =>
+const storedVectors = (sqlite: Sqlite, of = fingerprint): Array<[number, string]> =>
   (
     sqlite
-      .prepare(`select rowid, embedding from ${vecTableOf(sqlite)} order by rowid`)
+      .prepare(`select rowid, embedding from ${vecTableOf(sqlite, of)} order by rowid`)
       .raw()
       .all() as Array<[number, Buffer]>
   ).map(([key, blob]) => [key, blob.toString("hex")])
@@ -195,18 +192,8 @@ describe("int8 vectors in sqlite-vec", () => {
     const { dataDir, dispose } = await indexedFixture(11)
     cleanups.push(dispose)
     await withIndex(dataDir, embedBacklog(odd))
-    const tableOf = (sqlite: Sqlite): string =>
-      sqlite
-        .prepare("select vec_table from embedders where fingerprint = ?")
-        .pluck()
-        .get(odd.info.fingerprint) as string
-    const stored = (sqlite: Sqlite) =>
-      (
-        sqlite
-          .prepare(`select rowid, embedding from ${tableOf(sqlite)} order by rowid`)
-          .raw()
-          .all() as Array<[number, Buffer]>
-      ).map(([key, blob]) => [key, blob.toString("hex")])
+    const tableOf = (sqlite: Sqlite) => vecTableOf(sqlite, odd.info.fingerprint)
+    const stored = (sqlite: Sqlite) => storedVectors(sqlite, odd.info.fingerprint)
     const exact = (query: string) =>
       withIndex(
         dataDir,
