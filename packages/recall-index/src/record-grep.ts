@@ -141,13 +141,13 @@ const prefilterRuns = (
     .slice(0, 2)
 }
 
-/** Name of the SQL function that runs a grep's test on a record's text (see {@link grepMatcher}). */
+/** The SQL function that runs a grep's test on a record's text (see {@link grepMatcher}). */
 const GREP_MATCH_FUNCTION = "baton_grep_match"
 
 /** The test a running scan sets: 1 when the record (row id, text) matches. */
 type RecordTest = (id: number, text: string) => 0 | 1
 
-/** Per connection: the test of the scan running on it (one at a time: better-sqlite3 is synchronous). */
+/** Per connection: the test of the scan running on it (one at a time; better-sqlite3 is sync). */
 const matcherSlots = new WeakMap<Database, { current: RecordTest | undefined }>()
 
 /**

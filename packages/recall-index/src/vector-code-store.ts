@@ -46,6 +46,10 @@ export const int8VectorTable = (vecTable: string, dim: number): string =>
 /** The int8 values of a code (what an int8 vec0 table stores), without its scale. */
 export const int8ValuesOf = (code: Uint8Array): Uint8Array => code.subarray(4)
 
+/** What an int8 vec0 table stores for the float vector `vector` (its code's int8 values). */
+export const int8VectorBlob = (vector: Float32Array): Buffer =>
+  blobOf(int8ValuesOf(int8Code(vector)))
+
 /**
  * The code of a vector stored as int8 values only: the vectors are unit length, so the scale
  * that restores them is 1 / ‖values‖ (0 for a zero vector).
@@ -121,8 +125,7 @@ const convertUncodedVectors = (sqlite: Database, vecTable: string, dim: number):
   // Streamed as `syncCodes` streams (unsafe mode: writing another table while reading vec0).
   sqlite.unsafeMode(true)
   try {
-    for (const row of rows)
-      put.run(row.key, blobOf(int8ValuesOf(int8Code(floatsOf(row.embedding)))))
+    for (const row of rows) put.run(row.key, int8VectorBlob(floatsOf(row.embedding)))
   } finally {
     sqlite.unsafeMode(false)
   }

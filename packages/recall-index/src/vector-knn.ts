@@ -28,12 +28,12 @@ import {
   scanSignCodes,
   SEGMENT_CACHE_BYTES,
   SEGMENT_CACHE_TABLES,
-  int8ValuesOf,
+  int8VectorBlob,
   usableCodes,
   vectorElementsOf,
 } from "./vector-code-store.js"
 import type { CodeState } from "./vector-code-store.js"
-import { bitBytes, dotInt8, int8Code, signLookupTable, TopScores } from "./vector-codes.js"
+import { bitBytes, dotInt8, signLookupTable, TopScores } from "./vector-codes.js"
 
 /** What to search. */
 export interface VectorSearchOptions {
@@ -46,8 +46,9 @@ export interface VectorSearchOptions {
   /** Pre-filter: only these chunks are candidates (e.g. a repo, source or date scope). */
   readonly withinChunkIds?: ReadonlyArray<number>
   /**
-   * `exact` brute-forces the stored vectors (sqlite-vec KNN); `quantized` runs the sign-bit first pass + int8
-   * rescoring (exact when the codes are not usable); `auto` (default) is quantized when usable.
+   * `exact` brute-forces the stored vectors (sqlite-vec KNN); `quantized` runs the sign-bit first
+   * pass + int8 rescoring (exact when the codes are not usable); `auto` (default) is quantized
+   * when usable.
    */
   readonly mode?: "auto" | "exact" | "quantized"
   /** Candidates the first pass keeps for rescoring; default {@link DEFAULT_POOL} (at least k). */
@@ -257,7 +258,7 @@ const exactKnn = (
   // An int8 table is searched by cosine distance with the query's own int8 values; a float one
   // (an earlier version's, not converted yet) by L2 distance with the floats.
   const int8 = vectorElementsOf(sqlite, vecTable) === "int8"
-  const params: unknown[] = [int8 ? blobOf(int8ValuesOf(int8Code(query))) : vectorBlob(query), k]
+  const params: unknown[] = [int8 ? int8VectorBlob(query) : vectorBlob(query), k]
   if (allowedKeys !== undefined) params.push(JSON.stringify(allowedKeys))
   const rows = sqlite
     .prepare(
