@@ -54,6 +54,13 @@ export const ftsMatchExpression = (text: string, mode: FtsTermMode = "all"): str
 export const DEFAULT_MAX_DOC_SHARE = 0.25
 
 /**
+ * Share of chunks up to which FTS5's bm25 still gives a term weight (from half the rows its IDF
+ * is clamped to 1e-6). A query term dropped at {@link DEFAULT_MAX_DOC_SHARE} selects rows again,
+ * when no other term finds any, only up to this share.
+ */
+const INFORMATIVE_DOC_SHARE = 0.5
+
+/**
  * Share of chunks above which an expansion term ({@link MatchOptions} `expansion`) is dropped
  * by default. Expansion words are guesses; a common one adds little to bm25 (its IDF is low) but
  * costs scoring every row it is in (measured at 100 k chunks: half the lexical arm's time).
@@ -145,7 +152,8 @@ interface ScoredTerms {
 /**
  * The terms of an OR query worth scoring: query terms whose rarest token is in at most
  * `maxDocShare` of the indexed chunks (the single rarest query term when none is), then
- * expansion terms within `expansionMaxDocShare`; of those, the rarest whose document counts sum
+ * expansion terms within `expansionMaxDocShare` (when none of these is in any chunk, the dropped
+ * query terms in at most half of them as well); of those, the rarest whose document counts sum
  * to at most `maxScoredRows` (at least one) select rows, the rest only score them (see
  * {@link DEFAULT_MAX_SCORED_ROWS}). Scoring-only terms are kept within `scoringMaxDocShare`. Tokens are
  * taken with the index's own tokenizer (a temp FTS5 table) and counted with `fts5vocab`, so stems
@@ -183,6 +191,16 @@ const selectiveTerms = (
       .map((term, i) => ({ term, df: counts[at + i]! }))
       .filter((_, i) => within(at + i, expansionMaxDocShare)),
   ]
+  // Nothing left to find a row (the selective terms occur nowhere): the dropped query terms that
+  // bm25 still weighs — in at most half the chunks — select instead. In a small history a topic
+  // word easily passes a quarter of the chunks ("retry" in "retry policy" when "policy" was
+  // never written), and dropping it left the query with no row at all.
+  if (chosen.every(({ df }) => df === 0)) {
+    queryTerms.forEach((term, i) => {
+      if (!kept.includes(term) && within(i, INFORMATIVE_DOC_SHARE))
+        chosen.push({ term, df: counts[i]! })
+    })
+  }
   let rows = 0
   const selecting = new Set(
     [...chosen]

@@ -70,6 +70,18 @@ describe("matchChunks any-mode term pruning", () => {
     expect(await search("heron kestrel", 0.5)).toHaveLength(15)
   })
 
+  it("falls back to a dropped term bm25 still weighs when the kept terms occur nowhere", async () => {
+    // heron: 12 of 40 (30 %), over the default share; albatross: in no chunk.
+    const heron = await search("heron")
+    expect(heron).toHaveLength(12)
+    const hits = await search("heron albatross")
+    expect(hits.map((m) => m.chunkId)).toEqual(heron.map((m) => m.chunkId))
+    // ledger (75 %) is past half the chunks, where bm25 gives it no weight: still nothing.
+    expect(await search("ledger albatross")).toEqual([])
+    // Only when nothing is found: kestrel occurs, so heron stays dropped (as above).
+    expect(await search("heron kestrel")).toHaveLength(4)
+  })
+
   it("keeps the rarest term when every term is common", async () => {
     const hits = await search("retrying ledger")
     expect(hits).toHaveLength(30) // ledger (30) is rarer than retrying (40)
