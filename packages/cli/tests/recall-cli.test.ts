@@ -336,6 +336,21 @@ describe("baton recall with history", () => {
       ).stdout,
     )
     expect(scoped.hits).toEqual([])
+    // Days back from today: the fixtures' March sessions are within 1 000 days, not within 7.
+    const since = (days: string) =>
+      runBaton(["recall", "search", "retry", "--start-date", days, "--lexical-only", "--json"], {
+        env,
+      })
+    expect(json((await since("1000d")).stdout).hits.length).toBeGreaterThan(0)
+    expect(json((await since("7 days ago")).stdout).hits).toEqual([])
+    const bad = await since("7 weeks ago")
+    expect(bad.code).toBe(1)
+    expect(json(bad.stdout).error).toMatchObject({
+      _tag: "RecallQueryError",
+      message: expect.stringMatching(
+        /^start_date '7 weeks ago' is not a date: .*N days ago \(7d\)$/,
+      ),
+    })
   }, 60_000)
 
   it("greps tool output, and refuses a runaway regex in one line", async () => {

@@ -114,7 +114,9 @@ const day = (what: string) =>
   z
     .string()
     .optional()
-    .describe(`${what}: YYYY-MM-DD (or today / yesterday), a calendar day in \`timezone\``)
+    .describe(
+      `${what}: YYYY-MM-DD (or today, yesterday, "7 days ago" / 7d), a calendar day in \`timezone\``,
+    )
 const dateFields = {
   on_date: day("one day"),
   start_date: day("first day of a range, inclusive"),

@@ -21,7 +21,7 @@ export interface RecallFilters {
   readonly scopeCwd?: string | undefined
   /** Only this session. */
   readonly sessionId?: string | undefined
-  /** One calendar day (`YYYY-MM-DD`, `today`, `yesterday`) … */
+  /** One calendar day (`YYYY-MM-DD`, `today`, `yesterday`, `7 days ago` / `7d`) … */
   readonly onDate?: string | undefined
   /** … or an inclusive range; either end may be omitted. */
   readonly startDate?: string | undefined
@@ -75,7 +75,7 @@ export const timestampClause = (range: InstantRange, column: string): SqlClause 
   return join(parts)
 }
 
-/** Validates and compiles `filters` at `now` (epoch ms, for `today` / `yesterday`). */
+/** Validates and compiles `filters` at `now` (epoch ms, for `today`, `yesterday` and days ago). */
 export const compileFilters = (
   filters: RecallFilters,
   now: number,

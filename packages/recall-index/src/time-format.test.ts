@@ -53,12 +53,26 @@ describe("dateRange", () => {
     expect((r.success.endMs! - r.success.startMs!) / 3_600_000).toBe(23)
   })
 
-  it("accepts open-ended ranges and today / yesterday", () => {
+  it("accepts open-ended ranges, today / yesterday and days ago", () => {
     const open = range({ startDate: "2026-03-10", timezone: "UTC" })
     expect(Result.isSuccess(open) && open.success).toMatchObject({ startDate: "2026-03-10" })
     expect(Result.isSuccess(open) && open.success?.endMs).toBeUndefined()
     const y = range({ onDate: "yesterday", timezone: "UTC" })
     expect(Result.isSuccess(y) && y.success?.startDate).toBe("2026-03-14")
+    // Days ago count back from today in the zone: 2026-03-15 12:00 UTC is already the 16th in
+    // Kiritimati (UTC+14).
+    const ago = (text: string, timezone = "UTC") =>
+      parseCalendarDate(text, Date.UTC(2026, 2, 15, 12), timezone)
+    expect(ago("7 days ago")).toEqual({ year: 2026, month: 3, day: 8 })
+    expect(ago("7d")).toEqual({ year: 2026, month: 3, day: 8 })
+    expect(ago(" 1 Day Ago ")).toEqual({ year: 2026, month: 3, day: 14 })
+    expect(ago("0d")).toEqual({ year: 2026, month: 3, day: 15 })
+    expect(ago("15 days ago")).toEqual({ year: 2026, month: 2, day: 28 })
+    expect(ago("7d", "Pacific/Kiritimati")).toEqual({ year: 2026, month: 3, day: 9 })
+    const week = range({ startDate: "7d", timezone: "UTC" })
+    expect(Result.isSuccess(week) && week.success?.startDate).toBe("2026-03-08")
+    for (const bad of ["7", "-7d", "7 days", "7 weeks ago", "99999d", "1.5d"])
+      expect(ago(bad)).toBeUndefined()
     expect(Result.isSuccess(range({}))).toBe(true)
     expect(Result.isSuccess(range({})) && range({})).toMatchObject({ success: undefined })
   })

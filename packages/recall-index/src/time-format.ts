@@ -3,9 +3,9 @@
  * each instant's local wall time and the arithmetic stays here. Guarantees: a day range is
  * half-open `[first instant of start day, first instant of the day after end)` in epoch ms, and
  * is right across DST changes — including zones whose clocks skip local midnight (then the day
- * starts at the first instant that is on that date); dates are strict `YYYY-MM-DD` (or `today` /
- * `yesterday` against the `now` passed in); a bad date or zone is a {@link RecallQueryError},
- * never a throw. Pure: `now` and the zone are arguments (`hostTimeZone` reads the process's).
+ * starts at the first instant that is on that date); dates are strict `YYYY-MM-DD` (or `today`,
+ * `yesterday` or `N days ago` against the `now` passed in); a bad date or zone is a
+ * {@link RecallQueryError}, never a throw. Pure: `now` and the zone are arguments (`hostTimeZone` reads the process's).
  */
 import * as Effect from "effect/Effect"
 import { RecallQueryError } from "./errors.js"
@@ -144,7 +144,16 @@ export const formatDate = (date: CalendarDate): string =>
 
 const datePattern = /^(\d{4})-(\d{2})-(\d{2})$/
 
-/** Parses `YYYY-MM-DD`, `today` or `yesterday` (local to `timeZone` at `now`). */
+/** `7 days ago`, `1 day ago`, `7d`: a day counted back from today. */
+const daysAgoPattern = /^(\d{1,5})\s*(?:d|days?\s+ago)$/
+
+/** Furthest a relative day reaches back (about a century). */
+const MAX_DAYS_AGO = 36_525
+
+/**
+ * Parses `YYYY-MM-DD`, `today`, `yesterday`, or a number of days ago (`7 days ago`, `7d`), local
+ * to `timeZone` at `now`.
+ */
 export const parseCalendarDate = (
   text: string,
   now: number,
@@ -153,6 +162,11 @@ export const parseCalendarDate = (
   const t = text.trim().toLowerCase()
   if (t === "today") return localDateOf(now, timeZone)
   if (t === "yesterday") return addDays(localDateOf(now, timeZone), -1)
+  const ago = daysAgoPattern.exec(t)
+  if (ago !== null) {
+    const days = Number(ago[1])
+    return days <= MAX_DAYS_AGO ? addDays(localDateOf(now, timeZone), -days) : undefined
+  }
   const m = datePattern.exec(t)
   if (m === null) return undefined
   const date = { year: Number(m[1]), month: Number(m[2]), day: Number(m[3]) }
@@ -220,7 +234,7 @@ export const dateRange = (
         ? Effect.fail(
             new RecallQueryError({
               field: "date",
-              message: `${which} '${shown(text)}' is not a date: use YYYY-MM-DD, today or yesterday`,
+              message: `${which} '${shown(text)}' is not a date: use YYYY-MM-DD, today, yesterday or N days ago (7d)`,
             }),
           )
         : Effect.succeed(date)
