@@ -153,7 +153,7 @@ interface ScoredTerms {
  * The terms of an OR query worth scoring: query terms whose rarest token is in at most
  * `maxDocShare` of the indexed chunks (the single rarest query term when none is), then
  * expansion terms within `expansionMaxDocShare` (when none of these is in any chunk, the dropped
- * query terms in at most half of them as well); of those, the rarest whose document counts sum
+ * query terms in at most half of them and within `maxScoredRows` as well); of those, the rarest whose document counts sum
  * to at most `maxScoredRows` (at least one) select rows, the rest only score them (see
  * {@link DEFAULT_MAX_SCORED_ROWS}). Scoring-only terms are kept within `scoringMaxDocShare`. Tokens are
  * taken with the index's own tokenizer (a temp FTS5 table) and counted with `fts5vocab`, so stems
@@ -192,13 +192,15 @@ const selectiveTerms = (
       .filter((_, i) => within(at + i, expansionMaxDocShare)),
   ]
   // Nothing left to find a row (the selective terms occur nowhere): the dropped query terms that
-  // bm25 still weighs — in at most half the chunks — select instead. In a small history a topic
-  // word easily passes a quarter of the chunks ("retry" in "retry policy" when "policy" was
-  // never written), and dropping it left the query with no row at all.
+  // bm25 still weighs — in at most half the chunks — select instead, within the row budget. In
+  // a small history a topic word easily passes a quarter of the chunks ("retry" in "retry
+  // policy" when "policy" was never written), and dropping it left the query with no row at
+  // all; in a large one such a word is hardly a topic, and scoring its rows would cost seconds.
   if (chosen.every(({ df }) => df === 0)) {
     queryTerms.forEach((term, i) => {
-      if (!kept.includes(term) && within(i, INFORMATIVE_DOC_SHARE))
-        chosen.push({ term, df: counts[i]! })
+      const df = counts[i]!
+      if (!kept.includes(term) && within(i, INFORMATIVE_DOC_SHARE) && df <= maxScoredRows)
+        chosen.push({ term, df })
     })
   }
   let rows = 0

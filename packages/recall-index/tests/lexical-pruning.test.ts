@@ -80,6 +80,11 @@ describe("matchChunks any-mode term pruning", () => {
     expect(await search("ledger albatross")).toEqual([])
     // Only when nothing is found: kestrel occurs, so heron stays dropped (as above).
     expect(await search("heron kestrel")).toHaveLength(4)
+    // And only within the row budget: heron's 12 rows do not fit in 11.
+    const budgeted = (maxScoredRows: number) =>
+      withIndex(dataDir, matchChunks("heron albatross", { limit: 100, mode: "any", maxScoredRows }))
+    expect(await budgeted(11)).toEqual([])
+    expect(await budgeted(12)).toHaveLength(12)
   })
 
   it("keeps the rarest term when every term is common", async () => {
