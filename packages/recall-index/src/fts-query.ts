@@ -153,12 +153,12 @@ interface ScoredTerms {
  * The terms of an OR query worth scoring: query terms whose rarest token is in at most
  * `maxDocShare` of the indexed chunks (the single rarest query term when none is), then
  * expansion terms within `expansionMaxDocShare` (when none of these is in any chunk, the dropped
- * query terms in at most half of them and within `maxScoredRows` as well); of those, the rarest whose document counts sum
- * to at most `maxScoredRows` (at least one) select rows, the rest only score them (see
- * {@link DEFAULT_MAX_SCORED_ROWS}). Scoring-only terms are kept within `scoringMaxDocShare`. Tokens are
- * taken with the index's own tokenizer (a temp FTS5 table) and counted with `fts5vocab`, so stems
- * match what bm25 sees. Costs a few index lookups per term not yet counted under the index's
- * current state.
+ * query terms in at most half of them and within `maxScoredRows` as well); of those, the rarest
+ * whose document counts sum to at most `maxScoredRows` (at least one) select rows, the rest only
+ * score them (see {@link DEFAULT_MAX_SCORED_ROWS}). Scoring-only terms are kept within
+ * `scoringMaxDocShare`. Tokens are taken with the index's own tokenizer (a temp FTS5 table) and
+ * counted with `fts5vocab`, so stems match what bm25 sees. Costs a few index lookups per term not
+ * yet counted under the index's current state.
  */
 const selectiveTerms = (
   sqlite: Database,

@@ -5,7 +5,8 @@
  * is right across DST changes — including zones whose clocks skip local midnight (then the day
  * starts at the first instant that is on that date); dates are strict `YYYY-MM-DD` (or `today`,
  * `yesterday` or `N days ago` against the `now` passed in); a bad date or zone is a
- * {@link RecallQueryError}, never a throw. Pure: `now` and the zone are arguments (`hostTimeZone` reads the process's).
+ * {@link RecallQueryError}, never a throw. Pure: `now` and the zone are arguments
+ * (`hostTimeZone` reads the process's).
  */
 import * as Effect from "effect/Effect"
 import { RecallQueryError } from "./errors.js"
