@@ -39,6 +39,7 @@ import {
   ONE_SHOT_HOLD_BYTES,
   nodeIndexerProcessLayer,
   nodeRepositoryFiles,
+  discoverTranscripts,
   nodeTranscriptFileSystemLayer,
   pruneDeleted,
   RECALL_DATABASE_FILE,
@@ -59,6 +60,7 @@ import type {
   IndexRunReport,
   RecallDatabase,
   RecallFilters,
+  RecallStatus,
   Reranker,
   TranscriptFileSystem,
   TurnViewOptions,
@@ -81,6 +83,7 @@ import { progressWriter } from "./recall-progress.js"
 import {
   renderGrep,
   renderIndexSummary,
+  failureLines,
   renderNothingIndexed,
   renderRecent,
   renderSearch,
@@ -88,6 +91,7 @@ import {
   renderVacuum,
   renderWindow,
 } from "./recall-report.js"
+import type { EmptyIndexFacts } from "./recall-report.js"
 
 /** Set in the environment of a `--background` child. */
 const BACKGROUND_ENV = "BATON_RECALL_BACKGROUND"
@@ -165,26 +169,55 @@ const isOutcome = (value: unknown): value is CommandOutcome =>
     (value as { _tag: string })._tag === "Failed")
 
 /**
- * The "nothing indexed yet" note of a read command: where transcripts are looked for, the roots
- * that do not exist marked (as `baton recall index` marks them).
+ * Why the index holds no session, for the "nothing indexed yet" note: the transcripts on disk
+ * now (discovery reads each file's head, so this runs only for an empty index) and, when the
+ * index exists, whether an indexer runs now and which files failed (`status` when the caller
+ * already has it).
  */
-const nothingIndexed = (ctx: Context, indexed: boolean): string => {
-  const roots = transcriptRoots(ctx.environment)
-  const all = [...roots.claudeProjects, roots.codexSessions, roots.codexArchivedSessions]
-  const missing = all.filter((root) => !existsSync(root))
-  return renderNothingIndexed(roots, missing, ctx.databasePath, indexed)
+const emptyIndexFacts = async (ctx: Context, status?: RecallStatus): Promise<EmptyIndexFacts> => {
+  const indexed = existsSync(ctx.databasePath)
+  const discovery = await Effect.runPromise(
+    discoverTranscripts(ctx.environment).pipe(Effect.provide(nodeTranscriptFileSystemLayer)),
+  )
+  let known = status
+  if (known === undefined && indexed) {
+    const read = await runIndexed(ctx, recallStatus())
+    if (read._tag === "Done") known = read.value
+  }
+  return {
+    roots: transcriptRoots(ctx.environment),
+    missing: discovery.missingRoots,
+    databasePath: ctx.databasePath,
+    indexed,
+    transcripts: discovery.files.length,
+    indexing: known?.indexing ?? null,
+    failing: (known?.failingFiles ?? 0) + (known?.quarantined.length ?? 0),
+  }
+}
+
+/** Prints the "nothing indexed yet" note (or, with `--json`, `json` and the facts). */
+const printNothingIndexed = async (
+  ctx: Context,
+  json: Record<string, unknown>,
+  status?: RecallStatus,
+): Promise<CommandOutcome> => {
+  const facts = await emptyIndexFacts(ctx, status)
+  if (ctx.json) {
+    printJson(ctx, {
+      ...json,
+      empty: true,
+      transcripts: facts.transcripts,
+      ...(facts.indexing === null ? {} : { indexing: facts.indexing }),
+    })
+  } else ctx.io.stdout(renderNothingIndexed(facts))
+  return completed(0)
 }
 
 /** For read commands: the "nothing indexed yet" outcome when there is no index file. */
-const whenNoIndex = (ctx: Context): CommandOutcome | undefined => {
+const whenNoIndex = async (ctx: Context): Promise<CommandOutcome | undefined> => {
   if (existsSync(ctx.databasePath)) return undefined
-  if (ctx.json) {
-    const roots = transcriptRoots(ctx.environment)
-    printJson(ctx, { empty: true, indexed: false, databasePath: ctx.databasePath, roots })
-  } else {
-    ctx.io.stdout(nothingIndexed(ctx, false))
-  }
-  return completed(0)
+  const roots = transcriptRoots(ctx.environment)
+  return printNothingIndexed(ctx, { indexed: false, databasePath: ctx.databasePath, roots })
 }
 
 const toFilters = (flags: FilterFlags): RecallFilters => ({
@@ -512,7 +545,18 @@ const reportRun = (
   if (quiet && exitCode === 0) return completed(0)
   const prefix = watch ? `${new Date().toISOString()} ` : ""
   if (empty && report.failed.length === 0) {
-    ctx.io.stdout(prefix + renderNothingIndexed(roots, report.missingRoots, ctx.databasePath, true))
+    ctx.io.stdout(
+      prefix +
+        renderNothingIndexed({
+          roots,
+          missing: report.missingRoots,
+          databasePath: ctx.databasePath,
+          indexed: true,
+          transcripts: 0,
+          indexing: null,
+          failing: 0,
+        }),
+    )
   } else {
     ctx.io.stdout(prefix + renderIndexSummary(report, result.embedding, result.embeddingNote))
   }
@@ -537,7 +581,7 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
       cliUsageError("give --lexical-only or --vector-only, not both", "baton recall search"),
     )
   }
-  const none = whenNoIndex(ctx)
+  const none = await whenNoIndex(ctx)
   if (none !== undefined) return none
   const lexicalOnly = has(invocation, "lexical-only")
   const singleArm = lexicalOnly || has(invocation, "vector-only")
@@ -605,11 +649,7 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
               .filter((x) => x !== null)
               .join("; "),
           }
-    if (search.indexEmpty) {
-      if (ctx.json) printJson(ctx, { ...search, empty: true })
-      else io.stdout(nothingIndexed(ctx, true))
-      return completed(0)
-    }
+    if (search.indexEmpty) return await printNothingIndexed(ctx, { ...search })
     if (ctx.json) printJson(ctx, { ...search })
     else io.stdout(renderSearch(search))
     return completed(0)
@@ -626,7 +666,7 @@ export const runRecallRecent: CommandRunner = async (invocation, io) => {
   if (isOutcome(filters)) return filters
   const limit = decoded(ctx, integerFlag(invocation, "limit", 10, 1, 200))
   if (isOutcome(limit)) return limit
-  const none = whenNoIndex(ctx)
+  const none = await whenNoIndex(ctx)
   if (none !== undefined) return none
   const result = await runIndexed(
     ctx,
@@ -639,7 +679,7 @@ export const runRecallRecent: CommandRunner = async (invocation, io) => {
   if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
   if (ctx.json) printJson(ctx, { sessions: result.value })
   else if (result.value.length === 0 && Object.keys(filters).length === 0) {
-    io.stdout(nothingIndexed(ctx, true))
+    io.stdout(renderNothingIndexed(await emptyIndexFacts(ctx)))
   } else io.stdout(renderRecent(result.value))
   return completed(0)
 }
@@ -651,7 +691,7 @@ export const runRecallGrep: CommandRunner = async (invocation, io) => {
   if (isOutcome(filters)) return filters
   const limit = decoded(ctx, integerFlag(invocation, "limit", 100, 1, 1000))
   if (isOutcome(limit)) return limit
-  const none = whenNoIndex(ctx)
+  const none = await whenNoIndex(ctx)
   if (none !== undefined) return none
   const session = stringFlag(invocation, "session")
   const result = await runIndexed(
@@ -704,7 +744,7 @@ export const runRecallExpand: CommandRunner = async (invocation, io) => {
   if (isOutcome(before)) return before
   const after = decoded(ctx, integerFlag(invocation, "after", 2, 0, 50))
   if (isOutcome(after)) return after
-  const none = whenNoIndex(ctx)
+  const none = await whenNoIndex(ctx)
   if (none !== undefined) return none
   const result = await runIndexed(
     ctx,
@@ -737,7 +777,7 @@ export const runRecallStep: CommandRunner = async (invocation, io) => {
   }
   const count = decoded(ctx, integerFlag(invocation, "count", 1, 1, 20))
   if (isOutcome(count)) return count
-  const none = whenNoIndex(ctx)
+  const none = await whenNoIndex(ctx)
   if (none !== undefined) return none
   const result = await runIndexed(
     ctx,
@@ -768,7 +808,7 @@ export const runRecallStep: CommandRunner = async (invocation, io) => {
 /** Runs `baton recall status`. */
 export const runRecallStatus: CommandRunner = async (invocation, io) => {
   const ctx = contextOf(invocation, io)
-  const none = whenNoIndex(ctx)
+  const none = await whenNoIndex(ctx)
   if (none !== undefined) return none
   const result = await runIndexed(
     ctx,
@@ -780,24 +820,21 @@ export const runRecallStatus: CommandRunner = async (invocation, io) => {
   )
   if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
   const { status, embedder } = result.value
+  if (status.empty) {
+    const outcome = await printNothingIndexed(ctx, { ...status, embedder }, status)
+    const failures = failureLines(status)
+    if (!ctx.json && failures.length > 0) io.stdout(`${failures.join("\n")}\n`)
+    return outcome
+  }
   if (ctx.json) printJson(ctx, { ...status, embedder })
-  else if (status.empty) {
-    io.stdout(
-      renderNothingIndexed(
-        status.roots ?? transcriptRoots(ctx.environment),
-        status.lastRun?.missingRoots ?? [],
-        ctx.databasePath,
-        true,
-      ),
-    )
-  } else io.stdout(renderStatus(status, embedder))
+  else io.stdout(renderStatus(status, embedder))
   return completed(0)
 }
 
 /** Runs `baton recall prune`. */
 export const runRecallPrune: CommandRunner = async (invocation, io) => {
   const ctx = contextOf(invocation, io)
-  const none = whenNoIndex(ctx)
+  const none = await whenNoIndex(ctx)
   if (none !== undefined) return none
   const result = await runIndexed(ctx, pruneDeleted())
   if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
@@ -812,7 +849,7 @@ export const runRecallPrune: CommandRunner = async (invocation, io) => {
 /** Runs `baton recall vacuum`. */
 export const runRecallVacuum: CommandRunner = async (invocation, io) => {
   const ctx = contextOf(invocation, io)
-  const none = whenNoIndex(ctx)
+  const none = await whenNoIndex(ctx)
   if (none !== undefined) return none
   if (!ctx.json) io.stderr("Rewriting the recall index to give back free space…\n")
   const result = await runIndexed(ctx, vacuumIndex())
@@ -827,7 +864,7 @@ export const runRecallForget: CommandRunner = async (invocation, io) => {
   const ctx = contextOf(invocation, io)
   const choice = decoded(ctx, forgetFlags(invocation, io.cwd))
   if (isOutcome(choice)) return choice
-  const none = whenNoIndex(ctx)
+  const none = await whenNoIndex(ctx)
   if (none !== undefined) return none
   const target =
     choice._tag === "Project"

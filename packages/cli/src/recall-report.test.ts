@@ -25,7 +25,16 @@ const roots = {
 
 describe("recall reports", () => {
   it("says nothing is indexed yet and lists every root, marking missing ones", () => {
-    expect(renderNothingIndexed(roots, ["/h/.codex/sessions"], "/h/db", true)).toBe(
+    const facts = {
+      roots,
+      missing: ["/h/.codex/sessions"],
+      databasePath: "/h/db",
+      indexed: true,
+      transcripts: 0,
+      indexing: null,
+      failing: 0,
+    }
+    expect(renderNothingIndexed(facts)).toBe(
       [
         "Nothing indexed yet: no Claude Code or Codex transcripts were found.",
         "Looked for transcripts in:",
@@ -35,6 +44,29 @@ describe("recall reports", () => {
         "Set CLAUDE_CONFIG_DIR or CODEX_HOME if your history lives elsewhere.",
         "",
       ].join("\n"),
+    )
+    const headline = (changes: Partial<typeof facts> | object) =>
+      renderNothingIndexed({ ...facts, ...changes }).split("\n")[0]
+    expect(headline({ indexed: false })).toBe(
+      "Nothing indexed yet (no index at /h/db), and no Claude Code or Codex transcripts were found.",
+    )
+    expect(headline({ indexed: false, transcripts: 1 })).toBe(
+      "Nothing indexed yet (no index at /h/db): 1 transcript found. Run 'baton recall index' first.",
+    )
+    expect(headline({ transcripts: 1200 })).toBe(
+      "Nothing indexed yet: 1,200 transcripts found, none indexed. Run 'baton recall index'.",
+    )
+    expect(headline({ transcripts: 3, failing: 2 })).toBe(
+      "Nothing indexed yet: 3 transcripts found, and 2 failed to index ('baton recall status' lists them).",
+    )
+    expect(
+      headline({
+        transcripts: 3,
+        failing: 2,
+        indexing: { pid: 42, since: "2026-12-02T10:00:00Z" },
+      }),
+    ).toBe(
+      "Nothing indexed yet: an index run (pid 42, since 2026-12-02T10:00:00Z) is writing the first sessions; try again in a moment.",
     )
   })
 

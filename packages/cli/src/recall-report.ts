@@ -33,22 +33,51 @@ export const renderRoots = (roots: TranscriptRoots, missing: ReadonlyArray<strin
     .map((root) => `  ${root}${missing.includes(root) ? " (missing)" : ""}`)
     .join("\n")
 
-/** The note for an empty index: not an error, just where we looked and what to run. */
-export const renderNothingIndexed = (
-  roots: TranscriptRoots,
-  missing: ReadonlyArray<string>,
-  databasePath: string,
-  indexed: boolean,
-): string =>
-  [
-    indexed
-      ? "Nothing indexed yet: no Claude Code or Codex transcripts were found."
-      : `Nothing indexed yet (no index at ${databasePath}). Run 'baton recall index' first.`,
+/** What is known about an index that holds no session yet. */
+export interface EmptyIndexFacts {
+  readonly roots: TranscriptRoots
+  /** Roots that do not exist. */
+  readonly missing: ReadonlyArray<string>
+  readonly databasePath: string
+  /** Whether the index file exists. */
+  readonly indexed: boolean
+  /** Transcript files on disk now. */
+  readonly transcripts: number
+  /** An indexer holds the lock now. */
+  readonly indexing: { readonly pid: number; readonly since: string } | null
+  /** Files the indexer failed on (retried next run) or quarantined. */
+  readonly failing: number
+}
+
+const transcriptCount = (count: number): string =>
+  `${n(count)} ${count === 1 ? "transcript" : "transcripts"}`
+
+/**
+ * The note for an empty index: not an error, just why it is empty, what to run, and where
+ * transcripts are looked for.
+ */
+export const renderNothingIndexed = (facts: EmptyIndexFacts): string => {
+  const found = transcriptCount(facts.transcripts)
+  const headline =
+    facts.indexing !== null
+      ? `Nothing indexed yet: an index run (pid ${facts.indexing.pid}, since ${facts.indexing.since}) is writing the first sessions; try again in a moment.`
+      : facts.failing > 0
+        ? `Nothing indexed yet: ${found} found, and ${n(facts.failing)} failed to index ('baton recall status' lists them).`
+        : facts.transcripts > 0
+          ? facts.indexed
+            ? `Nothing indexed yet: ${found} found, none indexed. Run 'baton recall index'.`
+            : `Nothing indexed yet (no index at ${facts.databasePath}): ${found} found. Run 'baton recall index' first.`
+          : facts.indexed
+            ? "Nothing indexed yet: no Claude Code or Codex transcripts were found."
+            : `Nothing indexed yet (no index at ${facts.databasePath}), and no Claude Code or Codex transcripts were found.`
+  return [
+    headline,
     "Looked for transcripts in:",
-    renderRoots(roots, missing),
+    renderRoots(facts.roots, facts.missing),
     "Set CLAUDE_CONFIG_DIR or CODEX_HOME if your history lives elsewhere.",
     "",
   ].join("\n")
+}
 
 const scoreNote = (h: RecallSearchResult["hits"][number]): string => {
   const parts: Array<string> = []
@@ -177,6 +206,14 @@ const floatNote = (e: RecallStatus["embedders"][number]): string =>
       ? ", float32 until the next 'baton recall index' stores them as int8"
       : ", float32 until an index run embeds with it again"
 
+/** The files the indexer failed on (retried next run) and those it quarantined. */
+export const failureLines = (status: RecallStatus): Array<string> => [
+  ...(status.failingFiles > 0
+    ? [`Failing files: ${n(status.failingFiles)} (retried next run)`]
+    : []),
+  ...status.quarantined.map((q) => `Quarantined: ${q.path} — ${q.lastError ?? "unknown error"}`),
+]
+
 /** Status for people. */
 export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection): string => {
   const lines = [
@@ -212,10 +249,7 @@ export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection)
         : `Full-text index: ${waiting} left out by an indexing run that stopped early; search does not find their words until 'baton recall index' adds them`,
     )
   }
-  if (status.failingFiles > 0)
-    lines.push(`Failing files: ${n(status.failingFiles)} (retried next run)`)
-  for (const q of status.quarantined)
-    lines.push(`Quarantined: ${q.path} — ${q.lastError ?? "unknown error"}`)
+  lines.push(...failureLines(status))
   if (status.roots !== null) {
     lines.push(
       "Transcripts looked for in:",

@@ -198,6 +198,65 @@ describe("baton recall on a fresh machine", () => {
     },
   )
 
+  it(
+    "says why the index is empty: transcripts waiting, none indexed, or an indexer running",
+    { timeout: 60_000 },
+    async () => {
+      const { env } = homeWithHistory("waiting")
+      const before = await runBaton(["recall", "search", "garden"], { env })
+      expect(before.code, before.stderr).toBe(0)
+      expect(before.stdout).toMatch(
+        /^Nothing indexed yet \(no index at .+\): 2 transcripts found\. Run 'baton recall index' first\./,
+      )
+      const beforeJson = json((await runBaton(["recall", "recent", "--json"], { env })).stdout)
+      expect(beforeJson).toMatchObject({ empty: true, indexed: false, transcripts: 2 })
+
+      // An index made while the history lived elsewhere: it exists and holds nothing.
+      const elsewhere = {
+        ...env,
+        CLAUDE_CONFIG_DIR: join(root, "none"),
+        CODEX_HOME: join(root, "none"),
+      }
+      expect((await runBaton(["recall", "index"], { env: elsewhere })).code).toBe(0)
+      for (const command of [["search", "garden"], ["recent"], ["status"]]) {
+        const run = await runBaton(["recall", ...command], { env })
+        expect(run.code, run.stderr).toBe(0)
+        expect(run.stdout, command[0]).toMatch(
+          /^Nothing indexed yet: 2 transcripts found, none indexed\. Run 'baton recall index'\./,
+        )
+      }
+      const searchJson = json(
+        (await runBaton(["recall", "search", "garden", "--json"], { env })).stdout,
+      )
+      expect(searchJson).toMatchObject({ empty: true, transcripts: 2, hits: [] })
+
+      // An indexer holds the lock (its lease runs for another minute).
+      const dataDir = join(env["HOME"]!, ".local", "share", "baton")
+      await Effect.runPromise(
+        Effect.gen(function* () {
+          const db = yield* RecallDatabase
+          db.sqlite
+            .prepare(
+              "insert into index_lock (id, pid, run_token, acquired_at, lease_until) values (1, ?, 't', ?, ?)",
+            )
+            .run(process.pid, Date.now(), Date.now() + 60_000)
+        }).pipe(Effect.provide(recallDatabaseLayer({ dataDir }))),
+      )
+      const status = await runBaton(["recall", "status"], { env })
+      expect(status.stdout).toMatch(
+        new RegExp(
+          `^Nothing indexed yet: an index run \\(pid ${process.pid}, since .+\\) is writing`,
+        ),
+      )
+      const statusJson = json((await runBaton(["recall", "status", "--json"], { env })).stdout)
+      expect(statusJson).toMatchObject({
+        empty: true,
+        transcripts: 2,
+        indexing: { pid: process.pid },
+      })
+    },
+  )
+
   it("has help for every recall command", { timeout: 60_000 }, async () => {
     for (const command of [
       "index",

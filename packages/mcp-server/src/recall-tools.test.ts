@@ -380,6 +380,10 @@ describe("recall tools before anything is indexed", () => {
       expect(search).toMatchObject({ hits: [], index_empty: true })
       expect(search.note).toContain("Nothing indexed yet")
       expect(search.note).toContain(join(root, "codex", "sessions"))
+      // The fixture transcripts are there, waiting to be indexed.
+      expect(search.note).toMatch(
+        /: [1-9]\d* transcripts? found in .+, none indexed\. Run `baton recall index`/,
+      )
       const status = z.object(recallStatusOutput).parse(content(await call("recall_status", {})))
       expect(status.empty).toBe(true)
       expect(status.embedder).toEqual({ configured: "auto", auto: null, problem: null })

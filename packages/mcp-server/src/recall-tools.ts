@@ -86,10 +86,33 @@ const withIndex = async <A>(
   return result._tag === "Success" ? toolSuccess(result.success) : toolFailure(result.failure)
 }
 
+/**
+ * The note for an empty index: why it is empty (an indexer writing now, transcripts waiting,
+ * or none found) and what to do. Reads the transcript folders (only ever for an empty index).
+ */
 const nothingIndexed = async (): Promise<string> => {
-  const recall = await import("@baton/recall-index")
-  const roots = recall.transcriptRoots(environment())
-  return `Nothing indexed yet. Run \`baton recall index\` (the plugin's SessionStart hook does it in the background); transcripts are looked for in ${[...roots.claudeProjects, roots.codexSessions, roots.codexArchivedSessions].join(", ")}.`
+  const [Effect, recall] = await Promise.all([
+    import("effect/Effect"),
+    import("@baton/recall-index"),
+  ])
+  const env = environment()
+  const roots = recall.transcriptRoots(env)
+  const where = [...roots.claudeProjects, roots.codexSessions, roots.codexArchivedSessions].join(
+    ", ",
+  )
+  const status = await withIndex((r) => r.recallStatus())
+  const indexing = status?._tag === "Success" ? status.success.indexing : null
+  if (indexing !== null) {
+    return `Nothing indexed yet: an index run (pid ${indexing.pid}, since ${indexing.since}) is writing the first sessions; call again in a moment.`
+  }
+  const discovery = await Effect.runPromise(
+    recall.discoverTranscripts(env).pipe(Effect.provide(recall.nodeTranscriptFileSystemLayer)),
+  )
+  const found = discovery.files.length
+  if (found === 0) {
+    return `Nothing indexed yet: no Claude Code or Codex transcripts were found in ${where}.`
+  }
+  return `Nothing indexed yet: ${found} ${found === 1 ? "transcript" : "transcripts"} found in ${where}, none indexed. Run \`baton recall index\` (the plugin's SessionStart hook does it in the background).`
 }
 
 const scopeOf = async (scope: string | undefined): Promise<string | undefined> => {
