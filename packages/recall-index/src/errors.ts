@@ -82,6 +82,12 @@ export class RecallStorageError extends Data.TaggedError("RecallStorageError")<{
         "'baton recall index' to build it again from the transcripts on disk (sessions whose " +
         "transcripts were deleted since are only in the damaged file)"
       )
+    if (/^written by a newer Baton/.test(this.reason))
+      return (
+        `the recall index at ${this.path} was ${this.reason}: update Baton to use it, or set ` +
+        "BATON_DATA_DIR to another directory for a separate index of this version's own; the " +
+        "index is left as it is"
+      )
     return `recall index ${this.operation} failed at ${this.path}: ${this.reason}`
   }
 }

@@ -154,20 +154,32 @@ const openFile = (
   })
 
 /**
- * True when the file already carries the latest schema (`meta.schema_version`, written by the
- * latest migration), so opening can skip kysely's Migrator (~10 ms per open, which every CLI
- * call and MCP tool call pays, and loading Kysely itself). Any doubt (no meta table, other
- * version) runs the Migrator.
+ * The file's `meta.schema_version` (written by the latest migration it ran); undefined when
+ * there is none (a new file, or one from before the version was written). The latest version
+ * lets opening skip kysely's Migrator (~10 ms per open, which every CLI call and MCP tool call
+ * pays, and loading Kysely itself); any other runs it.
  */
-const isCurrent = (sqlite: Database): boolean => {
+const storedSchemaVersion = (sqlite: Database): number | undefined => {
   try {
     const row = sqlite.prepare("select value from meta where key = 'schema_version'").get() as
       { value: string } | undefined
-    return row?.value === String(RECALL_SCHEMA_VERSION)
+    const version = Number(row?.value)
+    return Number.isInteger(version) ? version : undefined
   } catch {
-    return false
+    return undefined
   }
 }
+
+/**
+ * An index a newer Baton wrote (a schema this version does not know) is left untouched: its
+ * migration log names migrations this version lacks, so the Migrator would only call it corrupt.
+ */
+const newerSchema = (path: string, version: number): RecallStorageError =>
+  new RecallStorageError({
+    operation: "open",
+    path,
+    reason: `written by a newer Baton (schema version ${version}; this one knows up to ${RECALL_SCHEMA_VERSION})`,
+  })
 
 const migrate = (
   kysely: () => Promise<Kysely<RecallTables>>,
@@ -202,7 +214,12 @@ export const openRecallDatabase = (
         sqlite,
         ...writerAnnouncements(path),
       }
-      if (!isCurrent(sqlite)) {
+      const version = storedSchemaVersion(sqlite)
+      if (version !== undefined && version > RECALL_SCHEMA_VERSION) {
+        yield* closeHandle(builder, sqlite)
+        return yield* newerSchema(path, version)
+      }
+      if (version !== RECALL_SCHEMA_VERSION) {
         yield* migrate(builder.get, path).pipe(Effect.tapError(() => closeHandle(builder, sqlite)))
       }
       return { shape, builder }

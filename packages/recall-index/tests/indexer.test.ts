@@ -30,6 +30,7 @@ import {
   nodeTranscriptFileSystem,
   pruneDeleted,
   RecallDatabase,
+  recallDatabaseLayer,
   recentSessions,
   repositoryRootOf,
   TranscriptFileSystem,
@@ -165,6 +166,34 @@ describe("recall database", () => {
       { name: "0008_lexical_backlog" },
     ])
     expect(again.vec).toEqual({ v: expect.stringMatching(/^v0\.1\./) })
+  })
+})
+
+describe("an index a newer Baton wrote", () => {
+  it("is refused with what to do, and left as it is", async () => {
+    const { dataDir } = setup()
+    await withSqlite(dataDir, (sqlite) => {
+      sqlite.exec(`insert into kysely_migration (name, timestamp) values ('0009_future', '')`)
+      sqlite.exec(`update meta set value = '9' where key = 'schema_version'`)
+    })
+    const path = join(dataDir, "recall-index.db")
+    const before = readFileSync(path)
+    const opened = await Effect.runPromise(
+      Effect.result(
+        Effect.gen(function* () {
+          return yield* RecallDatabase
+        }).pipe(Effect.provide(recallDatabaseLayer({ dataDir }))),
+      ),
+    )
+    expect(opened._tag).toBe("Failure")
+    const error = opened._tag === "Failure" ? opened.failure : undefined
+    expect(error).toMatchObject({ _tag: "RecallStorageError", operation: "open" })
+    expect(error?.message).toBe(
+      `the recall index at ${path} was written by a newer Baton (schema version 9; this one knows ` +
+        "up to 8): update Baton to use it, or set BATON_DATA_DIR to another directory for a " +
+        "separate index of this version's own; the index is left as it is",
+    )
+    expect(readFileSync(path).equals(before)).toBe(true)
   })
 })
 
