@@ -128,6 +128,25 @@ describe("recall reports", () => {
       ].join("\n"),
     )
     expect(renderSearch({ ...result, hits: [] })).toContain('No hits for "retry".')
+    const filtered = (applied: Partial<RecallSearchResult["applied"]>) =>
+      renderSearch({ ...result, hits: [], applied: { ...result.applied, ...applied } }).split(
+        "\n",
+      )[0]
+    expect(filtered({ scopeRoot: "/work/x", source: "codex" })).toBe(
+      'No hits for "retry" (searched in /work/x, Codex only).',
+    )
+    expect(
+      filtered({ startDate: "2026-11-25", endDate: "2026-11-25", timezone: "Asia/Tokyo" }),
+    ).toBe('No hits for "retry" (searched on 2026-11-25, Asia/Tokyo time).')
+    expect(filtered({ startDate: "2026-11-25", endDate: "2026-12-02" })).toBe(
+      'No hits for "retry" (searched from 2026-11-25 to 2026-12-02, UTC time).',
+    )
+    expect(filtered({ startDate: "2026-11-25" })).toBe(
+      'No hits for "retry" (searched since 2026-11-25, UTC time).',
+    )
+    expect(filtered({ endDate: "2026-11-25", source: "claude" })).toBe(
+      'No hits for "retry" (searched Claude Code only, until 2026-11-25, UTC time).',
+    )
     // A hit no arm found came in next to one (conversation context).
     const neighbour = {
       ...result.hits[0]!,

@@ -88,10 +88,33 @@ const scoreNote = (h: RecallSearchResult["hits"][number]): string => {
   return parts.length === 0 ? "next to a hit" : parts.join(", ")
 }
 
+/** The filters a search applied, in words ("" when none): a search with no hits says them. */
+const appliedFilters = (applied: RecallSearchResult["applied"]): string => {
+  const parts: Array<string> = []
+  if (applied.scopeRoot !== null) parts.push(`in ${applied.scopeRoot}`)
+  if (applied.source !== null) parts.push(`${sourceName(applied.source)} only`)
+  const { startDate: from, endDate: to } = applied
+  const days =
+    from !== null && to !== null
+      ? from === to
+        ? `on ${from}`
+        : `from ${from} to ${to}`
+      : from !== null
+        ? `since ${from}`
+        : to !== null
+          ? `until ${to}`
+          : null
+  if (days !== null) parts.push(`${days}, ${applied.timezone} time`)
+  return parts.join(", ")
+}
+
 /** Search hits, best first. */
 export const renderSearch = (result: RecallSearchResult): string => {
   const lines: Array<string> = []
-  if (result.hits.length === 0) lines.push(`No hits for "${result.query}".`)
+  if (result.hits.length === 0) {
+    const filters = appliedFilters(result.applied)
+    lines.push(`No hits for "${result.query}"${filters === "" ? "." : ` (searched ${filters}).`}`)
+  }
   for (const h of result.hits) {
     const where = [sourceName(h.source), h.project ?? h.cwd ?? "?", h.whenHuman, h.role]
     if (h.headless) where.push("headless")
