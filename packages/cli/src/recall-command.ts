@@ -26,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import {
+  discoverTranscripts,
   embedForIndex,
   embedderConfigFromEnvironment,
   embedderSelection,
@@ -39,7 +40,6 @@ import {
   ONE_SHOT_HOLD_BYTES,
   nodeIndexerProcessLayer,
   nodeRepositoryFiles,
-  discoverTranscripts,
   nodeTranscriptFileSystemLayer,
   pruneDeleted,
   RECALL_DATABASE_FILE,
@@ -81,9 +81,9 @@ import type { Decoded, FilterFlags } from "./recall-flags.js"
 import { heapPacer } from "./heap-collector.js"
 import { progressWriter } from "./recall-progress.js"
 import {
+  failureLines,
   renderGrep,
   renderIndexSummary,
-  failureLines,
   renderNothingIndexed,
   renderRecent,
   renderSearch,
