@@ -26,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import {
+  compileFilters,
   discoverTranscripts,
   embedForIndex,
   embedderConfigFromEnvironment,
@@ -81,6 +82,7 @@ import type { Decoded, FilterFlags } from "./recall-flags.js"
 import { heapPacer } from "./heap-collector.js"
 import { progressWriter } from "./recall-progress.js"
 import {
+  appliedFilters,
   failureLines,
   renderGrep,
   renderIndexSummary,
@@ -219,6 +221,24 @@ const whenNoIndex = async (ctx: Context): Promise<CommandOutcome | undefined> =>
   const roots = transcriptRoots(ctx.environment)
   return printNothingIndexed(ctx, { indexed: false, databasePath: ctx.databasePath, roots })
 }
+
+/** The filters `filters` apply, in words (see `appliedFilters`); "" when none. */
+const searchedWith = (filters: RecallFilters): string =>
+  Effect.runSync(
+    compileFilters(filters, Date.now()).pipe(
+      Effect.map((c) =>
+        appliedFilters({
+          source: filters.source ?? null,
+          scopeRoot: c.scopeRoot ?? null,
+          startDate: c.range?.startDate ?? null,
+          endDate: c.range?.endDate ?? null,
+          timezone: c.timezone,
+        }),
+      ),
+      // The command itself ran with these filters, so they compile; if not, say nothing.
+      Effect.orElseSucceed(() => ""),
+    ),
+  )
 
 const toFilters = (flags: FilterFlags): RecallFilters => ({
   ...(flags.source === undefined ? {} : { source: flags.source }),
@@ -680,7 +700,7 @@ export const runRecallRecent: CommandRunner = async (invocation, io) => {
   if (ctx.json) printJson(ctx, { sessions: result.value })
   else if (result.value.length === 0 && Object.keys(filters).length === 0) {
     io.stdout(renderNothingIndexed(await emptyIndexFacts(ctx)))
-  } else io.stdout(renderRecent(result.value))
+  } else io.stdout(renderRecent(result.value, searchedWith(toFilters(filters))))
   return completed(0)
 }
 
@@ -708,7 +728,7 @@ export const runRecallGrep: CommandRunner = async (invocation, io) => {
   )
   if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
   if (ctx.json) printJson(ctx, { ...result.value })
-  else io.stdout(renderGrep(result.value))
+  else io.stdout(renderGrep(result.value, searchedWith(toFilters(filters))))
   return completed(0)
 }
 

@@ -189,6 +189,8 @@ describe("recall reports", () => {
       ].join("\n"),
     )
     expect(renderRecent([{ ...session, forkedFrom: null }])).not.toContain("forked")
+    expect(renderRecent([])).toBe("No sessions match.\n")
+    expect(renderRecent([], "in /work/x")).toBe("No sessions match (searched in /work/x).\n")
   })
 
   it("says how much of the history a grep stopped by its time budget searched", () => {
@@ -207,6 +209,9 @@ describe("recall reports", () => {
       "Stopped after the time budget with 43 % of the history searched (newest first)",
     )
     expect(renderGrep({ ...stopped, timedOut: false, searchedShare: 1 })).not.toContain("Stopped")
+    expect(renderGrep({ ...stopped, hits: [] }, "Codex only").split("\n")[0]).toMatch(
+      / \(searched Codex only\)\.$/,
+    )
   })
 
   it("says when an embedding run stored an earlier version's float vectors as int8", () => {

@@ -88,8 +88,11 @@ const scoreNote = (h: RecallSearchResult["hits"][number]): string => {
   return parts.length === 0 ? "next to a hit" : parts.join(", ")
 }
 
-/** The filters a search applied, in words ("" when none): a search with no hits says them. */
-const appliedFilters = (applied: RecallSearchResult["applied"]): string => {
+/**
+ * The filters a search, grep or recent applied, in words ("" when none): a command that found
+ * nothing says them.
+ */
+export const appliedFilters = (applied: RecallSearchResult["applied"]): string => {
   const parts: Array<string> = []
   if (applied.scopeRoot !== null) parts.push(`in ${applied.scopeRoot}`)
   if (applied.source !== null) parts.push(`${sourceName(applied.source)} only`)
@@ -108,12 +111,14 @@ const appliedFilters = (applied: RecallSearchResult["applied"]): string => {
   return parts.join(", ")
 }
 
+const searchedNote = (searched: string): string =>
+  searched === "" ? "" : ` (searched ${searched})`
+
 /** Search hits, best first. */
 export const renderSearch = (result: RecallSearchResult): string => {
   const lines: Array<string> = []
   if (result.hits.length === 0) {
-    const filters = appliedFilters(result.applied)
-    lines.push(`No hits for "${result.query}"${filters === "" ? "." : ` (searched ${filters}).`}`)
+    lines.push(`No hits for "${result.query}"${searchedNote(appliedFilters(result.applied))}.`)
   }
   for (const h of result.hits) {
     const where = [sourceName(h.source), h.project ?? h.cwd ?? "?", h.whenHuman, h.role]
@@ -132,8 +137,8 @@ export const renderSearch = (result: RecallSearchResult): string => {
 }
 
 /** Recent sessions, newest first. */
-export const renderRecent = (sessions: ReadonlyArray<RecentSession>): string => {
-  if (sessions.length === 0) return "No sessions match.\n"
+export const renderRecent = (sessions: ReadonlyArray<RecentSession>, searched = ""): string => {
+  if (sessions.length === 0) return `No sessions match${searchedNote(searched)}.\n`
   return `${sessions
     .map((s) => {
       const head = [
@@ -151,11 +156,11 @@ export const renderRecent = (sessions: ReadonlyArray<RecentSession>): string => 
 }
 
 /** Grep matches, newest first. */
-export const renderGrep = (result: GrepResult): string => {
+export const renderGrep = (result: GrepResult, searched = ""): string => {
   const lines: Array<string> = []
   if (result.hits.length === 0)
     lines.push(
-      `No match for ${result.mode === "regex" ? `/${result.pattern}/` : `"${result.pattern}"`}.`,
+      `No match for ${result.mode === "regex" ? `/${result.pattern}/` : `"${result.pattern}"`}${searchedNote(searched)}.`,
     )
   for (const h of result.hits) {
     lines.push(

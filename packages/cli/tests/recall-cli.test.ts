@@ -410,6 +410,18 @@ describe("baton recall with history", () => {
         /^start_date '7 weeks ago' is not a date: .*N days ago \(7d\)$/,
       ),
     })
+    // Finding nothing, each command names the filters it searched with.
+    const nothing = async (args: ReadonlyArray<string>) =>
+      (await runBaton(["recall", ...args, "--timezone", "Asia/Tokyo"], { env })).stdout
+    expect(await nothing(["search", "retry", "--scope", "/work/garden", "--source", "codex"])).toBe(
+      'No hits for "retry" (searched in /work/garden, Codex only).\n',
+    )
+    expect(await nothing(["grep", "retry", "--date", "2026-03-11"])).toBe(
+      'No match for "retry" (searched on 2026-03-11, Asia/Tokyo time).\n',
+    )
+    expect(
+      await nothing(["recent", "--start-date", "2026-03-13", "--end-date", "2026-03-20"]),
+    ).toBe("No sessions match (searched from 2026-03-13 to 2026-03-20, Asia/Tokyo time).\n")
   }, 60_000)
 
   it("greps tool output, and refuses a runaway regex in one line", async () => {
