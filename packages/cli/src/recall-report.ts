@@ -198,8 +198,7 @@ export const renderWindow = (window: TurnWindow, emptyNote: string): string => {
     lines.push(`── ${t.role} · ${t.whenHuman}${t.isAnchor ? " · ◀ anchor" : ""}`)
     lines.push(`   turn ${t.turnId}`)
     if (t.text !== "") lines.push(indent(t.text))
-    for (const r of t.records)
-      lines.push(indent(`[${r.kind}] ${r.text}${r.truncated ? " …" : ""}`, "   │ "))
+    for (const r of t.records) lines.push(indent(`[${r.kind}] ${r.text}`, "   │ "))
     if (t.omittedRecords > 0) lines.push(`   │ (${t.omittedRecords} more records; use --full)`)
   }
   return `${lines.join("\n")}\n`

@@ -55,6 +55,7 @@ export interface TurnRecordView {
   readonly kind: string
   readonly recordType: string
   readonly timestamp: string | null
+  /** Ends in `…` where it was cut (`truncated`). */
   readonly text: string
   readonly truncated: boolean
 }
@@ -298,11 +299,13 @@ const turnWindow = (
         textTruncated: text.truncated,
         records: own.slice(0, maxRecords).map((r) => {
           const capped = capText(r.text, recordChars)
+          // A cut made at index time (`maxRawTextChars`) is marked like one made here.
+          const cutBefore = !capped.truncated && r.truncated === 1
           return {
             kind: r.kind,
             recordType: r.record_type,
             timestamp: r.timestamp,
-            text: capped.text,
+            text: cutBefore ? `${capped.text}…` : capped.text,
             truncated: capped.truncated || r.truncated === 1,
           }
         }),

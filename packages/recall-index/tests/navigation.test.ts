@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   expandAround,
   grepRecords,
+  RecallDatabase,
   recallStatus,
   recentSessions,
   searchRecall,
@@ -125,6 +126,34 @@ describe("expandAround", () => {
     expect(noTurn).toMatchObject({ _tag: "RecallNotFoundError", turnId: "x" })
     const empty = await history.run(Effect.flip(expandAround({ sessionId: "", turnId: "x" })))
     expect(empty).toMatchObject({ _tag: "RecallQueryError", field: "session" })
+  })
+
+  it("marks a record cut at index time with … as it marks one cut at read time", async () => {
+    const anchor = await hitFor("count migration files", "Count the migration files.")
+    const output = (sqlite: RecallDatabase["Service"]["sqlite"], truncated: number) =>
+      sqlite
+        .prepare("update raw_records set truncated = ? where text like '%migrations=12 (C:%'")
+        .run(truncated)
+    const toolOutput = () =>
+      history
+        .run(expandAround({ sessionId: anchor.sessionId, turnId: anchor.turnId, after: 1 }))
+        .then((w) =>
+          w.turns
+            .find((t) => t.text === "There are 12 migration files.")!
+            .records.find((r) => r.kind === "tool-output")!,
+        )
+    expect(await toolOutput()).toMatchObject({
+      truncated: false,
+      text: expect.not.stringMatching(/…$/),
+    })
+    await history.run(RecallDatabase.use((db) => Effect.sync(() => output(db.sqlite, 1))))
+    try {
+      const cut = await toolOutput()
+      expect(cut.truncated).toBe(true)
+      expect(cut.text).toMatch(/migrations=12 \(C:\\garden\\db\)…$/)
+    } finally {
+      await history.run(RecallDatabase.use((db) => Effect.sync(() => output(db.sqlite, 0))))
+    }
   })
 })
 
