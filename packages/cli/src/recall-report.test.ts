@@ -265,6 +265,7 @@ describe("recall reports", () => {
       missingLookupIndexes: [],
       lexicalBacklog: 0,
       failingFiles: 0,
+      failing: [],
       quarantined: [],
       roots: null,
     } as unknown as RecallStatus
@@ -286,6 +287,25 @@ describe("recall reports", () => {
     ).toContain("e/m/512 (20 vectors, float32 until an index run embeds with it again)")
     expect(renderStatus({ ...status, embedders: [{ ...embedder, elements: "int8" }] })).toContain(
       "Embeddings: e/m/512 (20 vectors, active) ·",
+    )
+    // Failing files come with their last error; past the listed ones, how many more.
+    const failing = renderStatus({
+      ...status,
+      failingFiles: 3,
+      failing: [
+        { path: "/h/a.jsonl", failures: 1, lastError: "read failed: EIO" },
+        { path: "/h/b.jsonl", failures: 2, lastError: null },
+      ],
+      quarantined: [{ path: "/h/c.jsonl", failures: 3, lastError: "read failed: EACCES" }],
+    })
+    expect(failing).toContain(
+      [
+        "Failing files: 3 (retried next run)",
+        "  /h/a.jsonl — read failed: EIO (1 failure)",
+        "  /h/b.jsonl — unknown error (2 failures)",
+        "  … and 1 more",
+        "Quarantined: /h/c.jsonl — read failed: EACCES",
+      ].join("\n"),
     )
     const mib = 1_048_576
     expect(

@@ -238,6 +238,13 @@ export const failureLines = (status: RecallStatus): Array<string> => [
   ...(status.failingFiles > 0
     ? [`Failing files: ${n(status.failingFiles)} (retried next run)`]
     : []),
+  ...status.failing.map(
+    (f) =>
+      `  ${f.path} — ${f.lastError ?? "unknown error"} (${f.failures === 1 ? "1 failure" : `${n(f.failures)} failures`})`,
+  ),
+  ...(status.failingFiles > status.failing.length
+    ? [`  … and ${n(status.failingFiles - status.failing.length)} more`]
+    : []),
   ...status.quarantined.map((q) => `Quarantined: ${q.path} — ${q.lastError ?? "unknown error"}`),
 ]
 

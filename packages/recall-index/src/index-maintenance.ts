@@ -238,6 +238,9 @@ export interface QuarantinedFile {
   readonly lastError: string | null
 }
 
+/** At most this many failing files are listed (`IndexStatus.failing`); all are counted. */
+export const FAILING_FILES_LISTED = 20
+
 /** The index at a glance. */
 export interface IndexStatus {
   readonly files: number
@@ -250,6 +253,11 @@ export interface IndexStatus {
   readonly missingFiles: number
   readonly retainedSessions: number
   readonly failingFiles: number
+  /**
+   * The failing files (retried next run; quarantined after repeated failures) with their last
+   * error, by path: the first {@link FAILING_FILES_LISTED} of `failingFiles`.
+   */
+  readonly failing: ReadonlyArray<QuarantinedFile>
   readonly quarantined: ReadonlyArray<QuarantinedFile>
   readonly lastRun: IndexRunReport | null
   /** Database + WAL bytes on disk. */
@@ -336,6 +344,12 @@ const fileBytes = (path: string): number => {
   }
 }
 
+const fileFailure = (row: (typeof QuarantinedRows.Type)[number]): QuarantinedFile => ({
+  path: row.path,
+  failures: row.failure_count,
+  lastError: row.last_error,
+})
+
 /** Counts, quarantined files, last run, database size and freshness, as of `now` (epoch ms). */
 export const indexStatus = (
   now: number,
@@ -380,6 +394,17 @@ export const indexStatus = (
           .all(),
       ),
     )
+    const failing = yield* decodeRows(
+      QuarantinedRows,
+      db.path,
+      yield* read(() =>
+        db.sqlite
+          .prepare(
+            "select path, failure_count, last_error from files where status = 'failed' order by path limit ?",
+          )
+          .all(FAILING_FILES_LISTED),
+      ),
+    )
     const lastRunRow = yield* decodeRows(
       LastRunRow,
       db.path,
@@ -401,11 +426,8 @@ export const indexStatus = (
       missingFiles: counts.missing,
       retainedSessions: counts.retained,
       failingFiles: counts.failing,
-      quarantined: quarantined.map((q) => ({
-        path: q.path,
-        failures: q.failure_count,
-        lastError: q.last_error,
-      })),
+      failing: failing.map(fileFailure),
+      quarantined: quarantined.map(fileFailure),
       lastRun,
       dbBytes: fileBytes(db.path) + fileBytes(`${db.path}-wal`),
       freeBytes,

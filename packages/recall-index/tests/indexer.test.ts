@@ -733,16 +733,24 @@ describe("indexTranscripts", () => {
       claudeExchange(seededRandom(2), { sessionId: "s", cwd: "/x" }, 0, 2_000_000),
     )
     const runs = []
-    for (let i = 0; i < 4; i++) runs.push(await runIndex(dataDir, { environment }, failing))
+    for (let i = 0; i < 2; i++) runs.push(await runIndex(dataDir, { environment }, failing))
     expect(runs[0]!.failed).toEqual([
       { path: bad, error: "read failed: EIO", failures: 1, quarantined: false },
     ])
+    const failingAfterTwo = await withIndex(dataDir, indexStatus(Date.now()))
+    expect(failingAfterTwo).toMatchObject({
+      failingFiles: 1,
+      failing: [{ path: bad, failures: 2, lastError: "read failed: EIO" }],
+      quarantined: [],
+    })
+    for (let i = 2; i < 4; i++) runs.push(await runIndex(dataDir, { environment }, failing))
     expect(runs[1]!.failed[0]?.failures).toBe(2)
     expect(runs[2]!.failed[0]).toMatchObject({ failures: 3, quarantined: true })
     expect(runs[3]!.failed).toEqual([])
     expect(runs[3]!.skippedQuarantined).toBe(1)
     const status = await withIndex(dataDir, indexStatus(Date.now()))
     expect(status.quarantined).toEqual([{ path: bad, failures: 3, lastError: "read failed: EIO" }])
+    expect(status).toMatchObject({ failingFiles: 0, failing: [] })
     // Once the file changes it is tried again, and a success clears the quarantine.
     appendFileSync(bad, claudeExchange(seededRandom(3), { sessionId: "s", cwd: "/x" }, 0, 100))
     const healed = await runIndex(dataDir, { environment })
