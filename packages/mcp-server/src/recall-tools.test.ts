@@ -16,6 +16,7 @@ import {
   indexTranscripts,
   nodeIndexerProcessLayer,
   nodeTranscriptFileSystemLayer,
+  RecallDatabase,
   recallDatabaseLayer,
 } from "@baton/recall-index"
 import { encodeClaudeProjectDir, rolloutName } from "@baton/recall-index/testing"
@@ -340,6 +341,32 @@ describe("recall tools over MCP", () => {
       auto: { next_index_uses: "use-lite", chunks: status.chunks, max_chunks: 30_000 },
       problem: null,
     })
+    expect(status.files_with_problems).toEqual([])
+  })
+
+  it("recall_status names the files indexing failed on, with the last error", async () => {
+    const files = (sql: string) =>
+      Effect.runPromise(
+        Effect.gen(function* () {
+          const db = yield* RecallDatabase
+          db.sqlite.exec(sql)
+        }).pipe(Effect.provide(recallDatabaseLayer({ dataDir: join(root, "data") }))),
+      )
+    const columns = `(path, source, role, compression, size, mtime_ms, inode, head_hash, status,
+      failure_count, last_error)`
+    await files(`insert into files ${columns} values
+      ('/h/a.jsonl', 'claude', 'session', 'none', 1, 0, 1, '', 'failed', 2, 'read failed: EIO'),
+      ('/h/b.jsonl', 'codex', 'session', 'none', 1, 0, 2, '', 'quarantined', 3, null)`)
+    try {
+      const status = z.object(recallStatusOutput).parse(content(await call("recall_status", {})))
+      expect(status).toMatchObject({ failing_files: 1, quarantined_files: 1 })
+      expect(status.files_with_problems).toEqual([
+        { path: "/h/a.jsonl", failures: 2, last_error: "read failed: EIO", quarantined: false },
+        { path: "/h/b.jsonl", failures: 3, last_error: null, quarantined: true },
+      ])
+    } finally {
+      await files(`delete from files where path in ('/h/a.jsonl', '/h/b.jsonl')`)
+    }
   })
 
   it("recall_status names a chosen embedder, and a misconfigured one's problem", async () => {

@@ -792,6 +792,18 @@ export const recallStatusOutput = {
   indexing_now: z.boolean(),
   failing_files: z.number().int(),
   quarantined_files: z.number().int(),
+  files_with_problems: z
+    .array(
+      z.object({
+        path: z.string(),
+        failures: z.number().int(),
+        last_error: z.string().nullable(),
+        quarantined: z.boolean(),
+      }),
+    )
+    .describe(
+      "transcripts indexing failed on, with the last error: failing ones (the first 20) are retried next run, quarantined ones only once they change",
+    ),
   deleted_transcripts_kept: z
     .number()
     .int()
@@ -894,6 +906,7 @@ export const recallStatusTool = defineBatonTool({
         indexing_now: false,
         failing_files: 0,
         quarantined_files: 0,
+        files_with_problems: [],
         deleted_transcripts_kept: 0,
         missing_lookup_indexes: [],
         lexical_backlog: 0,
@@ -922,6 +935,10 @@ export const recallStatusTool = defineBatonTool({
       indexing_now: s.indexing !== null,
       failing_files: s.failingFiles,
       quarantined_files: s.quarantined.length,
+      files_with_problems: [
+        ...s.failing.map((f) => ({ ...problem(f), quarantined: false })),
+        ...s.quarantined.map((f) => ({ ...problem(f), quarantined: true })),
+      ],
       deleted_transcripts_kept: s.missingFiles,
       missing_lookup_indexes: [...s.missingLookupIndexes],
       lexical_backlog: s.lexicalBacklog,
@@ -930,6 +947,12 @@ export const recallStatusTool = defineBatonTool({
       note: s.empty ? await nothingIndexed() : null,
     })
   },
+})
+
+const problem = (f: { path: string; failures: number; lastError: string | null }) => ({
+  path: f.path,
+  failures: f.failures,
+  last_error: f.lastError,
 })
 
 /** The six recall tools, in the order `tools/list` shows them. */
