@@ -383,28 +383,20 @@ export const indexStatus = (
           .get(),
       ),
     )
-    const quarantined = yield* decodeRows(
-      QuarantinedRows,
-      db.path,
-      yield* read(() =>
-        db.sqlite
-          .prepare(
-            "select path, failure_count, last_error from files where status = 'quarantined' order by path",
-          )
-          .all(),
-      ),
-    )
-    const failing = yield* decodeRows(
-      QuarantinedRows,
-      db.path,
-      yield* read(() =>
-        db.sqlite
-          .prepare(
-            "select path, failure_count, last_error from files where status = 'failed' order by path limit ?",
-          )
-          .all(FAILING_FILES_LISTED),
-      ),
-    )
+    // Files of one status with their failures, by path (`limit` -1: all of them).
+    const filesWith = (status: "failed" | "quarantined", limit: number) =>
+      Effect.flatMap(
+        read(() =>
+          db.sqlite
+            .prepare(
+              "select path, failure_count, last_error from files where status = ? order by path limit ?",
+            )
+            .all(status, limit),
+        ),
+        (rows) => decodeRows(QuarantinedRows, db.path, rows),
+      ).pipe(Effect.map((rows) => rows.map(fileFailure)))
+    const quarantined = yield* filesWith("quarantined", -1)
+    const failing = yield* filesWith("failed", FAILING_FILES_LISTED)
     const lastRunRow = yield* decodeRows(
       LastRunRow,
       db.path,
@@ -426,8 +418,8 @@ export const indexStatus = (
       missingFiles: counts.missing,
       retainedSessions: counts.retained,
       failingFiles: counts.failing,
-      failing: failing.map(fileFailure),
-      quarantined: quarantined.map(fileFailure),
+      failing,
+      quarantined,
       lastRun,
       dbBytes: fileBytes(db.path) + fileBytes(`${db.path}-wal`),
       freeBytes,
