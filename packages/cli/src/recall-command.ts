@@ -27,9 +27,9 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import {
   compileFilters,
-  discoverTranscripts,
   embedForIndex,
   embedderConfigFromEnvironment,
+  emptyIndexFacts,
   embedderSelection,
   embedderFromEnvironment,
   embeddingForSearch,
@@ -93,7 +93,7 @@ import {
   renderVacuum,
   renderWindow,
 } from "./recall-report.js"
-import type { EmptyIndexFacts } from "./recall-report.js"
+import type { EmptyIndexReport } from "./recall-report.js"
 
 /** Set in the environment of a `--background` child. */
 const BACKGROUND_ENV = "BATON_RECALL_BACKGROUND"
@@ -176,25 +176,17 @@ const isOutcome = (value: unknown): value is CommandOutcome =>
  * index exists, whether an indexer runs now and which files failed (`status` when the caller
  * already has it).
  */
-const emptyIndexFacts = async (ctx: Context, status?: RecallStatus): Promise<EmptyIndexFacts> => {
+const emptyIndexReport = async (ctx: Context, status?: RecallStatus): Promise<EmptyIndexReport> => {
   const indexed = existsSync(ctx.databasePath)
-  const discovery = await Effect.runPromise(
-    discoverTranscripts(ctx.environment).pipe(Effect.provide(nodeTranscriptFileSystemLayer)),
-  )
   let known = status
   if (known === undefined && indexed) {
     const read = await runIndexed(ctx, recallStatus())
     if (read._tag === "Done") known = read.value
   }
-  return {
-    roots: transcriptRoots(ctx.environment),
-    missing: discovery.missingRoots,
-    databasePath: ctx.databasePath,
-    indexed,
-    transcripts: discovery.files.length,
-    indexing: known?.indexing ?? null,
-    failing: (known?.failingFiles ?? 0) + (known?.quarantined.length ?? 0),
-  }
+  const facts = await Effect.runPromise(
+    emptyIndexFacts(ctx.environment, known).pipe(Effect.provide(nodeTranscriptFileSystemLayer)),
+  )
+  return { ...facts, databasePath: ctx.databasePath, indexed }
 }
 
 /** Prints the "nothing indexed yet" note (or, with `--json`, `json` and the facts). */
@@ -203,7 +195,7 @@ const printNothingIndexed = async (
   json: Record<string, unknown>,
   status?: RecallStatus,
 ): Promise<CommandOutcome> => {
-  const facts = await emptyIndexFacts(ctx, status)
+  const facts = await emptyIndexReport(ctx, status)
   if (ctx.json) {
     printJson(ctx, {
       ...json,
@@ -569,12 +561,13 @@ const reportRun = (
       prefix +
         renderNothingIndexed({
           roots,
-          missing: report.missingRoots,
+          missingRoots: report.missingRoots,
           databasePath: ctx.databasePath,
           indexed: true,
           transcripts: 0,
           indexing: null,
           failing: 0,
+          reason: "none-found",
         }),
     )
   } else {
@@ -699,7 +692,7 @@ export const runRecallRecent: CommandRunner = async (invocation, io) => {
   if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
   if (ctx.json) printJson(ctx, { sessions: result.value })
   else if (result.value.length === 0 && Object.keys(filters).length === 0) {
-    io.stdout(renderNothingIndexed(await emptyIndexFacts(ctx)))
+    io.stdout(renderNothingIndexed(await emptyIndexReport(ctx)))
   } else io.stdout(renderRecent(result.value, searchedWith(toFilters(filters))))
   return completed(0)
 }

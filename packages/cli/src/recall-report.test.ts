@@ -27,12 +27,13 @@ describe("recall reports", () => {
   it("says nothing is indexed yet and lists every root, marking missing ones", () => {
     const facts = {
       roots,
-      missing: ["/h/.codex/sessions"],
+      missingRoots: ["/h/.codex/sessions"],
       databasePath: "/h/db",
       indexed: true,
       transcripts: 0,
       indexing: null,
       failing: 0,
+      reason: "none-found" as const,
     }
     expect(renderNothingIndexed(facts)).toBe(
       [
@@ -50,13 +51,13 @@ describe("recall reports", () => {
     expect(headline({ indexed: false })).toBe(
       "Nothing indexed yet (no index at /h/db), and no Claude Code or Codex transcripts were found.",
     )
-    expect(headline({ indexed: false, transcripts: 1 })).toBe(
+    expect(headline({ indexed: false, transcripts: 1, reason: "waiting" })).toBe(
       "Nothing indexed yet (no index at /h/db): 1 transcript found. Run 'baton recall index' first.",
     )
-    expect(headline({ transcripts: 1200 })).toBe(
+    expect(headline({ transcripts: 1200, reason: "waiting" })).toBe(
       "Nothing indexed yet: 1,200 transcripts found, none indexed. Run 'baton recall index'.",
     )
-    expect(headline({ transcripts: 3, failing: 2 })).toBe(
+    expect(headline({ transcripts: 3, failing: 2, reason: "failing" })).toBe(
       "Nothing indexed yet: 3 transcripts found, and 2 failed to index ('baton recall status' lists them).",
     )
     expect(
@@ -64,6 +65,7 @@ describe("recall reports", () => {
         transcripts: 3,
         failing: 2,
         indexing: { pid: 42, since: "2026-12-02T10:00:00Z" },
+        reason: "indexing",
       }),
     ).toBe(
       "Nothing indexed yet: an index run (pid 42, since 2026-12-02T10:00:00Z) is writing the first sessions; try again in a moment.",

@@ -7,6 +7,7 @@
  */
 import type {
   EmbedderSelection,
+  EmptyIndexFacts,
   EmbedBacklogReport,
   GrepResult,
   IndexRunReport,
@@ -33,20 +34,11 @@ export const renderRoots = (roots: TranscriptRoots, missing: ReadonlyArray<strin
     .map((root) => `  ${root}${missing.includes(root) ? " (missing)" : ""}`)
     .join("\n")
 
-/** What is known about an index that holds no session yet. */
-export interface EmptyIndexFacts {
-  readonly roots: TranscriptRoots
-  /** Roots that do not exist. */
-  readonly missing: ReadonlyArray<string>
+/** What is known about an index that holds no session yet, and where it would be. */
+export interface EmptyIndexReport extends EmptyIndexFacts {
   readonly databasePath: string
   /** Whether the index file exists. */
   readonly indexed: boolean
-  /** Transcript files on disk now. */
-  readonly transcripts: number
-  /** An indexer holds the lock now. */
-  readonly indexing: { readonly pid: number; readonly since: string } | null
-  /** Files the indexer failed on (retried next run) or quarantined. */
-  readonly failing: number
 }
 
 const transcriptCount = (count: number): string =>
@@ -56,24 +48,28 @@ const transcriptCount = (count: number): string =>
  * The note for an empty index: not an error, just why it is empty, what to run, and where
  * transcripts are looked for.
  */
-export const renderNothingIndexed = (facts: EmptyIndexFacts): string => {
+export const renderNothingIndexed = (facts: EmptyIndexReport): string => {
   const found = transcriptCount(facts.transcripts)
-  const headline =
-    facts.indexing !== null
-      ? `Nothing indexed yet: an index run (pid ${facts.indexing.pid}, since ${facts.indexing.since}) is writing the first sessions; try again in a moment.`
-      : facts.failing > 0
-        ? `Nothing indexed yet: ${found} found, and ${n(facts.failing)} failed to index ('baton recall status' lists them).`
-        : facts.transcripts > 0
-          ? facts.indexed
-            ? `Nothing indexed yet: ${found} found, none indexed. Run 'baton recall index'.`
-            : `Nothing indexed yet (no index at ${facts.databasePath}): ${found} found. Run 'baton recall index' first.`
-          : facts.indexed
-            ? "Nothing indexed yet: no Claude Code or Codex transcripts were found."
-            : `Nothing indexed yet (no index at ${facts.databasePath}), and no Claude Code or Codex transcripts were found.`
+  const headline = (() => {
+    switch (facts.reason) {
+      case "indexing":
+        return `Nothing indexed yet: an index run (pid ${facts.indexing!.pid}, since ${facts.indexing!.since}) is writing the first sessions; try again in a moment.`
+      case "failing":
+        return `Nothing indexed yet: ${found} found, and ${n(facts.failing)} failed to index ('baton recall status' lists them).`
+      case "waiting":
+        return facts.indexed
+          ? `Nothing indexed yet: ${found} found, none indexed. Run 'baton recall index'.`
+          : `Nothing indexed yet (no index at ${facts.databasePath}): ${found} found. Run 'baton recall index' first.`
+      case "none-found":
+        return facts.indexed
+          ? "Nothing indexed yet: no Claude Code or Codex transcripts were found."
+          : `Nothing indexed yet (no index at ${facts.databasePath}), and no Claude Code or Codex transcripts were found.`
+    }
+  })()
   return [
     headline,
     "Looked for transcripts in:",
-    renderRoots(facts.roots, facts.missing),
+    renderRoots(facts.roots, facts.missingRoots),
     "Set CLAUDE_CONFIG_DIR or CODEX_HOME if your history lives elsewhere.",
     "",
   ].join("\n")

@@ -423,4 +423,29 @@ describe("recall tools before anything is indexed", () => {
       process.env["BATON_DATA_DIR"] = previous
     }
   })
+
+  it("say the files that failed when every file so far failed to index", async () => {
+    const previous = process.env["BATON_DATA_DIR"]
+    const dataDir = join(root, "all-failed")
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const db = yield* RecallDatabase
+        db.sqlite.exec(`insert into files (path, source, role, compression, size, mtime_ms, inode,
+          head_hash, status, failure_count, last_error)
+          values ('/h/a.jsonl', 'claude', 'session', 'none', 1, 0, 1, '', 'failed', 1, 'EIO')`)
+      }).pipe(Effect.provide(recallDatabaseLayer({ dataDir }))),
+    )
+    process.env["BATON_DATA_DIR"] = dataDir
+    try {
+      const search = z
+        .object(recallSearchOutput)
+        .parse(content(await call("recall_search", { query: "anything" })))
+      expect(search).toMatchObject({ hits: [], index_empty: true })
+      expect(search.note).toMatch(
+        /: [1-9]\d* transcripts? found in .+, and 1 failed to index \(recall_status lists them/,
+      )
+    } finally {
+      process.env["BATON_DATA_DIR"] = previous
+    }
+  })
 })

@@ -87,8 +87,9 @@ const withIndex = async <A>(
 }
 
 /**
- * The note for an empty index: why it is empty (an indexer writing now, transcripts waiting,
- * or none found) and what to do. Reads the transcript folders (only ever for an empty index).
+ * The note for an empty index: why it is empty (an indexer writing now, files that failed,
+ * transcripts waiting, or none found) and what to do. Reads the transcript folders (only ever
+ * for an empty index).
  */
 const nothingIndexed = async (): Promise<string> => {
   const [Effect, recall] = await Promise.all([
@@ -96,23 +97,27 @@ const nothingIndexed = async (): Promise<string> => {
     import("@baton/recall-index"),
   ])
   const env = environment()
-  const roots = recall.transcriptRoots(env)
+  const status = await withIndex((r) => r.recallStatus())
+  const facts = await Effect.runPromise(
+    recall
+      .emptyIndexFacts(env, status?._tag === "Success" ? status.success : undefined)
+      .pipe(Effect.provide(recall.nodeTranscriptFileSystemLayer)),
+  )
+  const { roots } = facts
   const where = [...roots.claudeProjects, roots.codexSessions, roots.codexArchivedSessions].join(
     ", ",
   )
-  const status = await withIndex((r) => r.recallStatus())
-  const indexing = status?._tag === "Success" ? status.success.indexing : null
-  if (indexing !== null) {
-    return `Nothing indexed yet: an index run (pid ${indexing.pid}, since ${indexing.since}) is writing the first sessions; call again in a moment.`
+  const found = `${facts.transcripts} ${facts.transcripts === 1 ? "transcript" : "transcripts"}`
+  switch (facts.reason) {
+    case "indexing":
+      return `Nothing indexed yet: an index run (pid ${facts.indexing!.pid}, since ${facts.indexing!.since}) is writing the first sessions; call again in a moment.`
+    case "failing":
+      return `Nothing indexed yet: ${found} found in ${where}, and ${facts.failing} failed to index (recall_status lists them with their errors).`
+    case "waiting":
+      return `Nothing indexed yet: ${found} found in ${where}, none indexed. Run \`baton recall index\` (the plugin's SessionStart hook does it in the background).`
+    case "none-found":
+      return `Nothing indexed yet: no Claude Code or Codex transcripts were found in ${where}.`
   }
-  const discovery = await Effect.runPromise(
-    recall.discoverTranscripts(env).pipe(Effect.provide(recall.nodeTranscriptFileSystemLayer)),
-  )
-  const found = discovery.files.length
-  if (found === 0) {
-    return `Nothing indexed yet: no Claude Code or Codex transcripts were found in ${where}.`
-  }
-  return `Nothing indexed yet: ${found} ${found === 1 ? "transcript" : "transcripts"} found in ${where}, none indexed. Run \`baton recall index\` (the plugin's SessionStart hook does it in the background).`
 }
 
 const scopeOf = async (scope: string | undefined): Promise<string | undefined> => {

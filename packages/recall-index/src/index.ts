@@ -78,6 +78,7 @@ export {
 export { GREP_WINDOW_CHARS, grepRecords } from "./record-grep.js"
 export { recentSessions } from "./recent-sessions.js"
 export { recallStatus } from "./recall-status.js"
+export { emptyIndexFacts } from "./empty-index.js"
 export { activateEmbedder } from "./vector-tables.js"
 export { EmbedderError, normalizeVector } from "./embedder.js"
 export { EmbedderConfigError } from "./errors.js"
@@ -240,6 +241,7 @@ export type {
   TurnWindow,
 } from "./navigation.js"
 export type { GrepHit, GrepInput, GrepResult } from "./record-grep.js"
+export type { EmptyIndexFacts, EmptyIndexReason } from "./empty-index.js"
 export type { RecentSession, RecentSessionsInput } from "./recent-sessions.js"
 export type {
   RecallStatus,
