@@ -77,6 +77,7 @@ const ResponseItem = readStruct(
     output: readUnknown,
     action: readUnknown,
     phase: readString,
+    call_id: readString,
   },
   ["type"],
 )
@@ -85,10 +86,12 @@ type ResponseItem = ReadType<typeof ResponseItem>
 const TurnItem = readStruct(
   {
     type: readString,
+    id: readString,
     content: readArray,
     text: readString,
     aggregated_output: readString,
     command: readUnknown,
+    exit_code: readUnknown,
   },
   ["type"],
 )
@@ -103,6 +106,8 @@ const EventMsg = readStruct(
     thread_name: readString,
     aggregated_output: readString,
     command: readUnknown,
+    call_id: readString,
+    exit_code: readUnknown,
   },
   ["type"],
 )
@@ -140,6 +145,10 @@ const toolOutputTypes = new Set([
   "local_shell_call_output",
   "tool_search_output",
 ])
+/** A command's failing exit code, after its output (the model's copy of it says so too). */
+const exitNote = (code: unknown): string =>
+  typeof code === "number" && code !== 0 ? `\n[exit code ${code}]` : ""
+
 const compactionItemTypes = new Set(["compaction", "context_compaction", "ghost_snapshot"])
 const otherItemTypes = new Set(["agent_message", "additional_tools", "message", "reasoning"])
 
@@ -238,6 +247,22 @@ export const createCodexReader = (context: CodexReaderContext) => {
     (context.prior?.window ?? []).map(([key, counts]) => [key, Object.values(counts)]),
   )
   const sessionId = (): string => threadId ?? context.fallbackThreadId
+  // Tool calls of the current turn whose output is already a record, and the text of the
+  // turn's last compaction summary: Codex writes a command's output twice (an
+  // `exec_command_end` event or a `CommandExecution` item, and the `function_call_output` the
+  // model reads) and a compaction's summary twice (the `compaction_output` answer, and inside
+  // the `compacted` line's message). The later copy stays a raw record, flagged `skipForGrep`
+  // so grep, expand and step show the work once.
+  const outputs = new Set<string>(context.prior?.outputs ?? [])
+  let lastSummary = context.prior?.lastSummary
+
+  /** True when a tool output of `callId` was recorded before in this turn (records it). */
+  const repeatedOutput = (callId: string | undefined): boolean => {
+    if (callId === undefined || callId === "") return false
+    if (outputs.has(callId)) return true
+    outputs.add(callId)
+    return false
+  }
 
   /** Applies the dedupe rule; true when this copy is new surface. */
   const admit = (channel: SurfaceChannel, role: TurnRole, text: string): boolean => {
@@ -359,8 +384,10 @@ export const createCodexReader = (context: CodexReaderContext) => {
       if (item.role === "assistant") {
         const text = textsOf(item.content, assistantTextTypes).join("\n\n")
         const compaction = isJsonObject(envelopeMeta) && envelopeMeta["compaction_output"] === true
-        if (compaction)
+        if (compaction) {
+          if (text.trim() !== "") lastSummary = text.trim()
           return { record: raw(line, type, "compaction", text, timestamp), surface: [] }
+        }
         return {
           record: raw(line, type, "message", text, timestamp),
           surface: surfaceOf(line, "response_item", "assistant", text, item.phase),
@@ -405,7 +432,10 @@ export const createCodexReader = (context: CodexReaderContext) => {
           : Array.isArray(out)
             ? textsOf(out, new Set(["input_text", "output_text", "text"])).join("\n")
             : sanitizedJson(out ?? null, maxRawTextChars)
-      return { record: raw(line, type, "tool-output", text, timestamp), surface: [] }
+      return {
+        record: raw(line, type, "tool-output", text, timestamp, repeatedOutput(item.call_id)),
+        surface: [],
+      }
     }
     if (compactionItemTypes.has(item.type)) {
       return { record: raw(line, type, "compaction", "", timestamp), surface: [] }
@@ -429,6 +459,8 @@ export const createCodexReader = (context: CodexReaderContext) => {
       case "task_started":
       case "turn_started":
         window.clear()
+        outputs.clear()
+        lastSummary = undefined
         return { record: raw(line, type, "metadata", "", timestamp, true), surface: [] }
       case "user_message": {
         const text = event.message ?? ""
@@ -492,8 +524,9 @@ export const createCodexReader = (context: CodexReaderContext) => {
                 line,
                 itemType,
                 "tool-output",
-                `${command}\n${item.aggregated_output ?? ""}`,
+                `${command}\n${item.aggregated_output ?? ""}${exitNote(item.exit_code)}`,
                 timestamp,
+                repeatedOutput(item.id),
               ),
               surface: [],
             }
@@ -514,6 +547,7 @@ export const createCodexReader = (context: CodexReaderContext) => {
                 "tool-output",
                 sanitizedJson(item, maxRawTextChars),
                 timestamp,
+                repeatedOutput(item.id),
               ),
               surface: [],
             }
@@ -521,7 +555,14 @@ export const createCodexReader = (context: CodexReaderContext) => {
       }
       case "exec_command_end":
         return {
-          record: raw(line, type, "tool-output", event.aggregated_output ?? "", timestamp),
+          record: raw(
+            line,
+            type,
+            "tool-output",
+            `${event.aggregated_output ?? ""}${exitNote(event.exit_code)}`,
+            timestamp,
+            repeatedOutput(event.call_id),
+          ),
           surface: [],
         }
       case "patch_apply_end":
@@ -530,7 +571,14 @@ export const createCodexReader = (context: CodexReaderContext) => {
       case "image_generation_end":
       case "view_image_tool_call":
         return {
-          record: raw(line, type, "tool-output", sanitizedJson(event, maxRawTextChars), timestamp),
+          record: raw(
+            line,
+            type,
+            "tool-output",
+            sanitizedJson(event, maxRawTextChars),
+            timestamp,
+            repeatedOutput(event.call_id),
+          ),
           surface: [],
         }
       case "context_compacted":
@@ -661,10 +709,16 @@ export const createCodexReader = (context: CodexReaderContext) => {
       case "compacted": {
         const compacted = Compacted(payload)
         const message = compacted?.message ?? ""
+        // The summary again, after Codex's fixed preamble: a copy of the turn's
+        // `compaction_output` answer when there was one.
+        const copy = lastSummary !== undefined && message.trimEnd().endsWith(lastSummary)
         return {
           type: envelope.type,
           ...at,
-          result: { record: raw(line, "compacted", "compaction", message, timestamp), surface: [] },
+          result: {
+            record: raw(line, "compacted", "compaction", message, timestamp, copy),
+            surface: [],
+          },
         }
       }
       default:
@@ -727,6 +781,8 @@ export const createCodexReader = (context: CodexReaderContext) => {
     ...(threadId !== undefined ? { threadId } : {}),
     metaSeen,
     subagent,
+    ...(outputs.size > 0 ? { outputs: [...outputs] } : {}),
+    ...(lastSummary !== undefined && lastSummary.length <= 65_536 ? { lastSummary } : {}),
     window: [...window.entries()].map(
       ([key, masks]) => [key, Object.fromEntries(masks.map((m, i) => [String(i), m]))] as const,
     ),

@@ -7,7 +7,9 @@
  * are its surface text rebuilt exactly from its chunks; other records come rendered, masked and
  * bounded (`recordChars`, `maxRecords` per turn, with the number left out), and harness,
  * metadata, progress and noise records are left out unless asked for (recalled text is data,
- * never instructions); a missing session or turn is a {@link RecallNotFoundError}.
+ * never instructions), and so are records that repeat another (`skipForGrep`: Codex's second
+ * copy of a command's output or of a compaction summary); a missing session or turn is a
+ * {@link RecallNotFoundError}.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -39,6 +41,11 @@ export interface TurnViewOptions {
   readonly maxRecords?: number | undefined
   /** Record kinds to include; default {@link DEFAULT_RECORD_KINDS}. `message` adds raw message lines. */
   readonly recordKinds?: ReadonlyArray<RawRecordKind> | undefined
+  /**
+   * Also show records that repeat another (Codex's second copy of a tool output or of a
+   * compaction summary, Claude Code's request bookkeeping); default false.
+   */
+  readonly includeDuplicates?: boolean | undefined
   /** Zone of `whenHuman`; default this computer's. */
   readonly timezone?: string | undefined
 }
@@ -274,7 +281,9 @@ const turnWindow = (
                 .prepare(
                   `select turn_row, kind, record_type, timestamp, text, truncated from raw_records
                    where turn_row in (select value from json_each(?))
-                     and kind in (${kindsList(kinds)}) and text <> ''
+                     and kind in (${kindsList(kinds)}) and text <> ''${
+                       options.includeDuplicates === true ? "" : " and skip_for_grep = 0"
+                     }
                    order by turn_row, offset`,
                 )
                 .all(ids),

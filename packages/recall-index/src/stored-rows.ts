@@ -53,6 +53,8 @@ const ParseStateSchema = Schema.Struct({
       window: Schema.Array(
         Schema.Tuple([Schema.String, Schema.Record(Schema.String, Schema.Number)]),
       ),
+      outputs: opt(Schema.Array(Schema.String)),
+      lastSummary: opt(Schema.String),
     }),
   ),
 })

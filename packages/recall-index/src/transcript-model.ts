@@ -63,7 +63,10 @@ export interface RawRecord {
   /** Bounded rendering: never signatures, encrypted content or base64 payloads. */
   readonly text: string
   readonly truncated: boolean
-  /** Duplicates other records (`api-request-blob`, `last-prompt`, …): grep skips it unless asked. */
+  /**
+   * Duplicates other records (`api-request-blob`, `last-prompt`, Codex's second copy of a tool
+   * output or a compaction summary, …): grep, expand and step skip it unless asked.
+   */
   readonly skipForGrep: boolean
 }
 
@@ -148,6 +151,10 @@ export interface CodexParseState {
   readonly subagent: boolean
   /** Surface dedupe window of the current Codex turn: key hash → unmatched count per channel. */
   readonly window: ReadonlyArray<readonly [key: string, counts: Readonly<Record<string, number>>]>
+  /** Call ids of the current Codex turn whose tool output is already a record. */
+  readonly outputs?: ReadonlyArray<string>
+  /** The current Codex turn's last `compaction_output` text (trimmed). */
+  readonly lastSummary?: string
 }
 
 /** Everything needed to resume parsing an append-only file at `nextOffset`. JSON-serialisable. */

@@ -194,6 +194,120 @@ describe("codex surface dedupe", () => {
   })
 })
 
+describe("codex repeated tool output and compaction summary", () => {
+  const line = (type: string, payload: unknown, metadata?: unknown) =>
+    JSON.stringify({ timestamp: "2026-01-01T00:00:00Z", type, payload, metadata })
+  const started = line("event_msg", { type: "task_started", turn_id: "t" })
+  const prompt = line("response_item", {
+    type: "message",
+    role: "user",
+    content: [{ type: "input_text", text: "run it" }],
+  })
+  const ended = (callId: string, exit: number) =>
+    line("event_msg", {
+      type: "exec_command_end",
+      call_id: callId,
+      aggregated_output: `out ${callId}\n`,
+      exit_code: exit,
+    })
+  const item = (callId: string) =>
+    line("event_msg", {
+      type: "item_completed",
+      item: {
+        type: "CommandExecution",
+        id: callId,
+        command: ["bash", "-lc", "ls"],
+        aggregated_output: `out ${callId}\n`,
+        exit_code: 0,
+      },
+    })
+  const output = (callId: string) =>
+    line("response_item", { type: "function_call_output", call_id: callId, output: "Output: x" })
+  const summary = line(
+    "response_item",
+    { type: "message", role: "assistant", content: [{ type: "output_text", text: "Sum." }] },
+    { compaction_output: true },
+  )
+  const compacted = (message: string) => line("compacted", { message })
+  const bytes = (lines: ReadonlyArray<string>) => encoder.encode(lines.join("\n") + "\n")
+  const file = { source: "codex" as const, path: "/r/rollout-x.jsonl" }
+  const flags = (r: ReturnType<typeof parseTranscriptBytes>) =>
+    r.turns
+      .flatMap((t) => t.records)
+      .filter((x) => x.kind === "tool-output" || x.kind === "compaction")
+      .map((x) => [x.recordType, x.skipForGrep])
+
+  it("flags the later copy of a call's output, in either era and either order", () => {
+    const r = parseTranscriptBytes(
+      file,
+      bytes([
+        started,
+        prompt,
+        ended("a", 2), // the older event, then the model's copy
+        output("a"),
+        item("b"), // 0.169's item, then the model's copy
+        output("b"),
+        output("c"), // the model's copy first, then the item
+        item("c"),
+        output("d"), // only one copy: kept
+        started,
+        prompt,
+        output("a"), // a new turn starts over
+      ]),
+    )
+    expect(flags(r)).toEqual([
+      ["event_msg/exec_command_end", false],
+      ["response_item/function_call_output", true],
+      ["event_msg/item_completed/CommandExecution", false],
+      ["response_item/function_call_output", true],
+      ["response_item/function_call_output", false],
+      ["event_msg/item_completed/CommandExecution", true],
+      ["response_item/function_call_output", false],
+      ["response_item/function_call_output", false],
+    ])
+    // A failing command says so after its output; a passing one adds nothing.
+    const texts = r.turns.flatMap((t) => t.records).map((x) => x.text)
+    expect(texts).toContain("out a\n\n[exit code 2]")
+    expect(texts).toContain("bash -lc ls\nout b\n")
+  })
+
+  it("flags the compacted line that repeats the turn's compaction_output summary", () => {
+    const preamble = "Another language model started to solve this problem…:\n"
+    expect(
+      flags(
+        parseTranscriptBytes(file, bytes([started, prompt, summary, compacted(preamble + "Sum.")])),
+      ),
+    ).toEqual([
+      ["response_item/message", false],
+      ["compacted", true],
+    ])
+    // Without the answer (older files), or with a different summary, the compacted line is kept.
+    expect(
+      flags(parseTranscriptBytes(file, bytes([started, prompt, compacted(preamble + "Sum.")]))),
+    ).toEqual([["compacted", false]])
+    expect(
+      flags(parseTranscriptBytes(file, bytes([started, prompt, summary, compacted("Other.")]))),
+    ).toEqual([
+      ["response_item/message", false],
+      ["compacted", false],
+    ])
+  })
+
+  it("carries what it has seen across a resumed parse", () => {
+    const head = bytes([started, prompt, item("b"), summary])
+    const tail = bytes([output("b"), compacted("…\nSum.")])
+    const first = parseTranscriptBytes(file, head)
+    const rest = parseTranscriptBytes(file, tail, first.state)
+    expect(flags(rest)).toEqual([
+      ["response_item/function_call_output", true],
+      ["compacted", true],
+    ])
+    // The state is JSON, as the index stores it.
+    const stored = JSON.parse(JSON.stringify(first.state))
+    expect(flags(parseTranscriptBytes(file, tail, stored))).toEqual(flags(rest))
+  })
+})
+
 describe("codex session_meta git", () => {
   it("keys the origin remote without its credentials, beside the branch", () => {
     const meta = (git: unknown) =>

@@ -113,6 +113,25 @@ describe("recall readers on real agent transcripts", () => {
     expect(r.stats.duplicateSurfaceDropped).toBe(6)
   })
 
+  it("flags Codex's second copy of a command's output and of the compaction summary", () => {
+    const session = corpus.sessions.find((s) => s.spec.compactAfterTurn !== undefined)!
+    const records = results.get(session.path)!.turns.flatMap((t) => t.records)
+    // The binary writes the command's output as a `CommandExecution` item and again as the
+    // `function_call_output` the model reads: the first is kept, the second flagged.
+    const outputs = records.filter((x) => x.kind === "tool-output" && x.text.includes("handlers=7"))
+    expect(outputs.map((x) => [x.recordType, x.skipForGrep])).toEqual([
+      ["event_msg/item_completed/CommandExecution", false],
+      ["response_item/function_call_output", true],
+    ])
+    const summaries = records.filter(
+      (x) => x.kind === "compaction" && x.text.includes(CORPUS_COMPACTION_SUMMARY),
+    )
+    expect(summaries.map((x) => [x.recordType, x.skipForGrep])).toEqual([
+      ["response_item/message", false],
+      ["compacted", true],
+    ])
+  })
+
   it("marks headless runs: codex exec and claude -p (the stream-json session is `claude -p` too)", () => {
     const flags = corpus.sessions.map((s) => [
       s.spec.agent,

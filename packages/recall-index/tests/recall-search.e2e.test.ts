@@ -154,13 +154,49 @@ describe("recall on real agent transcripts", () => {
   it("greps Codex tool output and the compaction summary, which are not search chunks", async () => {
     const codex = session("codex", false)
     const handlers = await run(grepRecords({ pattern: "handlers=7" }))
-    expect(
-      handlers.hits.some((h) => h.sessionId === codex.sessionId && h.kind === "tool-output"),
-    ).toBe(true)
+    // Once each, though Codex writes both twice (the second copies are flagged duplicates).
+    const inCodex = handlers.hits.filter((h) => h.sessionId === codex.sessionId)
+    expect(inCodex.map((h) => [h.kind, h.recordType])).toEqual([
+      ["tool-output", "event_msg/item_completed/CommandExecution"],
+    ])
     const summary = await run(
       grepRecords({ pattern: CORPUS_COMPACTION_SUMMARY, kinds: ["compaction"] }),
     )
-    expect(summary.hits.map((h) => h.sessionId)).toContain(codex.sessionId)
+    expect(summary.hits.filter((h) => h.sessionId === codex.sessionId)).toHaveLength(1)
+    const everyCopy = await run(
+      grepRecords({
+        pattern: CORPUS_COMPACTION_SUMMARY,
+        kinds: ["compaction"],
+        includeDuplicates: true,
+      }),
+    )
+    expect(everyCopy.hits.filter((h) => h.sessionId === codex.sessionId)).toHaveLength(2)
+    // expand shows the turn's work once too.
+    const turn = await run(
+      expandAround({
+        sessionId: codex.sessionId,
+        turnId: inCodex[0]!.turnId!,
+        before: 0,
+        after: 0,
+      }),
+    )
+    const shown = turn.turns.flatMap((t) => t.records)
+    expect(shown.filter((r) => r.text.includes("handlers=7")).map((r) => r.kind)).toEqual([
+      "tool-output",
+    ])
+    expect(shown.filter((r) => r.text.includes(CORPUS_COMPACTION_SUMMARY))).toHaveLength(1)
+    const all = await run(
+      expandAround({
+        sessionId: codex.sessionId,
+        turnId: inCodex[0]!.turnId!,
+        before: 0,
+        after: 0,
+        includeDuplicates: true,
+      }),
+    )
+    expect(
+      all.turns.flatMap((t) => t.records).filter((r) => r.text.includes("handlers=7")),
+    ).toHaveLength(2)
     const asSearch = await run(
       searchRecall({ query: CORPUS_COMPACTION_SUMMARY, k: 20, arms: ["lexical"] }, {}),
     )
