@@ -7,7 +7,9 @@
  * the mock model asks the agent to call `handoff_validate`, and the agent's next request carries
  * the server's answer. Each test also checks the plugin's SessionStart hook: the agent runs
  * `baton recall index --background --quiet` at session start, which returns at once and leaves a
- * detached indexer whose log lands in the Baton data directory.
+ * detached indexer whose log lands in the Baton data directory. The Claude test then starts a
+ * second session whose model calls `recall_search`, and the hit the agent passes back is the
+ * first session's answer.
  */
 import { execFile } from "node:child_process"
 import { appendFile, chmod, mkdir, readFile, writeFile } from "node:fs/promises"
@@ -41,6 +43,8 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..")
 const cliBin = join(repoRoot, "packages/cli/dist/bin.js")
 
 const handoff = { summary: "done A", resume: false }
+// The first Claude session's answer, which a later session recalls through the plugin.
+const decision = "Validated. We keep the retry budget at five attempts with jitter."
 // SHA-256 of the canonical encoding of `handoff` (see the golden vectors in @baton/handoff).
 const handoffSha256 = "2b3336fe41a564c3f904a928e24881f70a1d8f4c463f3a5ae361966e18c5e22f"
 
@@ -174,10 +178,10 @@ describe("Codex plugin", () => {
 })
 
 describe("Claude Code plugin", () => {
-  it("validates, installs from the repository marketplace, and Claude calls the MCP tool", async () => {
+  it("validates, installs from the repository marketplace, Claude calls the MCP tools, and a later session recalls the first", async () => {
     const tool = "mcp__plugin_baton_baton__handoff_validate"
     await using mock = await startMockMessages({
-      script: [messagesToolUseReply(tool, { handoff }), messagesTextReply("validated")],
+      script: [messagesToolUseReply(tool, { handoff }), messagesTextReply(decision)],
     })
     await using home = await createClaudeHome()
     const env = claudeEnv(home, mock)
@@ -224,5 +228,38 @@ describe("Claude Code plugin", () => {
     const log = await recallIndexLog(env["HOME"]!)
     expect(log).toContain("baton recall index")
     expect(log).toMatch(/Indexed|Up to date|Nothing indexed yet/)
+
+    // A later session recalls the first one: the model calls the plugin's recall_search, and
+    // the agent's next request carries the hit — the first session's answer, found in the
+    // transcript Claude Code wrote, indexed with the default embedder and no key.
+    const indexed = await run(process.execPath, [cliBin, "recall", "index", "--json"], { env })
+    expect(JSON.parse(indexed.stdout)).toMatchObject({ ok: true })
+    const recall = "mcp__plugin_baton_baton__recall_search"
+    mock.enqueue(
+      messagesToolUseReply(recall, { query: "how many attempts does the retry budget allow?" }),
+      messagesTextReply("Five attempts, as decided earlier."),
+    )
+    const later = await runClaudePrint({
+      server: mock,
+      home,
+      prompt: "what did we decide about the retry budget?",
+      env: { PATH: env["PATH"] },
+      allowedTools: [recall],
+    })
+    await using _later = later
+    expect(later.exitCode, later.stderr).toBe(0)
+    const after = mock.requests("main")
+    expect(after).toHaveLength(4)
+    const last = (after[3]!.body as { messages: Array<{ content: unknown }> }).messages.at(-1)
+    const block = (last?.content as Array<{ type: string; content: unknown }>)[0]
+    expect(block?.type).toBe("tool_result")
+    const answer = JSON.parse(String(block?.content)) as {
+      hits: Array<{ session_id: string; role: string; text: string }>
+    }
+    expect(answer.hits[0]).toMatchObject({
+      session_id: result.sessionId,
+      role: "assistant",
+      text: decision,
+    })
   })
 })
