@@ -208,13 +208,15 @@ describe("Claude Code plugin", () => {
 
     expect(await listDeclaredTools(pluginRoot!, env)).toContain("handoff_validate")
 
-    const result = await runClaudePrint({
-      server: mock,
-      home,
-      prompt: "validate my handoff",
-      env: { PATH: env["PATH"] },
-      allowedTools: [tool],
-    })
+    const ask = (prompt: string, allowed: string) =>
+      runClaudePrint({
+        server: mock,
+        home,
+        prompt,
+        env: { PATH: env["PATH"]! },
+        allowedTools: [allowed],
+      })
+    const result = await ask("validate my handoff", tool)
     await using _run = result
     expect(result.exitCode, result.stderr).toBe(0)
     const requests = mock.requests("main")
@@ -239,13 +241,7 @@ describe("Claude Code plugin", () => {
       messagesToolUseReply(recall, { query: "how many attempts does the retry budget allow?" }),
       messagesTextReply("Five attempts, as decided earlier."),
     )
-    const later = await runClaudePrint({
-      server: mock,
-      home,
-      prompt: "what did we decide about the retry budget?",
-      env: { PATH: env["PATH"] },
-      allowedTools: [recall],
-    })
+    const later = await ask("what did we decide about the retry budget?", recall)
     await using _later = later
     expect(later.exitCode, later.stderr).toBe(0)
     const after = mock.requests("main")

@@ -42,6 +42,7 @@ import {
   nodeIndexerProcessLayer,
   nodeRepositoryFiles,
   nodeTranscriptFileSystemLayer,
+  RecallStorageError,
   pruneDeleted,
   RECALL_DATABASE_FILE,
   recallDatabaseLayer,
@@ -298,7 +299,21 @@ const startBackground = (ctx: Context, invocation: Invocation): CommandOutcome =
   if (has(invocation, "watch")) args.push("--watch")
   const interval = stringFlag(invocation, "interval")
   if (interval !== undefined) args.push("--interval", interval)
-  const log = openLog(ctx)
+  let log: number
+  try {
+    log = openLog(ctx)
+  } catch (error) {
+    // The data directory cannot be made (a file in the way, no permission): the same message
+    // a foreground run gives.
+    return failed(
+      ctx,
+      new RecallStorageError({
+        operation: "create-directory",
+        path: ctx.dataDir,
+        reason: error instanceof Error ? error.message : String(error),
+      }),
+    )
+  }
   try {
     writeSync(log, `${new Date().toISOString()} baton ${args.join(" ")}\n`)
     const child = spawn(

@@ -605,6 +605,30 @@ describe("baton recall index modes", () => {
     expect(status).toMatchObject({ sessions: 2, indexing: null })
   }, 90_000)
 
+  it("a data directory that is a file fails with what to set, in the foreground and background", async () => {
+    const { env, home } = homeWithHistory("data-dir-file")
+    const file = join(home, "not-a-dir")
+    writeFileSync(file, "x")
+    const inFile = { ...env, BATON_DATA_DIR: file }
+    const message =
+      `baton: RecallStorageError: the recall index directory ${file} is not a directory (a file ` +
+      "is in the way): set BATON_DATA_DIR to a directory you can write (default: " +
+      "$XDG_DATA_HOME/baton, else ~/.local/share/baton)\n"
+    for (const args of [
+      ["recall", "index", "--no-embed"],
+      ["recall", "index", "--background", "--quiet"],
+    ]) {
+      const run = await runBaton(args, { env: inFile })
+      expect(run).toMatchObject({ code: 1, stdout: "", stderr: message })
+    }
+    const asJson = await runBaton(["recall", "index", "--background", "--json"], { env: inFile })
+    expect(json(asJson.stdout)).toMatchObject({
+      ok: false,
+      error: { _tag: "RecallStorageError", operation: "create-directory", path: file },
+    })
+    expect(readFileSync(file, "utf8")).toBe("x")
+  })
+
   it("--watch re-indexes a new transcript and stops cleanly on SIGINT", async () => {
     const { env, home } = homeWithHistory("watch")
     const child = spawn(

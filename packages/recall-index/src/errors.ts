@@ -62,6 +62,19 @@ export class RecallStorageError extends Data.TaggedError("RecallStorageError")<{
         `the recall index at ${this.path} is busy: another process is writing it (an index run?); ` +
         "try again when it finishes ('baton recall status' shows a running index)"
       )
+    if (this.operation === "create-directory") {
+      const what = /EEXIST|ENOTDIR/.test(this.reason)
+        ? "is not a directory (a file is in the way)"
+        : /EACCES|EPERM|EROFS/.test(this.reason)
+          ? "cannot be created here (no permission, or a read-only file system)"
+          : /ENOSPC/.test(this.reason)
+            ? "cannot be created: the disk is full"
+            : `cannot be created (${this.reason})`
+      return (
+        `the recall index directory ${this.path} ${what}: set BATON_DATA_DIR to a directory ` +
+        "you can write (default: $XDG_DATA_HOME/baton, else ~/.local/share/baton)"
+      )
+    }
     const where = dirname(this.path)
     // SQLITE_FULL: rows already committed stay; an index run commits files in groups, so the
     // next one continues from the last group.

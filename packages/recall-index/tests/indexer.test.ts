@@ -31,6 +31,7 @@ import {
   pruneDeleted,
   RecallDatabase,
   recallDatabaseLayer,
+  RecallStorageError,
   recentSessions,
   repositoryRootOf,
   TranscriptFileSystem,
@@ -194,6 +195,40 @@ describe("an index a newer Baton wrote", () => {
         "separate index of this version's own; the index is left as it is",
     )
     expect(readFileSync(path).equals(before)).toBe(true)
+  })
+})
+
+describe("a data directory that cannot be one", () => {
+  it("names the path and what to set, for a file in the way and a read-only place", async () => {
+    const { dataDir } = setup()
+    const open = (dir: string) =>
+      Effect.runPromise(
+        Effect.result(
+          Effect.gen(function* () {
+            return yield* RecallDatabase
+          }).pipe(Effect.provide(recallDatabaseLayer({ dataDir: dir }))),
+        ),
+      ).then((r) => (r._tag === "Failure" ? r.failure : undefined))
+    const file = join(dirname(dataDir), "a-file")
+    writeFileSync(file, "not a directory")
+    for (const dir of [file, join(file, "below")]) {
+      const error = await open(dir)
+      expect(error).toMatchObject({ _tag: "RecallStorageError", operation: "create-directory" })
+      expect(error?.message).toBe(
+        `the recall index directory ${dir} is not a directory (a file is in the way): set ` +
+          "BATON_DATA_DIR to a directory you can write (default: $XDG_DATA_HOME/baton, else " +
+          "~/.local/share/baton)",
+      )
+    }
+    expect(readFileSync(file, "utf8")).toBe("not a directory")
+    const denied = new RecallStorageError({
+      operation: "create-directory",
+      path: "/ro/baton",
+      reason: "EROFS: read-only file system, mkdir '/ro/baton'",
+    })
+    expect(denied.message).toContain(
+      "/ro/baton cannot be created here (no permission, or a read-only file system)",
+    )
   })
 })
 

@@ -172,31 +172,18 @@ describe("recall on real agent transcripts", () => {
     )
     expect(everyCopy.hits.filter((h) => h.sessionId === codex.sessionId)).toHaveLength(2)
     // expand shows the turn's work once too.
-    const turn = await run(
-      expandAround({
-        sessionId: codex.sessionId,
-        turnId: inCodex[0]!.turnId!,
-        before: 0,
-        after: 0,
-      }),
-    )
-    const shown = turn.turns.flatMap((t) => t.records)
+    const recordsOfTurn = async (includeDuplicates: boolean) => {
+      const anchor = { sessionId: codex.sessionId, turnId: inCodex[0]!.turnId! }
+      const view = await run(expandAround({ ...anchor, before: 0, after: 0, includeDuplicates }))
+      return view.turns.flatMap((t) => t.records)
+    }
+    const shown = await recordsOfTurn(false)
     expect(shown.filter((r) => r.text.includes("handlers=7")).map((r) => r.kind)).toEqual([
       "tool-output",
     ])
     expect(shown.filter((r) => r.text.includes(CORPUS_COMPACTION_SUMMARY))).toHaveLength(1)
-    const all = await run(
-      expandAround({
-        sessionId: codex.sessionId,
-        turnId: inCodex[0]!.turnId!,
-        before: 0,
-        after: 0,
-        includeDuplicates: true,
-      }),
-    )
-    expect(
-      all.turns.flatMap((t) => t.records).filter((r) => r.text.includes("handlers=7")),
-    ).toHaveLength(2)
+    const all = await recordsOfTurn(true)
+    expect(all.filter((r) => r.text.includes("handlers=7"))).toHaveLength(2)
     const asSearch = await run(
       searchRecall({ query: CORPUS_COMPACTION_SUMMARY, k: 20, arms: ["lexical"] }, {}),
     )
