@@ -161,7 +161,9 @@ const turnViewFlags: readonly FlagSpec[] = [
 const expand: CommandSpec = {
   name: "expand",
   summary: "Show the turns around a hit: prompts, answers, tool calls and output",
-  details: ["Take the session and turn ids from search, grep or recent output."],
+  details: [
+    "Take the session and turn ids from search or grep output; to open a session 'recent' listed, use 'baton recall step <session> next' (or 'prev' for its last turns).",
+  ],
   flags: [
     value("before", "n", "turns before the anchor (default 2)"),
     value("after", "n", "turns after the anchor (default 2)"),
@@ -179,11 +181,18 @@ const expand: CommandSpec = {
 const step: CommandSpec = {
   name: "step",
   summary: "Move from a turn to the next (or previous) turns of its session",
-  details: ["Prints nothing but a note at the start or end of the session."],
+  details: [
+    "Prints nothing but a note at the start or end of the session.",
+    "Without a turn it opens the session: 'next' shows its first turns, 'prev' its last (e.g. 'baton recall step <session> prev --count 3' for where a session from 'recent' left off).",
+  ],
   flags: [value("count", "n", "turns to move (default 1)"), ...turnViewFlags],
   positionals: [
     { name: "session", required: true, description: "session id" },
-    { name: "turn", required: true, description: "turn id" },
+    {
+      name: "turn",
+      required: false,
+      description: "turn id (omit to start at an end of the session)",
+    },
     { name: "direction", required: false, description: "next (default) or prev" },
   ],
   subcommands: [],

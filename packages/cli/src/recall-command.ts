@@ -793,7 +793,12 @@ export const runRecallExpand: CommandRunner = async (invocation, io) => {
 /** Runs `baton recall step <session> <turn> [next|prev]`. */
 export const runRecallStep: CommandRunner = async (invocation, io) => {
   const ctx = contextOf(invocation, io)
-  const direction = invocation.positionals[2] ?? "next"
+  // `step <session> [turn] [direction]`: a second word that is a direction means no turn (turn
+  // ids are uuids or `codex:…`, never these words).
+  const [sessionId = "", second, third] = invocation.positionals
+  const directionOnly = third === undefined && (second === "next" || second === "prev")
+  const turnId = directionOnly ? undefined : second
+  const direction = (directionOnly ? second : third) ?? "next"
   if (direction !== "next" && direction !== "prev") {
     return failed(
       ctx,
@@ -810,8 +815,8 @@ export const runRecallStep: CommandRunner = async (invocation, io) => {
   const result = await runIndexed(
     ctx,
     step({
-      sessionId: invocation.positionals[0] ?? "",
-      turnId: invocation.positionals[1] ?? "",
+      sessionId,
+      turnId,
       direction,
       count,
       ...viewOptions(invocation),

@@ -186,7 +186,7 @@ describe("recall reports", () => {
       [
         "2026-03-12 08:00 UTC (3 days ago) · Claude Code · garden · 6 turns · forked from root-1",
         "   Try Postgres instead",
-        "   session fork-1",
+        "   baton recall step fork-1 prev --count 3",
         "",
       ].join("\n"),
     )

@@ -146,7 +146,8 @@ export const renderRecent = (sessions: ReadonlyArray<RecentSession>, searched = 
         ...(s.forkedFrom !== null ? [`forked from ${s.forkedFrom}`] : []),
         ...(s.transcript === "missing" ? ["transcript deleted, kept in the index"] : []),
       ].join(" · ")
-      return `${head}\n   ${s.title ?? "(no prompt)"}\n   session ${s.sessionId}`
+      // The command that opens the session where it left off (its last turns).
+      return `${head}\n   ${s.title ?? "(no prompt)"}\n   baton recall step ${s.sessionId} prev --count 3`
     })
     .join("\n\n")}\n`
 }

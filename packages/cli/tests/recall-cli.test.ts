@@ -444,6 +444,30 @@ describe("baton recall with history", () => {
     const recent = await runBaton(["recall", "recent"], { env })
     expect(recent.stdout.indexOf(CODEX_ID)).toBeLessThan(recent.stdout.indexOf(CLAUDE_ID))
     expect(recent.stdout).toContain("What retry policy should the webhook client use?")
+    // Each session comes with the command that opens it where it left off.
+    const open = new RegExp(`baton recall step (${CODEX_ID}) prev --count 3`).exec(recent.stdout)
+    expect(open).not.toBeNull()
+    type Window = {
+      turns: Array<{ turnId: string; text: string }>
+      atStart: boolean
+      atEnd: boolean
+    }
+    const stepped = async (...args: Array<string>) =>
+      json(
+        (await runBaton(["recall", "step", CODEX_ID, ...args, "--json"], { env })).stdout,
+      ) as Window
+    // The session has two turns: prev --count 3 gives both, --count 1 the last.
+    expect(await stepped("prev", "--count", "3")).toMatchObject({ atStart: true, atEnd: true })
+    const last = await stepped("prev")
+    expect(last).toMatchObject({ atStart: false, atEnd: true })
+    expect(last.turns).toHaveLength(1)
+    // From the start, the first turn.
+    const first = await stepped()
+    expect(first).toMatchObject({ atStart: true, atEnd: false })
+    expect(first.turns).toHaveLength(1)
+    expect(first.turns[0]?.text).toBe("What retry policy should the webhook client use?")
+    const text = await runBaton(["recall", "step", CODEX_ID, "next"], { env })
+    expect(text.stdout).toContain("What retry policy should the webhook client use?")
     const status = await runBaton(["recall", "status"], { env })
     expect(status.stdout).toContain("Sessions: 2 (1 Claude Code, 1 Codex)")
     expect(status.stdout).toContain("backlog 0 chunks")

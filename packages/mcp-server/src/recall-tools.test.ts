@@ -292,6 +292,15 @@ describe("recall tools over MCP", () => {
       "We picked SQLite with WAL mode for the garden planner.",
       "Count the migration files.",
     ])
+    // Without a turn, the session opens at its end (prev) or its start (next).
+    const texts = async (direction: string) =>
+      (
+        content(await call("step", { session_id: CLAUDE_ID, direction, count: 1 })) as unknown as {
+          turns: Array<{ text: string }>
+        }
+      ).turns.map((t) => t.text)
+    expect(await texts("prev")).toEqual(["There are 12 migration files."])
+    expect(await texts("next")).toEqual(["Which database did we pick for the garden planner?"])
   })
 
   it("grep finds tool output as written and refuses an unsafe regex", async () => {

@@ -510,9 +510,12 @@ export const stepTool = defineBatonTool({
   name: "step",
   title: "Step to the next or previous turns",
   description:
-    "Moves a cursor through a past session: the `count` turns after (next) or before (prev) the given turn, without repeating it. An empty list with at_end / at_start means the session ends there. Cheaper than a wider expand_around when reading a session in order.",
+    "Moves a cursor through a past session: the `count` turns after (next) or before (prev) the given turn, without repeating it. Without turn_id it opens the session: next gives its first turns, prev its last (where a session from recent_sessions left off). An empty list with at_end / at_start means the session ends there. Cheaper than a wider expand_around when reading a session in order.",
   inputSchema: {
     ...anchorFields,
+    turn_id: anchorFields.turn_id
+      .optional()
+      .describe("the turn to move from; omit to start at the session's start (next) or end (prev)"),
     direction: z.enum(["next", "prev"]).describe("next: later turns; prev: earlier turns"),
     count: z.number().int().min(1).max(10).optional().describe("turns to return (default 1)"),
   },
@@ -689,7 +692,7 @@ export const recentSessionsTool = defineBatonTool({
   name: "recent_sessions",
   title: "List recent past sessions",
   description:
-    "Lists the most recently active Claude Code and Codex sessions, newest first: title or first prompt, project, last activity, turn count and how fresh the index is. Use it to see what was worked on lately (pass scope_cwd for this repository, on_date for one day), then recall_search or grep within a session.",
+    "Lists the most recently active Claude Code and Codex sessions, newest first: title or first prompt, project, last activity, turn count and how fresh the index is. Use it to see what was worked on lately (pass scope_cwd for this repository, on_date for one day), then read one with step (session_id, direction prev: where it left off; next: how it began), or recall_search / grep within it.",
   inputSchema: {
     limit: z.number().int().min(1).max(100).optional().describe("sessions to return (default 10)"),
     include_subagents: z.boolean().optional().describe("include subagent sessions (default false)"),

@@ -110,7 +110,7 @@ const TurnRows = Schema.Array(
 )
 
 const AnchorRow = Schema.Struct({
-  turn_row: Schema.Number,
+  turn_row: Schema.NullOr(Schema.Number),
   session_row: Schema.Number,
   source: Schema.Literals(["claude", "codex"]),
   session_id: Schema.String,
@@ -175,12 +175,20 @@ export const rebuildSurface = (
 const kindsList = (kinds: ReadonlyArray<string>): string =>
   kinds.map((k) => `'${k.replace(/[^a-z-]/g, "")}'`).join(", ")
 
+/** Outside a session: before its first turn, or after its last. */
+interface SessionEdge {
+  readonly sessionId: string
+  readonly source?: TranscriptSource | undefined
+  readonly edge: "start" | "end"
+}
+
 /**
  * The turns of the anchor's session, `before` turns before and `after` turns after the anchor
- * (the anchor included unless `includeAnchor` is false).
+ * (the anchor included unless `includeAnchor` is false). At an edge, the first `after` turns
+ * (`start`) or the last `before` (`end`).
  */
 const turnWindow = (
-  anchor: TurnAnchor,
+  anchor: TurnAnchor | SessionEdge,
   before: number,
   after: number,
   includeAnchor: boolean,
@@ -198,18 +206,31 @@ const turnWindow = (
     if (anchor.sessionId.trim() === "") {
       return yield* new RecallQueryError({ field: "session", message: "the session id is empty" })
     }
-    if (anchor.turnId.trim() === "") {
+    const edge = "edge" in anchor ? anchor.edge : undefined
+    const turnId = "turnId" in anchor ? anchor.turnId : ""
+    if (edge === undefined && turnId.trim() === "") {
       return yield* new RecallQueryError({ field: "turn", message: "the turn id is empty" })
     }
+    const source = anchor.source ?? null
     const found = yield* read(() =>
-      db.sqlite
-        .prepare(
-          `select t.id as turn_row, s.id as session_row, s.source, s.session_id, s.cwd, s.repo_root
-           from turns t join sessions s on s.id = t.session_row
-           where s.session_id = ? and t.turn_id = ? and (? is null or s.source = ?)
-           order by t.id limit 1`,
-        )
-        .get(anchor.sessionId, anchor.turnId, anchor.source ?? null, anchor.source ?? null),
+      edge !== undefined
+        ? db.sqlite
+            .prepare(
+              `select null as turn_row, s.id as session_row, s.source, s.session_id, s.cwd,
+                 s.repo_root
+               from sessions s where s.session_id = ? and (? is null or s.source = ?)
+               order by s.id limit 1`,
+            )
+            .get(anchor.sessionId, source, source)
+        : db.sqlite
+            .prepare(
+              `select t.id as turn_row, s.id as session_row, s.source, s.session_id, s.cwd,
+                 s.repo_root
+               from turns t join sessions s on s.id = t.session_row
+               where s.session_id = ? and t.turn_id = ? and (? is null or s.source = ?)
+               order by t.id limit 1`,
+            )
+            .get(anchor.sessionId, turnId, source, source),
     )
     if (found === undefined) {
       const session = yield* read(() =>
@@ -217,11 +238,11 @@ const turnWindow = (
       )
       return yield* new RecallNotFoundError({
         sessionId: anchor.sessionId,
-        turnId: session === undefined ? null : anchor.turnId,
+        turnId: session === undefined || edge !== undefined ? null : turnId,
         message:
           session === undefined
             ? `no session ${anchor.sessionId.slice(0, 80)} in the index (it may not be indexed yet, or was pruned or forgotten)`
-            : `session ${anchor.sessionId.slice(0, 80)} has no turn ${anchor.turnId.slice(0, 120)}; take turn ids from search, grep or expand results`,
+            : `session ${anchor.sessionId.slice(0, 80)} has no turn ${turnId.slice(0, 120)}; take turn ids from search, grep or expand results`,
       })
     }
     const at = yield* decodeRows(AnchorRow, db.path, found)
@@ -252,7 +273,12 @@ const turnWindow = (
     )
     const index = turns.findIndex((t) => t.id === at.turn_row)
     const navigable = turns.filter((t, i) => i === index || t.navigable === 1)
-    const position = navigable.findIndex((t) => t.id === at.turn_row)
+    const position =
+      edge === "start"
+        ? -1
+        : edge === "end"
+          ? navigable.length
+          : navigable.findIndex((t) => t.id === at.turn_row)
     const from = Math.max(0, position - before)
     const to = Math.min(navigable.length, position + after + 1)
     const shown = navigable.slice(from, to).filter((t) => includeAnchor || t.id !== at.turn_row)
@@ -354,7 +380,14 @@ export const expandAround = (
 export type StepDirection = "next" | "prev"
 
 /** Input of {@link step}. */
-export interface StepInput extends TurnAnchor, TurnViewOptions {
+export interface StepInput extends TurnViewOptions {
+  readonly sessionId: string
+  /**
+   * The turn to move from. Omitted, the step starts outside the session: `next` gives its first
+   * turns and `prev` its last (how to open a session `recentSessions` listed).
+   */
+  readonly turnId?: string | undefined
+  readonly source?: TranscriptSource | undefined
   readonly direction: StepDirection
   /** Turns to return; default 1 (at most 20). */
   readonly count?: number | undefined
@@ -362,7 +395,8 @@ export interface StepInput extends TurnAnchor, TurnViewOptions {
 
 /**
  * The `count` turns after (`next`) or before (`prev`) the anchor, in conversation order, without
- * the anchor; empty at the start or end of the session (`atStart` / `atEnd` say which).
+ * the anchor; empty at the start or end of the session (`atStart` / `atEnd` say which). With no
+ * anchor turn, the session's first (`next`) or last (`prev`) `count` turns.
  */
 export const step = (
   input: StepInput,
@@ -377,7 +411,12 @@ export const step = (
     )
   }
   const count = clampInt(input.count, 1, 1, 20)
+  const { sessionId, source, turnId } = input
+  const anchor: TurnAnchor | SessionEdge =
+    turnId !== undefined
+      ? { sessionId, source, turnId }
+      : { sessionId, source, edge: input.direction === "next" ? "start" : "end" }
   return input.direction === "next"
-    ? turnWindow(input, 0, count, false, input)
-    : turnWindow(input, count, 0, false, input)
+    ? turnWindow(anchor, 0, count, false, input)
+    : turnWindow(anchor, count, 0, false, input)
 }
