@@ -84,6 +84,7 @@ import { heapPacer } from "./heap-collector.js"
 import { progressWriter } from "./recall-progress.js"
 import {
   appliedFilters,
+  counted,
   failureLines,
   renderGrep,
   renderIndexSummary,
@@ -874,7 +875,7 @@ export const runRecallPrune: CommandRunner = async (invocation, io) => {
   if (ctx.json) printJson(ctx, { removed: result.value })
   else
     io.stdout(
-      `Pruned ${result.value.sessions} sessions of ${result.value.files} deleted transcripts.\n`,
+      `Pruned ${counted(result.value.sessions, "session")} of ${counted(result.value.files, "deleted transcript")}.\n`,
     )
   return completed(0)
 }
@@ -908,7 +909,7 @@ export const runRecallForget: CommandRunner = async (invocation, io) => {
   if (ctx.json) printJson(ctx, { removed: result.value })
   else {
     io.stdout(
-      `Forgot ${result.value.sessions} sessions${target._tag === "All" ? " (the index is empty; the next 'baton recall index' reads the history again)" : ` (${result.value.files} transcripts will not be indexed again unless they change)`}.\n`,
+      `Forgot ${counted(result.value.sessions, "session")}${target._tag === "All" ? " (the index is empty; the next 'baton recall index' reads the history again)" : ` (${counted(result.value.files, "transcript")} ${result.value.files === 1 ? "is" : "are"} not indexed again unless ${result.value.files === 1 ? "it changes" : "they change"})`}.\n`,
     )
   }
   return completed(0)

@@ -216,6 +216,54 @@ describe("recall reports", () => {
     )
   })
 
+  it("counts one of a thing in the singular in an index summary", () => {
+    const run = (changes: object) =>
+      ({
+        startedAt: 0,
+        finishedAt: 250,
+        discovered: 1,
+        unchanged: 0,
+        indexedNew: 1,
+        appended: 0,
+        rewritten: 0,
+        moved: 0,
+        markedMissing: 1,
+        turnsAdded: 1,
+        chunksAdded: 1,
+        failed: [{ path: "/h/a.jsonl", error: "EIO" }],
+        ...changes,
+      }) as unknown as IndexRunReport
+    const one = {
+      fingerprint: "f",
+      vecTable: "vec_1",
+      total: 1,
+      resolved: 1,
+      embedded: 1,
+      reused: 0,
+      batches: 1,
+      remaining: 0,
+      vectorsConverted: 0,
+    }
+    expect(renderIndexSummary(run({}), one, null)).toBe(
+      [
+        "Indexed 1 transcript (1 new, 0 appended, 0 rewritten) in 0.3 s: 1 turn, 1 chunk; 0 unchanged.",
+        "1 transcript is gone from disk; its history is kept.",
+        "1 transcript failed (retried next run):",
+        "  /h/a.jsonl: EIO",
+        "Embedded 1 text with f; backlog 0.",
+        "",
+      ].join("\n"),
+    )
+    const many = run({ indexedNew: 2, turnsAdded: 3, chunksAdded: 4, markedMissing: 2 })
+    expect(renderIndexSummary(many, { ...one, embedded: 5 }, null)).toContain(
+      "Indexed 2 transcripts (2 new, 0 appended, 0 rewritten) in 0.3 s: 3 turns, 4 chunks;",
+    )
+    expect(renderIndexSummary(many, null, null)).toContain("2 transcripts are gone from disk")
+    expect(renderIndexSummary(run({ indexedNew: 0, discovered: 1 }), null, null)).toMatch(
+      /^Up to date: 1 transcript, none changed/,
+    )
+  })
+
   it("says when an embedding run stored an earlier version's float vectors as int8", () => {
     const run = {
       startedAt: 0,

@@ -41,8 +41,10 @@ export interface EmptyIndexReport extends EmptyIndexFacts {
   readonly indexed: boolean
 }
 
-const transcriptCount = (count: number): string =>
-  `${n(count)} ${count === 1 ? "transcript" : "transcripts"}`
+/** `count` and the noun, singular for one ("1 transcript", "2 transcripts"). */
+export const counted = (count: number, noun: string, plural = `${noun}s`): string =>
+  `${n(count)} ${count === 1 ? noun : plural}`
+const transcriptCount = (count: number): string => counted(count, "transcript")
 
 /**
  * The note for an empty index: not an error, just why it is empty, what to run, and where
@@ -141,7 +143,7 @@ export const renderRecent = (sessions: ReadonlyArray<RecentSession>, searched = 
         s.lastActivityHuman,
         sourceName(s.source),
         s.project ?? s.cwd ?? "?",
-        `${n(s.turns)} turns`,
+        counted(s.turns, "turn"),
         ...(s.headless ? ["headless"] : []),
         ...(s.forkedFrom !== null ? [`forked from ${s.forkedFrom}`] : []),
         ...(s.transcript === "missing" ? ["transcript deleted, kept in the index"] : []),
@@ -175,7 +177,7 @@ export const renderGrep = (result: GrepResult, searched = ""): string => {
     lines.push(`More matches exist; raise --limit (showing ${result.hits.length}).`)
   if (result.copiesSkipped > 0)
     lines.push(
-      `${n(result.copiesSkipped)} ${result.copiesSkipped === 1 ? "copy" : "copies"} of these records in forked sessions not shown (--all-records shows them).`,
+      `${counted(result.copiesSkipped, "copy", "copies")} of these records in forked sessions not shown (--all-records shows them).`,
     )
   if (result.timedOut)
     lines.push(
@@ -251,17 +253,17 @@ export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection)
     `Index: ${status.databasePath} (${mib(status.dbBytes)}${status.freeBytes >= FREE_NOTE_BYTES ? `, ${mib(status.freeBytes)} of it free: 'baton recall vacuum' gives it back` : ""})`,
     `Sessions: ${n(status.sessions)} (${n(status.bySource.claude.sessions)} Claude Code, ${n(status.bySource.codex.sessions)} Codex) · turns ${n(status.turns)} · chunks ${n(status.chunks)} · records ${n(status.rawRecords)}`,
     `Newest activity: ${status.newestActivityHuman ?? "none"}`,
-    `Last run: ${status.lastRun === null ? "never" : `${status.lastRunAgo} (${n(status.lastRun.indexedNew + status.lastRun.appended + status.lastRun.rewritten)} files indexed, ${n(status.lastRun.unchanged)} unchanged)`}`,
+    `Last run: ${status.lastRun === null ? "never" : `${status.lastRunAgo} (${counted(status.lastRun.indexedNew + status.lastRun.appended + status.lastRun.rewritten, "file")} indexed, ${n(status.lastRun.unchanged)} unchanged)`}`,
   ]
   if (status.indexing !== null)
     lines.push(`Indexing now: pid ${status.indexing.pid} since ${status.indexing.since}`)
   lines.push(
-    `Embeddings: ${status.embedders.length === 0 ? "none yet" : status.embedders.map((e) => `${e.fingerprint} (${n(e.vectors)} vectors${e.active ? ", active" : ""}${floatNote(e)})`).join("; ")} · backlog ${n(status.embeddingBacklog)} chunks`,
+    `Embeddings: ${status.embedders.length === 0 ? "none yet" : status.embedders.map((e) => `${e.fingerprint} (${n(e.vectors)} vectors${e.active ? ", active" : ""}${floatNote(e)})`).join("; ")} · backlog ${counted(status.embeddingBacklog, "chunk")}`,
   )
   if (embedder !== undefined) lines.push(renderSelection(embedder))
   if (status.missingFiles > 0) {
     lines.push(
-      `Kept after deletion: ${n(status.retainedSessions)} sessions from ${n(status.missingFiles)} deleted transcripts ('baton recall prune' drops them)`,
+      `Kept after deletion: ${counted(status.retainedSessions, "session")} from ${counted(status.missingFiles, "deleted transcript")} ('baton recall prune' drops them)`,
     )
   }
   if (status.missingLookupIndexes.length > 0) {
@@ -273,7 +275,7 @@ export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection)
     )
   }
   if (status.lexicalBacklog > 0) {
-    const waiting = `${n(status.lexicalBacklog)} ${status.lexicalBacklog === 1 ? "chunk" : "chunks"}`
+    const waiting = counted(status.lexicalBacklog, "chunk")
     lines.push(
       status.indexing !== null
         ? `Full-text index: ${waiting} added when the running indexer finishes (search does not find their words until then)`
@@ -300,20 +302,24 @@ export const renderIndexSummary = (
   const seconds = ((report.finishedAt - report.startedAt) / 1000).toFixed(1)
   const lines = [
     changed === 0 && report.moved === 0
-      ? `Up to date: ${n(report.discovered)} transcripts, none changed (${seconds} s).`
-      : `Indexed ${n(changed)} transcripts (${n(report.indexedNew)} new, ${n(report.appended)} appended, ${n(report.rewritten)} rewritten${report.moved > 0 ? `, ${n(report.moved)} moved` : ""}) in ${seconds} s: ${n(report.turnsAdded)} turns, ${n(report.chunksAdded)} chunks; ${n(report.unchanged)} unchanged.`,
+      ? `Up to date: ${transcriptCount(report.discovered)}, none changed (${seconds} s).`
+      : `Indexed ${transcriptCount(changed)} (${n(report.indexedNew)} new, ${n(report.appended)} appended, ${n(report.rewritten)} rewritten${report.moved > 0 ? `, ${n(report.moved)} moved` : ""}) in ${seconds} s: ${counted(report.turnsAdded, "turn")}, ${counted(report.chunksAdded, "chunk")}; ${n(report.unchanged)} unchanged.`,
   ]
   if (report.markedMissing > 0)
-    lines.push(`${n(report.markedMissing)} transcripts are gone from disk; their history is kept.`)
+    lines.push(
+      report.markedMissing === 1
+        ? "1 transcript is gone from disk; its history is kept."
+        : `${n(report.markedMissing)} transcripts are gone from disk; their history is kept.`,
+    )
   if (report.failed.length > 0) {
-    lines.push(`${n(report.failed.length)} transcripts failed (retried next run):`)
+    lines.push(`${transcriptCount(report.failed.length)} failed (retried next run):`)
     for (const f of report.failed.slice(0, 5)) lines.push(`  ${f.path}: ${f.error}`)
   }
   if (embedding !== null) {
     lines.push(
       embedding.embedded + embedding.reused === 0 && embedding.total === 0
         ? `Embeddings up to date (${embedding.fingerprint}).`
-        : `Embedded ${n(embedding.embedded)} texts with ${embedding.fingerprint}${embedding.reused > 0 ? ` (${n(embedding.reused)} reused)` : ""}; backlog ${n(embedding.remaining)}.`,
+        : `Embedded ${counted(embedding.embedded, "text")} with ${embedding.fingerprint}${embedding.reused > 0 ? ` (${n(embedding.reused)} reused)` : ""}; backlog ${n(embedding.remaining)}.`,
     )
   }
   if (embedding !== null && embedding.vectorsConverted > 0) {
