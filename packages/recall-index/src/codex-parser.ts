@@ -145,6 +145,22 @@ const toolOutputTypes = new Set([
   "local_shell_call_output",
   "tool_search_output",
 ])
+/**
+ * The command output inside a `function_call_output` text: after the "Output:" line of the
+ * unified-exec and shell formats ("Chunk ID: …", "Wall time: …", "Process exited with code 0",
+ * …), or the `output` field of the older JSON form; else the whole text.
+ */
+const commandOutputOf = (text: string): string => {
+  const at = text.indexOf("\nOutput:\n")
+  if (at !== -1) return text.slice(at + 9)
+  if (text.startsWith("Output:\n")) return text.slice(8)
+  if (text.startsWith("{")) {
+    const json = parseJsonLine(text)
+    if (isJsonObject(json) && typeof json["output"] === "string") return json["output"]
+  }
+  return text
+}
+
 /** A command's failing exit code, after its output (the model's copy of it says so too). */
 const exitNote = (code: unknown): string =>
   typeof code === "number" && code !== 0 ? `\n[exit code ${code}]` : ""
@@ -247,21 +263,26 @@ export const createCodexReader = (context: CodexReaderContext) => {
     (context.prior?.window ?? []).map(([key, counts]) => [key, Object.values(counts)]),
   )
   const sessionId = (): string => threadId ?? context.fallbackThreadId
-  // Tool calls of the current turn whose output is already a record, and the text of the
-  // turn's last compaction summary: Codex writes a command's output twice (an
-  // `exec_command_end` event or a `CommandExecution` item, and the `function_call_output` the
-  // model reads) and a compaction's summary twice (the `compaction_output` answer, and inside
-  // the `compacted` line's message). The later copy stays a raw record, flagged `skipForGrep`
-  // so grep, expand and step show the work once.
-  const outputs = new Set<string>(context.prior?.outputs ?? [])
+  // The command outputs of the current turn already recorded (call id → hash of the output),
+  // and the text of the turn's last compaction summary: Codex writes a command's output twice
+  // (an `exec_command_end` event or a `CommandExecution` item, and the `function_call_output`
+  // the model reads) and a compaction's summary twice (the `compaction_output` answer, and
+  // inside the `compacted` line's message). A later copy with the same output stays a raw
+  // record, flagged `skipForGrep`, so grep, expand and step show the work once; a copy that
+  // differs (a long-running command's first output, then the whole of it) is kept as it is.
+  const outputs = new Map<string, string>(context.prior?.outputs ?? [])
   let lastSummary = context.prior?.lastSummary
 
-  /** True when a tool output of `callId` was recorded before in this turn (records it). */
-  const repeatedOutput = (callId: string | undefined): boolean => {
+  /**
+   * True when the same output of `callId` was recorded before in this turn; records the first.
+   * `output` is the command's output alone, without the channel's header.
+   */
+  const repeatedOutput = (callId: string | undefined, output: string): boolean => {
     if (callId === undefined || callId === "") return false
-    if (outputs.has(callId)) return true
-    outputs.add(callId)
-    return false
+    const hash = createHash("sha256").update(output.trim()).digest("hex").slice(0, 16)
+    const first = outputs.get(callId)
+    if (first === undefined) outputs.set(callId, hash)
+    return first === hash
   }
 
   /** Applies the dedupe rule; true when this copy is new surface. */
@@ -433,7 +454,14 @@ export const createCodexReader = (context: CodexReaderContext) => {
             ? textsOf(out, new Set(["input_text", "output_text", "text"])).join("\n")
             : sanitizedJson(out ?? null, maxRawTextChars)
       return {
-        record: raw(line, type, "tool-output", text, timestamp, repeatedOutput(item.call_id)),
+        record: raw(
+          line,
+          type,
+          "tool-output",
+          text,
+          timestamp,
+          repeatedOutput(item.call_id, commandOutputOf(text)),
+        ),
         surface: [],
       }
     }
@@ -526,7 +554,7 @@ export const createCodexReader = (context: CodexReaderContext) => {
                 "tool-output",
                 `${command}\n${item.aggregated_output ?? ""}${exitNote(item.exit_code)}`,
                 timestamp,
-                repeatedOutput(item.id),
+                repeatedOutput(item.id, item.aggregated_output ?? ""),
               ),
               surface: [],
             }
@@ -547,7 +575,6 @@ export const createCodexReader = (context: CodexReaderContext) => {
                 "tool-output",
                 sanitizedJson(item, maxRawTextChars),
                 timestamp,
-                repeatedOutput(item.id),
               ),
               surface: [],
             }
@@ -561,7 +588,7 @@ export const createCodexReader = (context: CodexReaderContext) => {
             "tool-output",
             `${event.aggregated_output ?? ""}${exitNote(event.exit_code)}`,
             timestamp,
-            repeatedOutput(event.call_id),
+            repeatedOutput(event.call_id, event.aggregated_output ?? ""),
           ),
           surface: [],
         }
@@ -571,14 +598,7 @@ export const createCodexReader = (context: CodexReaderContext) => {
       case "image_generation_end":
       case "view_image_tool_call":
         return {
-          record: raw(
-            line,
-            type,
-            "tool-output",
-            sanitizedJson(event, maxRawTextChars),
-            timestamp,
-            repeatedOutput(event.call_id),
-          ),
+          record: raw(line, type, "tool-output", sanitizedJson(event, maxRawTextChars), timestamp),
           surface: [],
         }
       case "context_compacted":
@@ -781,7 +801,7 @@ export const createCodexReader = (context: CodexReaderContext) => {
     ...(threadId !== undefined ? { threadId } : {}),
     metaSeen,
     subagent,
-    ...(outputs.size > 0 ? { outputs: [...outputs] } : {}),
+    ...(outputs.size > 0 ? { outputs: [...outputs.entries()] } : {}),
     ...(lastSummary !== undefined && lastSummary.length <= 65_536 ? { lastSummary } : {}),
     window: [...window.entries()].map(
       ([key, masks]) => [key, Object.fromEntries(masks.map((m, i) => [String(i), m]))] as const,

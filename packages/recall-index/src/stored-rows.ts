@@ -53,7 +53,7 @@ const ParseStateSchema = Schema.Struct({
       window: Schema.Array(
         Schema.Tuple([Schema.String, Schema.Record(Schema.String, Schema.Number)]),
       ),
-      outputs: opt(Schema.Array(Schema.String)),
+      outputs: opt(Schema.Array(Schema.Tuple([Schema.String, Schema.String]))),
       lastSummary: opt(Schema.String),
     }),
   ),

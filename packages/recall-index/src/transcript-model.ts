@@ -151,8 +151,8 @@ export interface CodexParseState {
   readonly subagent: boolean
   /** Surface dedupe window of the current Codex turn: key hash → unmatched count per channel. */
   readonly window: ReadonlyArray<readonly [key: string, counts: Readonly<Record<string, number>>]>
-  /** Call ids of the current Codex turn whose tool output is already a record. */
-  readonly outputs?: ReadonlyArray<string>
+  /** Command outputs of the current Codex turn already recorded: call id → output hash. */
+  readonly outputs?: ReadonlyArray<readonly [callId: string, outputHash: string]>
   /** The current Codex turn's last `compaction_output` text (trimmed). */
   readonly lastSummary?: string
 }

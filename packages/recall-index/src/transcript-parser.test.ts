@@ -221,8 +221,19 @@ describe("codex repeated tool output and compaction summary", () => {
         exit_code: 0,
       },
     })
-  const output = (callId: string) =>
-    line("response_item", { type: "function_call_output", call_id: callId, output: "Output: x" })
+  // The model's copy: unified exec's text form, or the older JSON form.
+  const output = (callId: string, out = `out ${callId}\n`) =>
+    line("response_item", {
+      type: "function_call_output",
+      call_id: callId,
+      output: `Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 0\nOutput:\n${out}`,
+    })
+  const jsonOutput = (callId: string) =>
+    line("response_item", {
+      type: "function_call_output",
+      call_id: callId,
+      output: JSON.stringify({ output: `out ${callId}\n`, metadata: { exit_code: 0 } }),
+    })
   const summary = line(
     "response_item",
     { type: "message", role: "assistant", content: [{ type: "output_text", text: "Sum." }] },
@@ -237,7 +248,7 @@ describe("codex repeated tool output and compaction summary", () => {
       .filter((x) => x.kind === "tool-output" || x.kind === "compaction")
       .map((x) => [x.recordType, x.skipForGrep])
 
-  it("flags the later copy of a call's output, in either era and either order", () => {
+  it("flags the later copy of a call's same output, in every era and either order", () => {
     const r = parseTranscriptBytes(
       file,
       bytes([
@@ -250,6 +261,10 @@ describe("codex repeated tool output and compaction summary", () => {
         output("c"), // the model's copy first, then the item
         item("c"),
         output("d"), // only one copy: kept
+        ended("e", 0), // the oldest era's JSON form
+        jsonOutput("e"),
+        output("f", "Process running with session ID 7\n"), // a long run's first output…
+        item("f"), // …then all of it: not the same, both kept
         started,
         prompt,
         output("a"), // a new turn starts over
@@ -263,6 +278,10 @@ describe("codex repeated tool output and compaction summary", () => {
       ["response_item/function_call_output", false],
       ["event_msg/item_completed/CommandExecution", true],
       ["response_item/function_call_output", false],
+      ["event_msg/exec_command_end", false],
+      ["response_item/function_call_output", true],
+      ["response_item/function_call_output", false],
+      ["event_msg/item_completed/CommandExecution", false],
       ["response_item/function_call_output", false],
     ])
     // A failing command says so after its output; a passing one adds nothing.
