@@ -154,7 +154,7 @@ const commandOutputOf = (text: string): string => {
   const at = text.indexOf("\nOutput:\n")
   if (at !== -1) return text.slice(at + 9)
   if (text.startsWith("Output:\n")) return text.slice(8)
-  if (text.startsWith("{")) {
+  if (text.startsWith("{") && text.length <= 1_048_576) {
     const json = parseJsonLine(text)
     if (isJsonObject(json) && typeof json["output"] === "string") return json["output"]
   }
@@ -275,11 +275,16 @@ export const createCodexReader = (context: CodexReaderContext) => {
 
   /**
    * True when the same output of `callId` was recorded before in this turn; records the first.
-   * `output` is the command's output alone, without the channel's header.
+   * `output` is the command's output alone, without the channel's header. A huge output is
+   * compared by its length and first 64 KiB, so a copy costs no more than its bounded record.
    */
   const repeatedOutput = (callId: string | undefined, output: string): boolean => {
     if (callId === undefined || callId === "") return false
-    const hash = createHash("sha256").update(output.trim()).digest("hex").slice(0, 16)
+    const trimmed = output.trim()
+    const hash = createHash("sha256")
+      .update(`${trimmed.length}\u0000${trimmed.slice(0, 65_536)}`)
+      .digest("hex")
+      .slice(0, 16)
     const first = outputs.get(callId)
     if (first === undefined) outputs.set(callId, hash)
     return first === hash
