@@ -9,15 +9,7 @@
  * `<data dir>/recall-index.log`; `--watch` stops cleanly on Ctrl-C (the lock is released).
  */
 import { spawn } from "node:child_process"
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  renameSync,
-  statSync,
-  writeSync,
-} from "node:fs"
+import { closeSync, existsSync, openSync, renameSync, statSync, writeSync } from "node:fs"
 import { constants as osConstants, getPriority, homedir, setPriority } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -30,6 +22,7 @@ import {
   embedForIndex,
   embedderConfigFromEnvironment,
   emptyIndexFacts,
+  makeDirectory,
   embedderSelection,
   embedderFromEnvironment,
   embeddingForSearch,
@@ -266,7 +259,7 @@ const closeEmbedder = async (embedder: Embedder | undefined): Promise<void> => {
 // index
 
 const openLog = (ctx: Context): number => {
-  mkdirSync(ctx.dataDir, { recursive: true, mode: 0o700 })
+  makeDirectory(ctx.dataDir, 0o700)
   const path = join(ctx.dataDir, RECALL_LOG_FILE)
   try {
     if (statSync(path).size > LOG_ROTATE_BYTES) renameSync(path, `${path}.1`)

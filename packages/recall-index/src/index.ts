@@ -28,7 +28,12 @@ export {
   recallMigrations,
   registerRecallFunctions,
 } from "./recall-schema.js"
-export { openRecallDatabase, RecallDatabase, recallDatabaseLayer } from "./recall-database.js"
+export {
+  makeDirectory,
+  openRecallDatabase,
+  RecallDatabase,
+  recallDatabaseLayer,
+} from "./recall-database.js"
 export { decideFileChange, signatureKey } from "./file-change.js"
 export { IndexerProcess, nodeIndexerProcessLayer } from "./index-lock.js"
 export { INDEX_SLICE_BYTES, indexTranscripts } from "./indexer.js"

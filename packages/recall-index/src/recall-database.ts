@@ -19,9 +19,10 @@ import {
   openSync,
   readdirSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs"
-import { basename, dirname, join } from "node:path"
+import { basename, dirname, join, resolve } from "node:path"
 import { RECALL_DATABASE_FILE } from "./data-directory.js"
 import { RecallStorageError } from "./errors.js"
 import type { RecallStorageOperation } from "./errors.js"
@@ -195,6 +196,40 @@ const migrate = (
     catch: storageFailure("migrate", path),
   })
 
+/**
+ * `mkdir -p` with `mode` for the directories it creates. Not Node's recursive `mkdirSync`: that
+ * loops forever where `mkdir` answers ENOENT under an existing parent (Node 20 on `/proc/x`);
+ * here each missing directory is made once, and a refusal throws (ENOENT, ENOTDIR, EACCES, …).
+ * A path that exists and is not a directory throws EEXIST.
+ */
+export const makeDirectory = (dir: string, mode: number): void => {
+  const missing: Array<string> = []
+  for (let at = resolve(dir); !existsSync(at); at = dirname(at)) {
+    missing.push(at)
+    if (dirname(at) === at) break
+  }
+  if (missing.length === 0) {
+    mkdirSync(dir, { recursive: true, mode }) // a directory: no-op; a file: EEXIST
+    return
+  }
+  for (const at of missing.reverse()) {
+    try {
+      mkdirSync(at, { mode })
+    } catch (error) {
+      // Made by another process in between: fine when it is a directory.
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || !isDirectory(at)) throw error
+    }
+  }
+}
+
+const isDirectory = (path: string): boolean => {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}
+
 /** Opens (creating and migrating when needed) the recall database; closed with the scope. */
 export const openRecallDatabase = (
   options: RecallDatabaseOptions,
@@ -203,7 +238,7 @@ export const openRecallDatabase = (
   return Effect.acquireRelease(
     Effect.gen(function* () {
       yield* Effect.try({
-        try: () => mkdirSync(options.dataDir, { recursive: true, mode: 0o700 }),
+        try: () => makeDirectory(options.dataDir, 0o700),
         catch: storageFailure("create-directory", options.dataDir),
       })
       const sqlite = yield* openFile(path, options.busyTimeoutMs ?? 5000)

@@ -221,6 +221,14 @@ describe("a data directory that cannot be one", () => {
       )
     }
     expect(readFileSync(file, "utf8")).toBe("not a directory")
+    // Where mkdir answers ENOENT under an existing parent (Linux /proc), Node's recursive mkdir
+    // loops forever; the index fails at once instead.
+    if (existsSync("/proc/self")) {
+      const error = await open("/proc/baton-data")
+      expect(error?.message).toMatch(
+        /^the recall index directory \/proc\/baton-data cannot be created \(ENOENT/,
+      )
+    }
     const denied = new RecallStorageError({
       operation: "create-directory",
       path: "/ro/baton",
