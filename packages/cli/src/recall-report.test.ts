@@ -23,6 +23,32 @@ const roots = {
   codexArchivedSessions: "/h/.codex/archived_sessions",
 }
 
+/** A status of a one-session index (the fields the renderer reads). */
+const statusOf = (): RecallStatus =>
+  ({
+    databasePath: "/d/recall-index.db",
+    dbBytes: 777 * 1_048_576,
+    freeBytes: 308 * 1_048_576,
+    sessions: 1,
+    bySource: { claude: { sessions: 1 }, codex: { sessions: 0 } },
+    turns: 2,
+    chunks: 2,
+    rawRecords: 4,
+    newestActivityHuman: null,
+    lastRun: null,
+    indexing: null,
+    embedders: [],
+    embeddingBacklog: 0,
+    missingFiles: 0,
+    missingLookupIndexes: [],
+    lexicalBacklog: 0,
+    failingFiles: 0,
+    failing: [],
+    quarantined: [],
+    roots: null,
+    skippedLines: null,
+  }) as unknown as RecallStatus
+
 describe("recall reports", () => {
   it("says nothing is indexed yet and lists every root, marking missing ones", () => {
     const facts = {
@@ -264,6 +290,72 @@ describe("recall reports", () => {
     )
   })
 
+  it("says which lines a run skipped, and status lists the files with most", () => {
+    const report = {
+      startedAt: 0,
+      finishedAt: 100,
+      discovered: 2,
+      unchanged: 0,
+      indexedNew: 0,
+      appended: 2,
+      rewritten: 0,
+      moved: 0,
+      markedMissing: 0,
+      turnsAdded: 0,
+      chunksAdded: 0,
+      failed: [],
+      skippedLines: {
+        files: 2,
+        lines: 6,
+        malformed: 2,
+        invalid: 1,
+        unknownTypes: { "future-record": 2, brand_new: 1 },
+      },
+    } as unknown as IndexRunReport
+    expect(renderIndexSummary(report, null, null)).toContain(
+      "\nSkipped 6 lines in 2 transcripts that could not be read: 2 not JSON, 1 not a record, 3 of unknown record types (future-record 2, brand_new 1). 'baton recall status' lists the files.\n",
+    )
+    expect(
+      renderIndexSummary(
+        {
+          ...report,
+          skippedLines: { files: 1, lines: 1, malformed: 0, invalid: 0, unknownTypes: { x: 1 } },
+        },
+        null,
+        null,
+      ),
+    ).toContain(
+      "Skipped 1 line in 1 transcript that could not be read: 1 of an unknown record type (x 1).",
+    )
+    expect(renderIndexSummary({ ...report, skippedLines: null }, null, null)).not.toContain(
+      "Skipped",
+    )
+    const file = (path: string, lines: number) => ({
+      path,
+      skipped: { lines, malformed: lines, invalid: 0, unknownTypes: {} },
+    })
+    const status = {
+      ...statusOf(),
+      skippedLines: {
+        files: 12,
+        lines: 30,
+        malformed: 29,
+        invalid: 1,
+        unknownTypes: {},
+        listed: Array.from({ length: 10 }, (_, i) => file(`/h/${i}.jsonl`, 10 - i)),
+      },
+    } as unknown as RecallStatus
+    expect(renderStatus(status)).toContain(
+      [
+        "Skipped lines: 30 in 12 transcripts, not searchable: 29 not JSON, 1 not a record",
+        "  /h/0.jsonl — 10: 10 not JSON",
+        "  /h/1.jsonl — 9: 9 not JSON",
+      ].join("\n"),
+    )
+    expect(renderStatus(status)).toContain("  /h/9.jsonl — 1: 1 not JSON\n  … and 2 more\n")
+    expect(renderStatus(statusOf())).not.toContain("Skipped")
+  })
+
   it("says when an embedding run stored an earlier version's float vectors as int8", () => {
     const run = {
       startedAt: 0,
@@ -297,28 +389,7 @@ describe("recall reports", () => {
   })
 
   it("points at vacuum when the file holds much free space, and says what a vacuum gave back", () => {
-    const status = {
-      databasePath: "/d/recall-index.db",
-      dbBytes: 777 * 1_048_576,
-      freeBytes: 308 * 1_048_576,
-      sessions: 1,
-      bySource: { claude: { sessions: 1 }, codex: { sessions: 0 } },
-      turns: 2,
-      chunks: 2,
-      rawRecords: 4,
-      newestActivityHuman: null,
-      lastRun: null,
-      indexing: null,
-      embedders: [],
-      embeddingBacklog: 0,
-      missingFiles: 0,
-      missingLookupIndexes: [],
-      lexicalBacklog: 0,
-      failingFiles: 0,
-      failing: [],
-      quarantined: [],
-      roots: null,
-    } as unknown as RecallStatus
+    const status = statusOf()
     expect(renderStatus(status)).toContain(
       "Index: /d/recall-index.db (777.0 MiB, 308.0 MiB of it free: 'baton recall vacuum' gives it back)",
     )

@@ -14,6 +14,7 @@ import type {
   RecallSearchResult,
   RecallStatus,
   RecentSession,
+  SkippedLines,
   TranscriptRoots,
   TurnWindow,
   VacuumReport,
@@ -247,6 +248,36 @@ export const failureLines = (status: RecallStatus): Array<string> => [
   ...status.quarantined.map((q) => `Quarantined: ${q.path} — ${q.lastError ?? "unknown error"}`),
 ]
 
+/**
+ * Why lines were skipped: "2 not JSON, 1 not a record, 10 of unknown record types (progress 7,
+ * queue-operation 3)".
+ */
+export const skippedReasons = (s: SkippedLines): string => {
+  const types = Object.entries(s.unknownTypes)
+  const unknown = types.reduce((a, [, c]) => a + c, 0)
+  return [
+    ...(s.malformed > 0 ? [`${n(s.malformed)} not JSON`] : []),
+    ...(s.invalid > 0 ? [`${n(s.invalid)} not a record`] : []),
+    ...(unknown > 0
+      ? [
+          `${n(unknown)} of ${types.length === 1 ? "an unknown record type" : "unknown record types"} (${types.map(([t, c]) => `${t} ${n(c)}`).join(", ")})`,
+        ]
+      : []),
+  ].join(", ")
+}
+
+/** The lines the parsers skipped in indexed transcripts, and the files with most. */
+export const skippedLines = (status: RecallStatus): Array<string> => {
+  // A status of an earlier version has none.
+  const s = status.skippedLines ?? null
+  if (s === null) return []
+  return [
+    `Skipped lines: ${n(s.lines)} in ${transcriptCount(s.files)}, not searchable: ${skippedReasons(s)}`,
+    ...s.listed.map((f) => `  ${f.path} — ${n(f.skipped.lines)}: ${skippedReasons(f.skipped)}`),
+    ...(s.files > s.listed.length ? [`  … and ${n(s.files - s.listed.length)} more`] : []),
+  ]
+}
+
 /** Status for people. */
 export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection): string => {
   const lines = [
@@ -282,7 +313,7 @@ export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection)
         : `Full-text index: ${waiting} left out by an indexing run that stopped early; search does not find their words until 'baton recall index' adds them`,
     )
   }
-  lines.push(...failureLines(status))
+  lines.push(...failureLines(status), ...skippedLines(status))
   if (status.roots !== null) {
     lines.push(
       "Transcripts looked for in:",
@@ -314,6 +345,13 @@ export const renderIndexSummary = (
   if (report.failed.length > 0) {
     lines.push(`${transcriptCount(report.failed.length)} failed (retried next run):`)
     for (const f of report.failed.slice(0, 5)) lines.push(`  ${f.path}: ${f.error}`)
+  }
+  // A report of an earlier version has none.
+  const s = report.skippedLines ?? null
+  if (s !== null) {
+    lines.push(
+      `Skipped ${counted(s.lines, "line")} in ${transcriptCount(s.files)} that could not be read: ${skippedReasons(s)}. 'baton recall status' lists the files.`,
+    )
   }
   if (embedding !== null) {
     lines.push(

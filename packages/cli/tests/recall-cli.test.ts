@@ -548,6 +548,29 @@ describe("baton recall with history", () => {
     expect(await found()).toBe(1)
   }, 60_000)
 
+  it("says which lines indexing skipped, and status names the file", async () => {
+    const { home: other, env: otherEnv } = homeWithHistory("skipped")
+    expect((await runBaton(["recall", "index", "--no-embed"], { env: otherEnv })).code).toBe(0)
+    const transcript = join(other, ".claude", "projects", "-work-garden", `${CLAUDE_ID}.jsonl`)
+    appendFileSync(transcript, '{"type":"user","message":\n{"type":"future-thing","x":1}\n')
+    const index = await runBaton(["recall", "index", "--no-embed"], { env: otherEnv })
+    expect(index.code, index.stderr).toBe(0)
+    expect(index.stdout).toContain(
+      "\nSkipped 2 lines in 1 transcript that could not be read: 1 not JSON, 1 of an unknown record type (future-thing 1). 'baton recall status' lists the files.\n",
+    )
+    const status = await runBaton(["recall", "status"], { env: otherEnv })
+    expect(status.stdout).toContain(
+      `\nSkipped lines: 2 in 1 transcript, not searchable: 1 not JSON, 1 of an unknown record type (future-thing 1)\n  ${transcript} — 2: 1 not JSON, 1 of an unknown record type (future-thing 1)\n`,
+    )
+    expect(
+      json((await runBaton(["recall", "status", "--json"], { env: otherEnv })).stdout),
+    ).toMatchObject({ skippedLines: { files: 1, lines: 2, listed: [{ path: transcript }] } })
+    // The history itself was indexed as before.
+    expect((await runBaton(["recall", "status"], { env: otherEnv })).stdout).toContain(
+      "Sessions: 2 (1 Claude Code, 1 Codex)",
+    )
+  }, 60_000)
+
   it("rejects bad flags with exit 2 and bad values with exit 1", async () => {
     const limit = await runBaton(["recall", "search", "x", "--limit", "many"], { env })
     expect(limit.code).toBe(2)

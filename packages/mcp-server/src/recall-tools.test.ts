@@ -351,6 +351,32 @@ describe("recall tools over MCP", () => {
       problem: null,
     })
     expect(status.files_with_problems).toEqual([])
+    expect(status.skipped_lines).toBeNull()
+  })
+
+  it("recall_status counts the lines indexing could not read, with the files", async () => {
+    const files = (sql: string) =>
+      Effect.runPromise(
+        Effect.gen(function* () {
+          const db = yield* RecallDatabase
+          db.sqlite.exec(sql)
+        }).pipe(Effect.provide(recallDatabaseLayer({ dataDir: join(root, "data") }))),
+      )
+    const stored = JSON.stringify({ malformed: 1, invalid: 0, unknownTypes: { future: 2 } })
+    await files(`update files set skipped_lines = '${stored}' where source = 'codex'`)
+    try {
+      const status = z.object(recallStatusOutput).parse(content(await call("recall_status", {})))
+      expect(status.skipped_lines).toEqual({
+        lines: 3,
+        files: 1,
+        malformed: 1,
+        invalid: 0,
+        unknown_types: { future: 2 },
+        top_files: [{ path: expect.stringContaining(CODEX_ID), lines: 3 }],
+      })
+    } finally {
+      await files(`update files set skipped_lines = null`)
+    }
   })
 
   it("recall_status names the files indexing failed on, with the last error", async () => {

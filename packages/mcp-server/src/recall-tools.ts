@@ -827,6 +827,23 @@ export const recallStatusOutput = {
     .describe(
       "chunks not yet in the full-text index: added when a running bulk indexer finishes, or by the next index run after one that stopped early; search does not find their words until then",
     ),
+  skipped_lines: z
+    .object({
+      lines: z.number().int(),
+      files: z.number().int(),
+      malformed: z.number().int().describe("not JSON"),
+      invalid: z.number().int().describe("JSON that is not a record of the format"),
+      unknown_types: z
+        .record(z.string(), z.number().int())
+        .describe("records of a type this Baton does not read, by type"),
+      top_files: z
+        .array(z.object({ path: z.string(), lines: z.number().int() }))
+        .describe("the files with most skipped lines (at most 10)"),
+    })
+    .nullable()
+    .describe(
+      "lines of indexed transcripts that could not be read, so are not searchable; null when none",
+    ),
   roots: z.array(z.string()).describe("where transcripts are looked for"),
   embedder: z
     .object({
@@ -878,7 +895,7 @@ export const recallStatusTool = defineBatonTool({
   name: "recall_status",
   title: "Recall index status",
   description:
-    "Reports what the local recall index holds and how fresh it is: sessions per agent, the embedding backlog, the newest indexed activity, the last indexing run, whether an indexer is running, failing files, where transcripts are looked for and which embedder indexing uses. Check it when recall results look stale or empty.",
+    "Reports what the local recall index holds and how fresh it is: sessions per agent, the embedding backlog, the newest indexed activity, the last indexing run, whether an indexer is running, failing files, lines it could not read, where transcripts are looked for and which embedder indexing uses. Check it when recall results look stale or empty.",
   inputSchema: {},
   outputSchema: recallStatusOutput,
   annotations: readOnly,
@@ -918,6 +935,7 @@ export const recallStatusTool = defineBatonTool({
         deleted_transcripts_kept: 0,
         missing_lookup_indexes: [],
         lexical_backlog: 0,
+        skipped_lines: null,
         roots: rootList,
         embedder: embedderField(recall.configuredEmbedderSelection(process.env)),
         note: await nothingIndexed(),
@@ -950,6 +968,20 @@ export const recallStatusTool = defineBatonTool({
       deleted_transcripts_kept: s.missingFiles,
       missing_lookup_indexes: [...s.missingLookupIndexes],
       lexical_backlog: s.lexicalBacklog,
+      skipped_lines:
+        s.skippedLines === null
+          ? null
+          : {
+              lines: s.skippedLines.lines,
+              files: s.skippedLines.files,
+              malformed: s.skippedLines.malformed,
+              invalid: s.skippedLines.invalid,
+              unknown_types: { ...s.skippedLines.unknownTypes },
+              top_files: s.skippedLines.listed.map((f) => ({
+                path: f.path,
+                lines: f.skipped.lines,
+              })),
+            },
       roots: rootList,
       embedder: embedderField(embedder),
       note: s.empty ? await nothingIndexed() : null,

@@ -13,7 +13,9 @@ import type { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import type { RecallDatabaseShape } from "./recall-database.js"
 import { decodeRows } from "./stored-rows.js"
-import type { IndexRunReport } from "./indexer.js"
+import type { IndexRunReport, RunSkippedLines } from "./indexer.js"
+import { addSkippedLines, decodeSkippedLines } from "./skipped-lines.js"
+import type { SkippedLines } from "./skipped-lines.js"
 import { databasePages } from "./index-vacuum.js"
 import { lexicalBacklogSize } from "./lexical-backlog.js"
 import { hasLookupIndex, missingLookupIndexes } from "./lookup-indexes.js"
@@ -164,7 +166,7 @@ export const pruneDeleted = (): Effect.Effect<RemovalCounts, RecallStorageError,
 export type ForgetTarget =
   | { readonly _tag: "All" }
   | { readonly _tag: "Session"; readonly sessionId: string; readonly source?: "claude" | "codex" }
-  | { readonly _tag: "Project"; readonly repoRoot: string }
+  | { readonly _tag: "Project"; readonly repoRoot: string; readonly source?: "claude" | "codex" }
 
 /**
  * Removes the target's rows. `All` empties the index (the next run re-indexes what is on disk);
@@ -195,10 +197,11 @@ export const forgetSessions = (
                         args: [target.sessionId, target.source],
                       }
                   : {
-                      sql: "(repo_root = ? or repo_root like ? escape '\\')",
+                      sql: `(repo_root = ? or repo_root like ? escape '\\')${target.source === undefined ? "" : " and source = ?"}`,
                       args: [
                         target.repoRoot,
                         `${target.repoRoot.replace(/[\\%_]/g, (c) => `\\${c}`)}/%`,
+                        ...(target.source === undefined ? [] : [target.source]),
                       ],
                     }
               const ids = `select id from sessions where ${where.sql}`
@@ -241,6 +244,21 @@ export interface QuarantinedFile {
 /** At most this many failing files are listed (`IndexStatus.failing`); all are counted. */
 export const FAILING_FILES_LISTED = 20
 
+/** At most this many files with skipped lines are listed (`IndexStatus.skippedLines.listed`). */
+export const SKIPPED_FILES_LISTED = 10
+
+/** A file with lines the parser skipped. */
+export interface FileSkippedLines {
+  readonly path: string
+  readonly skipped: SkippedLines
+}
+
+/** The skipped lines of every file the index keeps rows of, summed, and the files with most. */
+export interface IndexSkippedLines extends RunSkippedLines {
+  /** The {@link SKIPPED_FILES_LISTED} files with most skipped lines, most first. */
+  readonly listed: ReadonlyArray<FileSkippedLines>
+}
+
 /** The index at a glance. */
 export interface IndexStatus {
   readonly files: number
@@ -282,6 +300,12 @@ export interface IndexStatus {
    * lexical arm does not find their words; the vector arm, grep and navigation are unaffected.
    */
   readonly lexicalBacklog: number
+  /**
+   * Lines of the indexed transcripts the parsers could not use (`skipped-lines.ts`): not JSON,
+   * not a record, or a record type this version does not know; null when none. Forgotten files
+   * are not counted.
+   */
+  readonly skippedLines: IndexSkippedLines | null
 }
 
 const Counts = Schema.Struct({
@@ -332,6 +356,16 @@ const LastRun = Schema.Struct({
   embeddingBacklog: Schema.Number,
   missingRoots: Schema.Array(Schema.String),
   problems: Schema.Array(Schema.Struct({ path: Schema.String, code: Schema.String })),
+  // Reports stored before schema 9 have none.
+  skippedLines: Schema.NullOr(
+    Schema.Struct({
+      files: Schema.Number,
+      lines: Schema.Number,
+      malformed: Schema.Number,
+      invalid: Schema.Number,
+      unknownTypes: Schema.Record(Schema.String, Schema.Number),
+    }),
+  ).pipe(Schema.withDecodingDefaultKey(Effect.succeed(null))),
 })
 
 const LastRunRow = Schema.NullOr(Schema.Struct({ value: Schema.fromJsonString(LastRun) }))
@@ -408,6 +442,15 @@ export const indexStatus = (
     const missingIndexes = yield* read(() => missingLookupIndexes(db.sqlite))
     const lexicalBacklog = yield* read(() => lexicalBacklogSize(db.sqlite))
     const freeBytes = yield* read(() => databasePages(db.sqlite).free)
+    const skippedLines = yield* read(() =>
+      summedSkippedLines(
+        db.sqlite
+          .prepare(
+            "select path, skipped_lines from files where skipped_lines is not null and status <> 'forgotten'",
+          )
+          .all() as ReadonlyArray<{ path: string; skipped_lines: string }>,
+      ),
+    )
     return {
       files: counts.files,
       sessions: counts.sessions,
@@ -427,5 +470,23 @@ export const indexStatus = (
       lastRunAgeMs: lastRun === null ? null : Math.max(0, now - lastRun.finishedAt),
       missingLookupIndexes: missingIndexes,
       lexicalBacklog,
+      skippedLines,
     }
   })
+
+/** Sums the files' stored skipped lines and lists those with most. */
+const summedSkippedLines = (
+  rows: ReadonlyArray<{ path: string; skipped_lines: string }>,
+): IndexSkippedLines | null => {
+  let total: SkippedLines | undefined
+  const files: Array<FileSkippedLines> = []
+  for (const row of rows) {
+    const skipped = decodeSkippedLines(row.skipped_lines)
+    if (skipped === undefined) continue
+    total = addSkippedLines(total, skipped)
+    files.push({ path: row.path, skipped })
+  }
+  if (total === undefined) return null
+  files.sort((a, b) => b.skipped.lines - a.skipped.lines || (a.path < b.path ? -1 : 1))
+  return { files: files.length, ...total, listed: files.slice(0, SKIPPED_FILES_LISTED) }
+}

@@ -18,6 +18,12 @@ import * as crypto from "node:crypto"
 import { CONTENT_HASH_CHARS } from "./recall-schema.js"
 import { chunkText } from "./chunker.js"
 import { makeFileRowsRemoval } from "./session-counts.js"
+import {
+  addSkippedLines,
+  decodeSkippedLines,
+  encodeSkippedLines,
+  skippedLinesOf,
+} from "./skipped-lines.js"
 import type { ChunkOptions } from "./chunker.js"
 import type { DiscoveredTranscript } from "./transcript-discovery.js"
 import type { ParseResult, RawRecord, TranscriptSession } from "./transcript-model.js"
@@ -239,20 +245,22 @@ export const makeIndexWriter = (
   chunkOptions: ChunkOptions,
   repositories: SessionRepositoryResolver,
 ): IndexWriter => {
-  const fileByPath: Statement<[string], { id: number; status: string }> = sqlite.prepare(
-    "select id, status from files where path = ?",
-  )
+  const fileByPath: Statement<
+    [string],
+    { id: number; status: string; skipped_lines: string | null }
+  > = sqlite.prepare("select id, status, skipped_lines from files where path = ?")
   const upsertFile = sqlite.prepare(`
     insert into files (path, source, role, compression, size, mtime_ms, inode, head_hash,
-      indexed_offset, resumable, status, failure_count, failed_signature, last_error, indexed_at)
+      indexed_offset, resumable, status, failure_count, failed_signature, last_error, indexed_at,
+      skipped_lines)
     values (@path, @source, @role, @compression, @size, @mtime, @inode, @head,
-      @offset, 1, 'indexed', 0, null, null, @now)
+      @offset, 1, 'indexed', 0, null, null, @now, @skipped)
     on conflict(path) do update set source = excluded.source, role = excluded.role,
       compression = excluded.compression, size = excluded.size, mtime_ms = excluded.mtime_ms,
       inode = excluded.inode, head_hash = excluded.head_hash,
       indexed_offset = excluded.indexed_offset, resumable = 1,
       status = 'indexed', failure_count = 0, failed_signature = null, last_error = null,
-      indexed_at = excluded.indexed_at
+      indexed_at = excluded.indexed_at, skipped_lines = excluded.skipped_lines
     returning id`)
   const upsertState = sqlite.prepare(`
     insert into file_states (file_id, parse_state) values (?, ?)
@@ -442,6 +450,13 @@ export const makeIndexWriter = (
       head: file.headHash,
       offset: result.state.nextOffset,
       now: write.now,
+      // A full index counts the file's lines afresh; an append adds its lines to the count.
+      skipped: encodeSkippedLines(
+        addSkippedLines(
+          mode === "append" ? decodeSkippedLines(existing?.skipped_lines) : undefined,
+          skippedLinesOf(result.stats),
+        ),
+      ),
     }) as { id: number }
     const fileId = fileRow.id
     upsertState.run(fileId, JSON.stringify(result.state))

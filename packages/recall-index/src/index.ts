@@ -199,7 +199,17 @@ export type {
   IndexOptions,
   IndexProgressEvent,
   IndexRunReport,
+  RunSkippedLines,
 } from "./indexer.js"
+export {
+  addSkippedLines,
+  decodeSkippedLines,
+  encodeSkippedLines,
+  OTHER_TYPES,
+  skippedLinesOf,
+  UNKNOWN_TYPES_KEPT,
+} from "./skipped-lines.js"
+export type { SkippedLines } from "./skipped-lines.js"
 export type { CommitGroupLimits } from "./index-writer.js"
 export {
   buildLookupIndexes,
@@ -216,8 +226,11 @@ export {
   hasLexicalBacklog,
   lexicalBacklogSize,
 } from "./lexical-backlog.js"
+export { SKIPPED_FILES_LISTED } from "./index-maintenance.js"
 export type {
+  FileSkippedLines,
   ForgetTarget,
+  IndexSkippedLines,
   IndexStatus,
   QuarantinedFile,
   RemovalCounts,

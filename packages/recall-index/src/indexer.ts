@@ -42,6 +42,8 @@ import { TranscriptFileSystem } from "./transcript-file-system.js"
 import type { ParseResult, TranscriptSource } from "./transcript-model.js"
 import type { RepositoryFiles } from "./repository-root.js"
 import { makeSessionRepositoryResolver } from "./session-repository.js"
+import { addSkippedLines, skippedLinesOf } from "./skipped-lines.js"
+import type { SkippedLines } from "./skipped-lines.js"
 import {
   parseTranscriptFile,
   readCompressedSlices,
@@ -186,6 +188,16 @@ export interface IndexRunReport {
   readonly embeddingBacklog: number
   readonly missingRoots: ReadonlyArray<string>
   readonly problems: ReadonlyArray<DiscoveryProblem>
+  /**
+   * Lines of the bytes read this run that the parsers skipped (not JSON, not a record, an unknown
+   * record type), and in how many files; null when none. `indexStatus` has them for every file.
+   */
+  readonly skippedLines: RunSkippedLines | null
+}
+
+/** Skipped lines summed over files. */
+export interface RunSkippedLines extends SkippedLines {
+  readonly files: number
 }
 
 const HEAD_BYTES = 4096
@@ -443,6 +455,8 @@ const runIndex = (
     let chunksAdded = 0
     let rawRecordsAdded = 0
     let bytesRead = 0
+    let skipped: SkippedLines | undefined
+    const skippedFiles = new Set<string>()
     let done = 0
     let renewedAt = startedAt
     // Renew once a quarter of the lease has passed (a write per file would cost a commit); false
@@ -546,6 +560,11 @@ const runIndex = (
           chunksAdded += slice.chunks
           rawRecordsAdded += slice.rawRecords
           bytesRead += result.stats.bytesRead
+          const sliceSkipped = skippedLinesOf(result.stats)
+          if (sliceSkipped !== undefined) {
+            skipped = addSkippedLines(skipped, sliceSkipped)
+            skippedFiles.add(file.path)
+          }
           if (slice.forgotten === true) {
             return { mode, uncounted: 0, forgotten: true, leaseLost: false }
           }
@@ -679,6 +698,7 @@ const runIndex = (
       embeddingBacklog: Number(backlog.n),
       missingRoots: discovery.missingRoots,
       problems: discovery.problems,
+      skippedLines: skipped === undefined ? null : { files: skippedFiles.size, ...skipped },
     }
     yield* Effect.tryPromise({
       try: async () =>

@@ -30,7 +30,7 @@ const sqlTag = async () => (await import("kysely")).sql
 export const CONTENT_HASH_CHARS = 16
 
 /** Schema version written to `meta.schema_version` by the latest migration. */
-export const RECALL_SCHEMA_VERSION = 8
+export const RECALL_SCHEMA_VERSION = 9
 
 /** FTS5 tokenizer of `chunks_fts` (see README "Decisions" for the measurement). */
 export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -57,6 +57,11 @@ export interface FilesTable {
   readonly failed_signature: string | null
   readonly last_error: string | null
   readonly indexed_at: number | null
+  /**
+   * Lines of the indexed bytes the parser skipped, as JSON {@link SkippedLinesJson} (schema 9);
+   * null when none.
+   */
+  readonly skipped_lines: Generated<string | null>
 }
 
 /**
@@ -675,6 +680,23 @@ const lexicalBacklog: Migration = {
   },
 }
 
+/**
+ * Skipped lines (schema 9): `files.skipped_lines` keeps, for the bytes indexed so far, the lines
+ * the parser could not use — not JSON, not a record, or of a record type it does not know — so
+ * `recall status` can say that a transcript holds lines Baton does not read (a new format of a
+ * newer agent shows up there first). A full index of the file replaces it, an append adds to it.
+ * A process of the previous version still open on the file leaves the column as it was.
+ */
+const skippedLines: Migration = {
+  up: async (db: Kysely<unknown>): Promise<void> => {
+    if ((await schemaVersionIn(db)) >= 9) return
+    await inOwnTransaction(db, [
+      `alter table files add column skipped_lines text`,
+      `update meta set value = '9' where key = 'schema_version'`,
+    ])
+  },
+}
+
 /** The migrations, in order; Kysely's `Migrator` applies the missing ones. */
 export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -685,6 +707,7 @@ export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0006_short_content_hashes": shortContentHashes,
   "0007_stored_counts": storedCounts,
   "0008_lexical_backlog": lexicalBacklog,
+  "0009_skipped_lines": skippedLines,
 }
 
 /** In-code provider for Kysely's `Migrator`. */

@@ -130,12 +130,25 @@ export const rewindLexicalIndex = (
 }
 
 /**
+ * Puts an open database back as schema 8 left it — no `files.skipped_lines` — sets
+ * `meta.schema_version` to 8 and forgets migration 0009, so the next open migrates the file again.
+ */
+export const rewindSkippedLines = (sqlite: RecallDatabaseShape["sqlite"]): void => {
+  sqlite.transaction(() => {
+    sqlite.exec("alter table files drop column skipped_lines")
+    sqlite.prepare("update meta set value = '8' where key = 'schema_version'").run()
+    sqlite.prepare("delete from kysely_migration where name = '0009_skipped_lines'").run()
+  })()
+}
+
+/**
  * Puts an open database back as schema 7 left it — no `lexical_backlog`, full-text triggers without
  * conditions (the backlog must be empty) — sets `meta.schema_version` to 7 and forgets migration
  * 0008, so the next open migrates the file again.
  */
 export const rewindLexicalBacklog = (sqlite: RecallDatabaseShape["sqlite"]): void => {
   sqlite.transaction(() => {
+    rewindSkippedLines(sqlite)
     sqlite.exec(`
       drop table lexical_backlog;
       drop trigger chunks_fts_insert;
