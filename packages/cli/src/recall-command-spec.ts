@@ -17,7 +17,7 @@ const toggle = (name: string, description: string): FlagSpec => ({
   description,
 })
 
-const sourceFlag = value("source", "claude|codex", "only this agent's sessions (default: both)")
+const sourceFlag = value("source", "all|claude|codex", "only this agent's sessions (default: all)")
 const filterFlags: readonly FlagSpec[] = [
   sourceFlag,
   value(

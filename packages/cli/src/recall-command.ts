@@ -29,6 +29,7 @@ import {
   expandAround,
   forgetSessions,
   grepRecords,
+  RecallNotFoundError,
   indexTranscripts,
   makeVectorSearchWorker,
   ONE_SHOT_HOLD_BYTES,
@@ -458,7 +459,7 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
 /** Runs `baton recall index`. */
 export const runRecallIndex: CommandRunner = async (invocation, io) => {
   const ctx = contextOf(invocation, io)
-  const source = decoded(ctx, sourceFlag(invocation, true))
+  const source = decoded(ctx, sourceFlag(invocation))
   if (isOutcome(source)) return source
   const interval = decoded(ctx, integerFlag(invocation, "interval", 10, 1, 86_400))
   if (isOutcome(interval)) return interval
@@ -868,7 +869,9 @@ export const runRecallPrune: CommandRunner = async (invocation, io) => {
   if (ctx.json) printJson(ctx, { removed: result.value })
   else
     io.stdout(
-      `Pruned ${counted(result.value.sessions, "session")} of ${counted(result.value.files, "deleted transcript")}.\n`,
+      result.value.files === 0
+        ? "Nothing to prune: the index keeps no history of deleted transcripts.\n"
+        : `Pruned ${counted(result.value.sessions, "session")} of ${counted(result.value.files, "deleted transcript")}.\n`,
     )
   return completed(0)
 }
@@ -895,11 +898,27 @@ export const runRecallForget: CommandRunner = async (invocation, io) => {
   if (none !== undefined) return none
   const target =
     choice._tag === "Project"
-      ? { _tag: "Project" as const, repoRoot: repositoryRootOf(choice.dir) }
+      ? {
+          _tag: "Project" as const,
+          repoRoot: repositoryRootOf(choice.dir),
+          ...(choice.source === undefined ? {} : { source: choice.source }),
+        }
       : choice
   const result = await runIndexed(ctx, forgetSessions(target))
   if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
+  // A session id that matches nothing is most likely mistyped: say so, as expand and step do.
+  if (target._tag === "Session" && result.value.sessions === 0)
+    return failed(
+      ctx,
+      new RecallNotFoundError({
+        sessionId: target.sessionId,
+        turnId: null,
+        message: `no session ${target.sessionId}${target.source === undefined ? "" : ` of ${target.source === "claude" ? "Claude Code" : "Codex"}`} in the index ('baton recall recent' lists sessions); nothing was forgotten`,
+      }),
+    )
   if (ctx.json) printJson(ctx, { removed: result.value })
+  else if (target._tag === "Project" && result.value.sessions === 0)
+    io.stdout(`No sessions of ${target.repoRoot} in the index; nothing was forgotten.\n`)
   else {
     io.stdout(
       `Forgot ${counted(result.value.sessions, "session")}${target._tag === "All" ? " (the index is empty; the next 'baton recall index' reads the history again)" : ` (${counted(result.value.files, "transcript")} ${result.value.files === 1 ? "is" : "are"} not indexed again unless ${result.value.files === 1 ? "it changes" : "they change"})`}.\n`,

@@ -51,11 +51,12 @@ describe("recall flags", () => {
     expect(
       problem(filterFlags(invocation({ date: "today", "start-date": "2026-01-01" }), "/"))?.problem,
     ).toBe("give --date or --start-date/--end-date, not both")
-    expect(sourceFlag(invocation({ source: "all" }), true)).toEqual({
-      _tag: "Ok",
-      value: undefined,
+    expect(sourceFlag(invocation({ source: "all" }))).toEqual({ _tag: "Ok", value: undefined })
+    expect(sourceFlag(invocation({ source: "codex" }))).toEqual({ _tag: "Ok", value: "codex" })
+    expect(sourceFlag(invocation({ source: "both" }))).toMatchObject({
+      _tag: "Usage",
+      error: { problem: "--source must be all, claude or codex, not 'both'" },
     })
-    expect(sourceFlag(invocation({ source: "all" }), false)._tag).toBe("Usage")
     expect(integerFlag(invocation({ limit: "0" }), "limit", 10, 1, 100)._tag).toBe("Usage")
     expect(integerFlag(invocation({ limit: "7" }), "limit", 10, 1, 100)).toEqual({
       _tag: "Ok",
@@ -76,6 +77,14 @@ describe("recall flags", () => {
     expect(forget({ project: "app" })).toEqual({
       _tag: "Ok",
       value: { _tag: "Project", dir: "/work/app" },
+    })
+    expect(forget({ project: "app", source: "codex" })).toEqual({
+      _tag: "Ok",
+      value: { _tag: "Project", dir: "/work/app", source: "codex" },
+    })
+    expect(forget({ all: true, yes: true, source: "codex" })).toMatchObject({
+      _tag: "Usage",
+      error: { problem: "--source narrows --session or --project; --all empties the whole index" },
     })
     expect(forget({})._tag).toBe("Usage")
     expect(forget({ session: "s", all: true })._tag).toBe("Usage")

@@ -64,23 +64,20 @@ export interface FilterFlags {
   readonly excludeHeadless?: boolean
 }
 
-/** `--source claude|codex` (and `all` when `allowAll`), absent = both. */
-export const sourceFlag = (
-  invocation: Invocation,
-  allowAll: boolean,
-): Decoded<"claude" | "codex" | undefined> => {
+/** `--source all|claude|codex`; absent or `all` = both. */
+export const sourceFlag = (invocation: Invocation): Decoded<"claude" | "codex" | undefined> => {
   const raw = text(invocation, "source")
-  if (raw === undefined || (allowAll && raw === "all")) return ok(undefined)
+  if (raw === undefined || raw === "all") return ok(undefined)
   if (raw === "claude" || raw === "codex") return ok(raw)
   return usage(
-    `--source must be ${allowAll ? "all, claude or codex" : "claude or codex"}, not '${raw.slice(0, 20)}'`,
+    `--source must be all, claude or codex, not '${raw.slice(0, 20)}'`,
     commandName(invocation),
   )
 }
 
 /** Decodes the filter flags against the working directory `cwd`. */
 export const filterFlags = (invocation: Invocation, cwd: string): Decoded<FilterFlags> => {
-  const source = sourceFlag(invocation, false)
+  const source = sourceFlag(invocation)
   if (source._tag === "Usage") return source
   const scope = text(invocation, "scope")
   if (scope !== undefined && has(invocation, "here")) {
@@ -117,7 +114,7 @@ export const stringFlag = (invocation: Invocation, name: string): string | undef
 export type ForgetChoice =
   | { readonly _tag: "All" }
   | { readonly _tag: "Session"; readonly sessionId: string; readonly source?: "claude" | "codex" }
-  | { readonly _tag: "Project"; readonly dir: string }
+  | { readonly _tag: "Project"; readonly dir: string; readonly source?: "claude" | "codex" }
 
 /** Exactly one of `--session`, `--project`, `--all` (the last with `--yes`). */
 export const forgetFlags = (invocation: Invocation, cwd: string): Decoded<ForgetChoice> => {
@@ -128,19 +125,25 @@ export const forgetFlags = (invocation: Invocation, cwd: string): Decoded<Forget
   const name = commandName(invocation)
   if (given !== 1)
     return usage("give exactly one of --session <id>, --project <dir> or --all", name)
+  const source = sourceFlag(invocation)
+  if (source._tag === "Usage") return source
   if (all) {
+    if (source.value !== undefined)
+      return usage("--source narrows --session or --project; --all empties the whole index", name)
     return has(invocation, "yes")
       ? ok({ _tag: "All" })
       : usage("--all empties the whole index; add --yes to confirm", name)
   }
   if (session !== undefined) {
-    const source = sourceFlag(invocation, false)
-    if (source._tag === "Usage") return source
     return ok({
       _tag: "Session",
       sessionId: session,
       ...(source.value === undefined ? {} : { source: source.value }),
     })
   }
-  return ok({ _tag: "Project", dir: resolve(cwd, project ?? ".") })
+  return ok({
+    _tag: "Project",
+    dir: resolve(cwd, project ?? "."),
+    ...(source.value === undefined ? {} : { source: source.value }),
+  })
 }

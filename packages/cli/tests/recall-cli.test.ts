@@ -590,6 +590,22 @@ describe("baton recall with history", () => {
   }, 60_000)
 
   it("forgets a session and prunes", async () => {
+    // --source narrows a project: /work/garden holds only a Claude Code session.
+    const none = await runBaton(
+      ["recall", "forget", "--project", "/work/garden", "--source", "codex"],
+      { env },
+    )
+    expect(none).toMatchObject({
+      code: 0,
+      stdout: "No sessions of /work/garden in the index; nothing was forgotten.\n",
+    })
+    // A session id that matches nothing is an error, not "forgot 0".
+    const typo = await runBaton(["recall", "forget", "--session", "nope"], { env })
+    expect(typo.code).toBe(1)
+    expect(typo.stderr).toBe(
+      "baton: RecallNotFoundError: no session nope in the index ('baton recall recent' lists sessions); nothing was forgotten\n",
+    )
+    expect(json((await runBaton(["recall", "status", "--json"], { env })).stdout).sessions).toBe(2)
     const forget = await runBaton(["recall", "forget", "--session", CODEX_ID], { env })
     expect(forget).toMatchObject({
       code: 0,
@@ -598,7 +614,7 @@ describe("baton recall with history", () => {
     const prune = await runBaton(["recall", "prune", "--json"], { env })
     expect(json(prune.stdout)).toMatchObject({ ok: true, removed: { sessions: 0 } })
     expect((await runBaton(["recall", "prune"], { env })).stdout).toBe(
-      "Pruned 0 sessions of 0 deleted transcripts.\n",
+      "Nothing to prune: the index keeps no history of deleted transcripts.\n",
     )
     const status = json((await runBaton(["recall", "status", "--json"], { env })).stdout)
     expect(status.sessions).toBe(1)

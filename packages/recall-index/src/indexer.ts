@@ -362,8 +362,11 @@ const runIndex = (
     // and so does one Codex compressed to `.jsonl.zst` (re-pointed, then re-indexed in place);
     // a forgotten file stays forgotten at its new path. Any other vanished file is marked
     // missing and its history kept until prune / forget.
+    // A run limited to some sources looks only for their files: the others are not gone.
     const seen = new Set(discovery.files.map((f) => f.path))
-    const vanished = [...stored.values()].filter((r) => !seen.has(r.path))
+    const searched = (source: string) =>
+      options.sources === undefined || options.sources.some((s) => s === source)
+    const vanished = [...stored.values()].filter((r) => !seen.has(r.path) && searched(r.source))
     let moved = 0
     for (const file of discovery.files) {
       if (stored.has(file.path)) continue

@@ -155,7 +155,7 @@ describe("recall database", () => {
       }),
     )
     expect(again.journal).toBe("wal")
-    expect(again.version).toEqual({ value: "8" })
+    expect(again.version).toEqual({ value: "9" })
     expect(again.migrations).toEqual([
       { name: "0001_initial" },
       { name: "0002_file_states" },
@@ -165,6 +165,7 @@ describe("recall database", () => {
       { name: "0006_short_content_hashes" },
       { name: "0007_stored_counts" },
       { name: "0008_lexical_backlog" },
+      { name: "0009_skipped_lines" },
     ])
     expect(again.vec).toEqual({ v: expect.stringMatching(/^v0\.1\./) })
   })
@@ -174,8 +175,8 @@ describe("an index a newer Baton wrote", () => {
   it("is refused with what to do, and left as it is", async () => {
     const { dataDir } = setup()
     await withSqlite(dataDir, (sqlite) => {
-      sqlite.exec(`insert into kysely_migration (name, timestamp) values ('0009_future', '')`)
-      sqlite.exec(`update meta set value = '9' where key = 'schema_version'`)
+      sqlite.exec(`insert into kysely_migration (name, timestamp) values ('0010_future', '')`)
+      sqlite.exec(`update meta set value = '10' where key = 'schema_version'`)
     })
     const path = join(dataDir, "recall-index.db")
     const before = readFileSync(path)
@@ -190,8 +191,8 @@ describe("an index a newer Baton wrote", () => {
     const error = opened._tag === "Failure" ? opened.failure : undefined
     expect(error).toMatchObject({ _tag: "RecallStorageError", operation: "open" })
     expect(error?.message).toBe(
-      `the recall index at ${path} was written by a newer Baton (schema version 9; this one knows ` +
-        "up to 8): update Baton to use it, or set BATON_DATA_DIR to another directory for a " +
+      `the recall index at ${path} was written by a newer Baton (schema version 10; this one knows ` +
+        "up to 9): update Baton to use it, or set BATON_DATA_DIR to another directory for a " +
         "separate index of this version's own; the index is left as it is",
     )
     expect(readFileSync(path).equals(before)).toBe(true)
@@ -406,7 +407,7 @@ describe("indexTranscripts", () => {
     expect(upgraded.brokenKeys).toEqual([])
     expect(upgraded.keysOn).toBe(1)
     expect(upgraded.sessionsPointAt).toEqual(["files"])
-    expect(upgraded.version).toEqual({ value: "8" })
+    expect(upgraded.version).toEqual({ value: "9" })
     expect(upgraded.columns).not.toContain("parse_state")
     expect(upgraded.states).toEqual({ n: first.indexedNew })
     expect(upgraded.resumable).toEqual({ n: first.indexedNew })
@@ -904,5 +905,55 @@ describe("FTS5 escaping", () => {
     }
     const hits = await withIndex(dataDir, matchChunks("FROST!", { limit: 5 }))
     expect(hits.length).toBeGreaterThan(0)
+  })
+})
+
+describe("a run limited to some sources", () => {
+  it("leaves the other sources' files as they are: not missing, and not pruned", async () => {
+    const { dataDir, environment } = setup()
+    const all = await runIndex(dataDir, { environment })
+    const before = await snapshot(dataDir)
+    const codexFiles = await withSqlite(
+      dataDir,
+      (sqlite) =>
+        sqlite.prepare("select count(*) from files where source = 'codex'").pluck().get() as number,
+    )
+    expect(codexFiles).toBeGreaterThan(0)
+    const claudeOnly = await runIndex(dataDir, { environment, sources: ["claude"] })
+    expect(claudeOnly).toMatchObject({ markedMissing: 0, indexedNew: 0 })
+    expect(claudeOnly.discovered).toBeLessThan(all.discovered)
+    const codexRun = await runIndex(dataDir, { environment, sources: ["codex"] })
+    expect(codexRun).toMatchObject({ markedMissing: 0, indexedNew: 0, discovered: codexFiles })
+    expect((await withIndex(dataDir, indexStatus(Date.now()))).missingFiles).toBe(0)
+    expect(await withIndex(dataDir, pruneDeleted())).toMatchObject({ sessions: 0, files: 0 })
+    expect(await snapshot(dataDir)).toEqual(before)
+  })
+})
+
+describe("forgetting a project", () => {
+  it("with a source forgets only that agent's sessions of it", async () => {
+    const { dataDir, environment } = setup()
+    await runIndex(dataDir, { environment })
+    const sessions = () =>
+      withSqlite(
+        dataDir,
+        (sqlite) =>
+          sqlite
+            .prepare(
+              "select repo_root as root, source, count(*) as n from sessions group by repo_root, source order by repo_root, source",
+            )
+            .all() as Array<{ root: string | null; source: string; n: number }>,
+      )
+    const before = await sessions()
+    const codex = before.find((r) => r.source === "codex" && r.root !== null)
+    expect(codex).toBeDefined()
+    const root = codex?.root ?? ""
+    expect(before.filter((r) => r.root === root).map((r) => r.source)).toEqual(["codex"])
+    const forget = (source: "claude" | "codex") =>
+      withIndex(dataDir, forgetSessions({ _tag: "Project", repoRoot: root, source }))
+    expect(await forget("claude")).toEqual({ sessions: 0, files: 0 })
+    expect(await sessions()).toEqual(before)
+    expect((await forget("codex")).sessions).toBe(codex?.n)
+    expect(await sessions()).toEqual(before.filter((r) => r.root !== root))
   })
 })
