@@ -28,7 +28,7 @@ import {
   embeddingForSearch,
   expandAround,
   forgetSessions,
-  grepRecords,
+  grepRecordsIsolated,
   RecallNotFoundError,
   indexTranscripts,
   makeVectorSearchWorker,
@@ -719,7 +719,7 @@ export const runRecallGrep: CommandRunner = async (invocation, io) => {
   const session = stringFlag(invocation, "session")
   const result = await runIndexed(
     ctx,
-    grepRecords({
+    grepRecordsIsolated({
       pattern: invocation.positionals[0] ?? "",
       regex: has(invocation, "regex"),
       caseSensitive: has(invocation, "case-sensitive"),

@@ -580,7 +580,7 @@ export const grepTool = defineBatonTool({
   name: "grep",
   title: "Find exact text in past sessions",
   description:
-    "Scans every indexed record of past sessions — prompts, answers, tool calls, tool output, reasoning — for exact text (case-insensitive unless case_sensitive) or a JavaScript regular expression (regex: true; patterns that could run away, like nested repeats, are refused). Use for identifiers, error messages, paths, commands and versions that a meaning search would blur. Newest first; each hit has session_id and turn_id for expand_around.",
+    "Scans every indexed record of past sessions — prompts, answers, tool calls, tool output, reasoning — for exact text (case-insensitive unless case_sensitive) or a JavaScript regular expression (regex: true; patterns that could run away, like nested repeats, are refused, and one that runs too long is stopped with an error). Use for identifiers, error messages, paths, commands and versions that a meaning search would blur. Newest first; each hit has session_id and turn_id for expand_around.",
   inputSchema: {
     pattern: z.string().describe("the text (or regex) to find"),
     regex: z.boolean().optional().describe("treat pattern as a regular expression (default false)"),
@@ -596,7 +596,7 @@ export const grepTool = defineBatonTool({
   handler: async (input) => {
     const filters = await filtersOf(input)
     const outcome = await withIndex((r) =>
-      r.grepRecords({
+      r.grepRecordsIsolated({
         pattern: input.pattern,
         regex: input.regex ?? false,
         caseSensitive: input.case_sensitive ?? false,

@@ -81,6 +81,7 @@ export {
   unsafePatternReason,
 } from "./regex-safety.js"
 export { GREP_WINDOW_CHARS, grepRecords } from "./record-grep.js"
+export { GREP_WORKER_STARTUP_MS, grepInConnection, grepRecordsIsolated } from "./grep-worker.js"
 export { recentSessions } from "./recent-sessions.js"
 export { recallStatus } from "./recall-status.js"
 export { emptyIndexFacts } from "./empty-index.js"

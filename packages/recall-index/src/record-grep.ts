@@ -23,7 +23,7 @@ import { RecallQueryError } from "./errors.js"
 import type { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { compileFilters, escapeLike, timestampClause } from "./recall-filters.js"
-import type { RecallFilters, SqlClause } from "./recall-filters.js"
+import type { CompiledFilters, RecallFilters, SqlClause } from "./recall-filters.js"
 import { compileSafeRegex, escapeRegExp, requiredLiterals } from "./regex-safety.js"
 import { projectOf } from "./search.js"
 import { snippetAt } from "./snippet.js"
@@ -183,6 +183,31 @@ const firstMatch = (re: RegExp, text: string): { at: number; length: number } | 
   return undefined
 }
 
+/**
+ * The checks `grepRecords` makes before it reads anything — the pattern's size and safety, the
+ * filters — with the compiled pattern and filters; fails as `grepRecords` would.
+ */
+export const checkGrepInput = (
+  input: GrepInput,
+  now: number,
+): Effect.Effect<{ readonly re: RegExp; readonly filters: CompiledFilters }, RecallQueryError> =>
+  Effect.gen(function* () {
+    const pattern = input.pattern
+    const caseSensitive = input.caseSensitive === true
+    if (pattern === "" || pattern.length > 1000) {
+      return yield* new RecallQueryError({
+        field: "pattern",
+        message: pattern === "" ? "the pattern is empty" : "keep the pattern under 1000 characters",
+      })
+    }
+    // A literal needs no safety check: an escaped string cannot backtrack.
+    const re =
+      input.regex === true
+        ? yield* compileSafeRegex(pattern, caseSensitive)
+        : new RegExp(escapeRegExp(pattern), caseSensitive ? "u" : "iu")
+    return { re, filters: yield* compileFilters(input, now) }
+  })
+
 /** Scans raw records for `pattern`; see the module header. */
 export const grepRecords = (
   input: GrepInput,
@@ -194,17 +219,7 @@ export const grepRecords = (
     const regexMode = input.regex === true
     const caseSensitive = input.caseSensitive === true
     const pattern = input.pattern
-    if (pattern === "" || pattern.length > 1000) {
-      return yield* new RecallQueryError({
-        field: "pattern",
-        message: pattern === "" ? "the pattern is empty" : "keep the pattern under 1000 characters",
-      })
-    }
-    // A literal needs no safety check: an escaped string cannot backtrack.
-    const re = regexMode
-      ? yield* compileSafeRegex(pattern, caseSensitive)
-      : new RegExp(escapeRegExp(pattern), caseSensitive ? "u" : "iu")
-    const filters = yield* compileFilters(input, now)
+    const { re, filters } = yield* checkGrepInput(input, now)
     const limit = Math.max(1, Math.min(1000, Math.floor(input.limit ?? 100)))
     const snippetChars = Math.max(40, Math.min(2000, Math.floor(input.snippetChars ?? 200)))
     const deadline = now + Math.max(50, input.maxScanMs ?? 5000)
