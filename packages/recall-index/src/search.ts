@@ -51,7 +51,7 @@ export interface RecallSearchInput extends RecallFilters {
   readonly k?: number | undefined
   /** At most this many hits per session (marathon sessions must not crowd the list); default 3. */
   readonly perSession?: number | undefined
-  /** Candidates taken from each arm before fusion; default 100. */
+  /** Candidates taken from each arm before fusion; default 100, and at least 4 × `k`. */
   readonly candidates?: number | undefined
   /** Which arms run; default both (the vector arm only with an embedder). */
   readonly arms?: ReadonlyArray<SearchArm> | undefined
@@ -296,7 +296,8 @@ export const searchRecall = (
     }
     const k = clampInt(input.k, 10, 1, 100)
     const perSession = clampInt(input.perSession, 3, 1, 100)
-    const candidates = Math.max(k, clampInt(input.candidates, 100, 1, 1000))
+    // Four per hit asked for at least, so the per-session cap has other sessions to choose from.
+    const candidates = Math.max(k * 4, clampInt(input.candidates, 100, 1, 1000))
     const textChars = clampInt(input.textChars, 1000, 40, 20_000)
     const snippetChars = clampInt(input.snippetChars, 240, 40, 2000)
     const arms = new Set<SearchArm>(input.arms ?? ["lexical", "vector"])
@@ -650,14 +651,22 @@ export const searchRecall = (
     const perSessionCount = new Map<string, number>()
     const terms = queryTerms(query)
     const chosen: typeof ranked = []
+    const held: typeof ranked = []
     for (const candidate of ranked) {
       if (chosen.length >= k) break
       const key = `${candidate.row.source}\u0000${candidate.row.session_id}`
       const count = perSessionCount.get(key) ?? 0
-      if (count >= perSession) continue
+      if (count >= perSession) {
+        held.push(candidate)
+        continue
+      }
       perSessionCount.set(key, count + 1)
       chosen.push(candidate)
     }
+    // The cap spreads the hits over sessions; it does not shorten the list. When the other
+    // sessions run out (one long session holds most candidates), the held-back hits follow, in
+    // their order.
+    chosen.push(...held.slice(0, k - chosen.length))
     yield* loadTexts(chosen.map((c) => c.row.chunk_id))
     const forkedFrom = new Map<number, string | null>()
     yield* read(() => {

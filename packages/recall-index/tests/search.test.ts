@@ -242,6 +242,18 @@ describe("searchRecall", () => {
     expect(wide.hits.map((h) => h.rank)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1))
   })
 
+  it("fills the list from a capped session when the other sessions run out", async () => {
+    // That day holds only the marathon session: the cap spreads hits, it does not drop them.
+    const oneDay = { query: "frost seedling", onDate: "2026-03-09", timezone: "UTC" }
+    const filled = await search({ ...oneDay, k: 10 })
+    expect(filled.hits).toHaveLength(10)
+    expect(new Set(filled.hits.map((h) => h.sessionId))).toEqual(new Set([MARATHON]))
+    expect(filled.hits.map((h) => h.rank)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1))
+    // In the order an uncapped search gives them.
+    const uncapped = await search({ ...oneDay, k: 10, perSession: 100 })
+    expect(filled.hits.map((h) => h.turnId)).toEqual(uncapped.hits.map((h) => h.turnId))
+  })
+
   it("reranks the fused head when a reranker is given, and survives a failing one", async () => {
     const preferShort: Reranker = {
       provider: "test",
