@@ -73,8 +73,23 @@ describe("parseArgv", () => {
     expect(parse("mcp")).toMatchObject({ _tag: "Run", invocation: { commandPath: ["mcp"] } })
   })
 
+  it("shows help for a bare baton and for the word help where a command is expected", () => {
+    expect(parse()).toMatchObject({ _tag: "ShowHelp", commandPath: [] })
+    expect(parse("help")).toMatchObject({ _tag: "ShowHelp", commandPath: [] })
+    expect(parse("help", "recall", "search")).toMatchObject({
+      _tag: "ShowHelp",
+      commandPath: ["recall", "search"],
+    })
+    expect(parse("recall", "help")).toMatchObject({ _tag: "ShowHelp", commandPath: ["recall"] })
+    // As an argument, "help" is text: a search for the word help.
+    expect(parse("recall", "search", "help")).toMatchObject({
+      _tag: "Run",
+      invocation: { positionals: ["help"] },
+    })
+  })
+
   it("names every usage problem and the command whose --help applies", () => {
-    expect(usageProblem()).toBe(
+    expect(usageProblem("--")).toBe(
       "missing command for 'baton' (expected one of: doctor, handoff, codex, compact, recall, wake, mcp) | baton",
     )
     expect(usageProblem("bogus")).toBe(

@@ -44,12 +44,21 @@ export const parseArgv = (root: CommandSpec, argv: readonly string[]): ParsedArg
   const optionZone = terminator === -1 ? argv : argv.slice(0, terminator)
   const wantsHelp = optionZone.some((token) => token === "--help" || token === "-h")
 
+  // `baton` alone, and `help` where a command is expected (`baton help recall`, `baton recall
+  // help`), show help.
+  if (argv.length === 0) return { _tag: "ShowHelp", command: root, commandPath: [] }
+  let helpWord = false
   let command = root
   const path: string[] = []
   let index = 0
   while (command.subcommands.length > 0) {
     const token = argv[index]
-    if (token === "--help" || token === "-h") {
+    if (
+      token === "--help" ||
+      token === "-h" ||
+      (token === "help" && !command.subcommands.some((sub) => sub.name === "help"))
+    ) {
+      if (token === "help") helpWord = true
       index += 1
       continue
     }
@@ -67,7 +76,7 @@ export const parseArgv = (root: CommandSpec, argv: readonly string[]): ParsedArg
     index += 1
   }
 
-  if (wantsHelp) return { _tag: "ShowHelp", command, commandPath: path }
+  if (wantsHelp || helpWord) return { _tag: "ShowHelp", command, commandPath: path }
 
   const flagSpecs = acceptedFlags(command, path.length === 0)
   const flags: Record<string, string | true> = {}

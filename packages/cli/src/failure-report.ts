@@ -53,13 +53,30 @@ export const describeError = (error: TaggedFailure): string => {
   }
 }
 
-/** Describes a tagged error: usage errors exit 2, everything else 1. */
+/**
+ * The library names a recall query's inputs as the MCP tools do (`on_date`, `start_date`,
+ * `end_date`); on the command line they are flags.
+ */
+const asFlags = (message: string): string =>
+  message
+    .replace(/\bon_date\b/g, "--date")
+    .replace(/\bstart_date\b/g, "--start-date")
+    .replace(/\bend_date\b/g, "--end-date")
+
+/**
+ * Describes a tagged error: bad usage exits 2 — a flag the CLI rejects, or a value the recall
+ * library rejects (`RecallQueryError`: a date, a time zone, a pattern, an empty query) — and
+ * everything else 1.
+ */
 export const describeFailure = (error: TaggedFailure): FailureReport => {
-  const message = describeError(error)
+  const badValue = error._tag === "RecallQueryError"
+  const message = badValue ? asFlags(describeError(error)) : describeError(error)
   const prefix =
-    error._tag === "CliUsageError" || error._tag === "InputUnreadableError" ? "" : `${error._tag}: `
+    error._tag === "CliUsageError" || error._tag === "InputUnreadableError" || badValue
+      ? ""
+      : `${error._tag}: `
   return {
-    exitCode: error._tag === "CliUsageError" ? 2 : 1,
+    exitCode: error._tag === "CliUsageError" || badValue ? 2 : 1,
     text: `baton: ${prefix}${message}\n`,
     json: { _tag: error._tag, message, ...errorFields(error) },
   }

@@ -11,7 +11,7 @@
 import { spawn } from "node:child_process"
 import { closeSync, existsSync, openSync, renameSync, statSync, writeSync } from "node:fs"
 import { constants as osConstants, getPriority, homedir, setPriority } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -204,8 +204,32 @@ const printNothingIndexed = async (
 }
 
 /** For read commands: the "nothing indexed yet" outcome when there is no index file. */
+/**
+ * Whether a file stands where the data directory or one of its parents should be: an index run
+ * could not create it, so "nothing indexed yet, run 'baton recall index'" would send the user
+ * to a command that fails.
+ */
+const fileInTheWay = (dir: string): boolean => {
+  for (let at = dir; ; at = dirname(at)) {
+    try {
+      return !statSync(at).isDirectory()
+    } catch {
+      if (dirname(at) === at) return false
+    }
+  }
+}
+
 const whenNoIndex = async (ctx: Context): Promise<CommandOutcome | undefined> => {
   if (existsSync(ctx.databasePath)) return undefined
+  if (fileInTheWay(ctx.dataDir))
+    return failed(
+      ctx,
+      new RecallStorageError({
+        operation: "create-directory",
+        path: ctx.dataDir,
+        reason: "ENOTDIR",
+      }),
+    )
   const roots = transcriptRoots(ctx.environment)
   return printNothingIndexed(ctx, { indexed: false, databasePath: ctx.databasePath, roots })
 }

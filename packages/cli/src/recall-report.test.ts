@@ -356,6 +356,35 @@ describe("recall reports", () => {
     expect(renderStatus(statusOf())).not.toContain("Skipped")
   })
 
+  it("names the paths discovery could not read, in the run's summary and in status", () => {
+    const problems = [
+      { path: "/h/.claude/projects/p/a.jsonl", code: "EACCES" },
+      { path: "/h/.codex/sessions/loop", code: "ELOOP" },
+    ]
+    const report = {
+      startedAt: 0,
+      finishedAt: 100,
+      discovered: 1,
+      unchanged: 1,
+      indexedNew: 0,
+      appended: 0,
+      rewritten: 0,
+      moved: 0,
+      markedMissing: 0,
+      failed: [],
+      problems,
+      skippedLines: null,
+    } as unknown as IndexRunReport
+    const lines = [
+      "Could not read 2 paths (not indexed; tried again every run):",
+      "  /h/.claude/projects/p/a.jsonl: no permission to read it",
+      "  /h/.codex/sessions/loop: a symlink loop",
+    ].join("\n")
+    expect(renderIndexSummary(report, null, null)).toContain(`\n${lines}\n`)
+    expect(renderStatus({ ...statusOf(), lastRun: report })).toContain(`\n${lines}\n`)
+    expect(renderIndexSummary({ ...report, problems: [] }, null, null)).not.toContain("Could not")
+  })
+
   it("says when an embedding run stored an earlier version's float vectors as int8", () => {
     const run = {
       startedAt: 0,

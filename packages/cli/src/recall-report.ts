@@ -278,6 +278,28 @@ export const skippedLines = (status: RecallStatus): Array<string> => {
   ]
 }
 
+/** Why a path discovery could not read means, in words. */
+const unreadableWhy = (code: string): string =>
+  code === "EACCES" || code === "EPERM"
+    ? "no permission to read it"
+    : code === "ELOOP"
+      ? "a symlink loop"
+      : code === "ENOENT"
+        ? "a dangling symlink"
+        : code
+
+/** The transcripts or folders discovery could not read (not indexed, retried every run). */
+const unreadableLines = (
+  problems: ReadonlyArray<{ readonly path: string; readonly code: string }>,
+): Array<string> =>
+  problems.length === 0
+    ? []
+    : [
+        `Could not read ${counted(problems.length, "path")} (not indexed; tried again every run):`,
+        ...problems.slice(0, 5).map((p) => `  ${p.path}: ${unreadableWhy(p.code)}`),
+        ...(problems.length > 5 ? [`  … and ${n(problems.length - 5)} more`] : []),
+      ]
+
 /** Status for people. */
 export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection): string => {
   const lines = [
@@ -313,7 +335,11 @@ export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection)
         : `Full-text index: ${waiting} left out by an indexing run that stopped early; search does not find their words until 'baton recall index' adds them`,
     )
   }
-  lines.push(...failureLines(status), ...skippedLines(status))
+  lines.push(
+    ...failureLines(status),
+    ...unreadableLines(status.lastRun?.problems ?? []),
+    ...skippedLines(status),
+  )
   if (status.roots !== null) {
     lines.push(
       "Transcripts looked for in:",
@@ -342,6 +368,7 @@ export const renderIndexSummary = (
         ? "1 transcript is gone from disk; its history is kept."
         : `${n(report.markedMissing)} transcripts are gone from disk; their history is kept.`,
     )
+  lines.push(...unreadableLines(report.problems ?? []))
   if (report.failed.length > 0) {
     lines.push(`${transcriptCount(report.failed.length)} failed (retried next run):`)
     for (const f of report.failed.slice(0, 5)) lines.push(`  ${f.path}: ${f.error}`)

@@ -403,11 +403,12 @@ describe("baton recall with history", () => {
     expect(json((await since("1000d")).stdout).hits.length).toBeGreaterThan(0)
     expect(json((await since("7 days ago")).stdout).hits).toEqual([])
     const bad = await since("7 weeks ago")
-    expect(bad.code).toBe(1)
+    expect(bad.code).toBe(2)
     expect(json(bad.stdout).error).toMatchObject({
       _tag: "RecallQueryError",
+      field: "date",
       message: expect.stringMatching(
-        /^start_date '7 weeks ago' is not a date: .*N days ago \(7d\)$/,
+        /^--start-date '7 weeks ago' is not a date: .*N days ago \(7d\)$/,
       ),
     })
     // Finding nothing, each command names the filters it searched with.
@@ -434,10 +435,8 @@ describe("baton recall with history", () => {
     )
     expect(regex.hits).toHaveLength(1)
     const unsafe = await runBaton(["recall", "grep", "(a+)+$", "--regex"], { env })
-    expect(unsafe.code).toBe(1)
-    expect(unsafe.stderr).toMatch(
-      /^baton: RecallQueryError: a repeated group contains another repeat/,
-    )
+    expect(unsafe.code).toBe(2)
+    expect(unsafe.stderr).toMatch(/^baton: a repeated group contains another repeat/)
   }, 60_000)
 
   it("lists recent sessions and reports status", async () => {
@@ -571,7 +570,7 @@ describe("baton recall with history", () => {
     )
   }, 60_000)
 
-  it("rejects bad flags with exit 2 and bad values with exit 1", async () => {
+  it("rejects bad flags and bad values with exit 2, naming the flag", async () => {
     const limit = await runBaton(["recall", "search", "x", "--limit", "many"], { env })
     expect(limit.code).toBe(2)
     expect(limit.stderr).toBe(
@@ -579,10 +578,25 @@ describe("baton recall with history", () => {
     )
     expect((await runBaton(["recall", "recent", "--source", "cursor"], { env })).code).toBe(2)
     const zone = await runBaton(["recall", "recent", "--timezone", "Mars/Base", "--json"], { env })
-    expect(zone.code).toBe(1)
+    expect(zone.code).toBe(2)
     expect(json(zone.stdout)).toMatchObject({
       ok: false,
       error: { _tag: "RecallQueryError", field: "timezone" },
+    })
+    // A value the library rejects reads as the flag it came from, without the error's tag.
+    const day = await runBaton(["recall", "search", "x", "--date", "2026-13-45"], { env })
+    expect(day).toMatchObject({
+      code: 2,
+      stderr:
+        "baton: --date '2026-13-45' is not a date: use YYYY-MM-DD, today, yesterday or N days ago (7d)\n",
+    })
+    const range = await runBaton(
+      ["recall", "grep", "x", "--start-date", "2026-12-05", "--end-date", "2026-12-01"],
+      { env },
+    )
+    expect(range).toMatchObject({
+      code: 2,
+      stderr: "baton: --start-date 2026-12-05 is after --end-date 2026-12-01\n",
     })
     const forgetAll = await runBaton(["recall", "forget", "--all"], { env })
     expect(forgetAll.code).toBe(2)
@@ -686,6 +700,9 @@ describe("baton recall index modes", () => {
     for (const args of [
       ["recall", "index", "--no-embed"],
       ["recall", "index", "--background", "--quiet"],
+      // Reads say so too, instead of "nothing indexed yet: run 'baton recall index'".
+      ["recall", "status"],
+      ["recall", "search", "retry"],
     ]) {
       const run = await runBaton(args, { env: inFile })
       expect(run).toMatchObject({ code: 1, stdout: "", stderr: message })
