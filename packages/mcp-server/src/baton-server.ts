@@ -6,6 +6,7 @@
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import type { RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { z } from "zod"
 import type { BatonTool } from "./baton-tool.js"
 import { serverVersion } from "./server-version.js"
 import { defectToCallToolResult, toCallToolResult } from "./tool-result.js"
@@ -42,6 +43,33 @@ export const stderrDefectLogger: DefectLogger = (defect, toolName) => {
   process.stderr.write(`baton mcp: defect in tool ${toolName}: ${text} — please report this bug\n`)
 }
 
+/**
+ * A tool's input as the server checks it: an unknown argument is refused (an agent that passes
+ * `uuid` for `turn_id` must hear so, not get another turn), and `null` stands for an omitted
+ * optional argument, as callers that fill every field of a function schema send it.
+ */
+export const toolInputSchema = (shape: z.ZodRawShape): z.ZodObject =>
+  z
+    .object(
+      Object.fromEntries(
+        Object.entries(shape).map(([name, core]) => {
+          // Every shape here is built with zod's classic API.
+          const field = core as z.ZodType
+          if (!field.safeParse(undefined).success) return [name, field]
+          const nullable = field.nullish()
+          return [
+            name,
+            field.description === undefined ? nullable : nullable.describe(field.description),
+          ]
+        }),
+      ),
+    )
+    .strict()
+
+/** The arguments without the `null`s that stand for omitted ones. */
+const withoutNulls = (input: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(input).filter(([, value]) => value !== null))
+
 /** Registers one tool on an existing server, routing every outcome through the one result mapper. */
 export const registerBatonTool = (
   server: McpServer,
@@ -53,13 +81,14 @@ export const registerBatonTool = (
     {
       title: tool.title,
       description: tool.description,
-      inputSchema: tool.inputSchema,
+      inputSchema: toolInputSchema(tool.inputSchema),
       outputSchema: tool.outputSchema,
       ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
     },
     async (input, extra) => {
       try {
-        return toCallToolResult(await tool.handler(input, { signal: extra.signal }), tool.name)
+        const args = withoutNulls(input)
+        return toCallToolResult(await tool.handler(args, { signal: extra.signal }), tool.name)
       } catch (defect) {
         onDefect(defect, tool.name)
         return defectToCallToolResult(defect, tool.name)

@@ -194,7 +194,40 @@ describe("recall tools over MCP", () => {
     })
     expect(tools.find((t) => t.name === "expand_around")?.inputSchema).toMatchObject({
       required: ["session_id", "turn_id"],
+      additionalProperties: false,
     })
+    // An optional argument may be null, and keeps its description.
+    const k = (tools.find((t) => t.name === "recall_search")?.inputSchema.properties ?? {})["k"]
+    expect(k).toMatchObject({
+      anyOf: [{ type: "integer" }, { type: "null" }],
+      description: expect.stringContaining("hits"),
+    })
+  })
+
+  it("refuses an argument it does not know, and takes null for an omitted one", async () => {
+    const unknown = await call("step", { session_id: CLAUDE_ID, uuid: "x", direction: "next" })
+    expect(unknown.isError).toBe(true)
+    expect(JSON.stringify(unknown.content)).toMatch(/[Uu]nrecognized key.*uuid/)
+    const nulls = await call("recall_search", {
+      query: "which database garden planner",
+      k: null,
+      source: null,
+      scope_cwd: null,
+      on_date: null,
+    })
+    expect(nulls.isError, JSON.stringify(nulls.content)).toBeFalsy()
+    const plain = await call("recall_search", { query: "which database garden planner" })
+    expect(content(nulls)["hits"]).toEqual(content(plain)["hits"])
+  })
+
+  it("refuses a relative scope_cwd: the server's directory is not the agent's", async () => {
+    for (const scope of ["garden", "./", "C:\\Users\\x\\garden"]) {
+      const relative = await call("recall_search", { query: "database", scope_cwd: scope })
+      expect(relative.isError, scope).toBe(true)
+      expect(JSON.stringify(relative.content)).toContain("scope_cwd must be an absolute path")
+    }
+    const home = await call("recent_sessions", { scope_cwd: "~" })
+    expect(home.isError).toBeFalsy()
   })
 
   it("recall_search finds by words and meaning, and the hit expands", async () => {

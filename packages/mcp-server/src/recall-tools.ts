@@ -123,8 +123,18 @@ const nothingIndexed = async (): Promise<string> => {
 const scopeOf = async (scope: string | undefined): Promise<string | undefined> => {
   if (scope === undefined || scope.trim() === "") return undefined
   const recall = await import("@baton/recall-index")
-  return recall.repositoryRootOf(scope)
+  return recall.repositoryRootOf(
+    scope === "~" || scope.startsWith("~/") ? join(homedir(), scope.slice(1)) : scope,
+  )
 }
+
+/**
+ * A scope is the caller's working directory, as an absolute path (or under `~`): the server's
+ * own directory is not the agent's, so a relative path would scope to the wrong place and find
+ * nothing without a word.
+ */
+const absoluteScope = (scope: string): boolean =>
+  scope.trim() === "" || isAbsolute(scope) || scope === "~" || scope.startsWith("~/")
 
 // --- shared input fields --------------------------------------------------------------------
 
@@ -134,6 +144,9 @@ const source = z
   .describe("only Claude Code or only Codex sessions; omit for both")
 const scopeCwd = z
   .string()
+  .refine(absoluteScope, {
+    message: "scope_cwd must be an absolute path: your working directory, e.g. /home/me/project",
+  })
   .optional()
   .describe(
     "pass your current working directory to stay inside this repository (git worktrees count as the main checkout); omit for every project",
