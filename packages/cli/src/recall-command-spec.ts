@@ -131,7 +131,9 @@ const grep: CommandSpec = {
   details: [
     "Matches decoded text (quotes, backslashes and paths as written), case-insensitively unless",
     "--case-sensitive. --regex takes a JavaScript regular expression; patterns that could run",
-    "away (nested repeats, backreferences) are refused, and a scan stops after 5 seconds.",
+    "away (nested repeats, backreferences) are refused, one that still runs too long is stopped",
+    "with an error, and a scan stops after 5 seconds. Each record is kept for grep up to its",
+    "first 16 384 characters; a longer message is still searched whole by 'baton recall search'.",
     ...dateDetails,
   ],
   flags: [
@@ -148,12 +150,13 @@ const grep: CommandSpec = {
   ],
   positionals: [{ name: "pattern", required: true, description: "text (or --regex) to find" }],
   subcommands: [],
-  exitCodes: "0 scanned (also with no match) · 1 failed or invalid pattern · 2 bad usage",
+  exitCodes:
+    "0 scanned (also with no match) · 1 failed or unknown session · 2 bad usage or pattern",
   load: load("runRecallGrep"),
 }
 
 const turnViewFlags: readonly FlagSpec[] = [
-  toggle("full", "longer records (4 000 characters) and every record kind"),
+  toggle("full", "every record kind, records up to 4 000 characters and turn text up to 20 000"),
   value("timezone", "zone", "time zone of the times shown (default: this computer's)"),
   jsonFlag,
 ]

@@ -169,7 +169,7 @@ export const renderGrep = (result: GrepResult, searched = ""): string => {
     lines.push(indent(h.snippet))
     lines.push(
       h.turnId === null
-        ? `   session ${h.sessionId} (session header)`
+        ? `   baton recall step ${h.sessionId} next   (this record comes before the first turn)`
         : `   baton recall expand ${h.sessionId} ${h.turnId}`,
     )
     lines.push("")

@@ -21,7 +21,12 @@ export const runCli = async (argv: readonly string[], io: CliIo): Promise<number
       io.stdout(renderHelp(parsed.command, parsed.commandPath))
       return 0
     case "UsageFailure":
-      return printFailure(describeFailure(parsed.error), false, io)
+      // Asked for JSON, a caller parses stdout even when the flags were wrong.
+      return printFailure(
+        describeFailure(parsed.error),
+        argv.includes("--json") && !argv.slice(0, argv.indexOf("--json")).includes("--"),
+        io,
+      )
     case "Run": {
       const json = parsed.invocation.flags["json"] === true
       try {

@@ -77,6 +77,18 @@ describe("baton (built dist/bin.js)", () => {
     expect(flag.stderr).toBe(
       "baton: unknown flag '--frobnicate' for 'baton doctor' (see 'baton doctor --help')\n",
     )
+    // Asked for JSON, the same failure is a JSON object on stdout.
+    const asJson = await runBaton(["recall", "search", "--frobnicate", "--json"])
+    expect(asJson).toMatchObject({ code: 2, stderr: "" })
+    expect(JSON.parse(asJson.stdout)).toMatchObject({
+      ok: false,
+      error: {
+        _tag: "CliUsageError",
+        problem: "unknown flag '--frobnicate' for 'baton recall search'",
+      },
+    })
+    // After "--", --json is an argument, not the flag.
+    expect((await runBaton(["recall", "grep", "--bad", "--", "--json"])).stdout).toBe("")
   })
 })
 

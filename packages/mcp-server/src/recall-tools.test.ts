@@ -458,6 +458,9 @@ describe("recall tools over MCP", () => {
     const badZone = await call("recall_search", { query: "x", timezone: "Mars/Base" })
     expect(badZone.isError).toBe(true)
     expect(JSON.stringify(badZone.content)).toContain("is not an IANA time zone")
+    const noSession = await call("grep", { pattern: "sqlite", session_id: "nope" })
+    expect(noSession.isError).toBe(true)
+    expect(JSON.stringify(noSession.content)).toContain("no session nope in the index")
     const missing = await call("expand_around", { session_id: CLAUDE_ID, turn_id: "nope" })
     expect(missing.isError).toBe(true)
     expect(JSON.stringify(missing.content)).toContain("RecallNotFoundError")
@@ -485,6 +488,18 @@ describe("recall tools before anything is indexed", () => {
       const expand = await call("expand_around", { session_id: "s", turn_id: "t" })
       expect(expand.isError).toBe(true)
       expect(JSON.stringify(expand.content)).toContain("Nothing indexed yet")
+      // Bad arguments are errors already: they would be with an index.
+      for (const [tool, args, says] of [
+        ["recall_search", { query: "x", on_date: "garbage" }, "is not a date"],
+        ["recall_search", { query: "x", timezone: "Mars/Olympus" }, "is not an IANA time zone"],
+        ["recent_sessions", { start_date: "2026-12-05", end_date: "2026-12-01" }, "is after"],
+        ["grep", { pattern: "(", regex: true }, "not a valid regular expression"],
+        ["grep", { pattern: "(a+)+$", regex: true }, "repeated group"],
+      ] as const) {
+        const refused = await call(tool, args)
+        expect(refused.isError, `${tool} ${JSON.stringify(args)}`).toBe(true)
+        expect(JSON.stringify(refused.content)).toContain(says)
+      }
       const { existsSync } = await import("node:fs")
       expect(existsSync(join(root, "no-index-here"))).toBe(false)
     } finally {

@@ -87,6 +87,25 @@ const withIndex = async <A>(
 }
 
 /**
+ * With no index to read, the input is still checked as a read would check it (dates, time zone,
+ * pattern): a bad argument is an error now, not a "nothing indexed yet" that hides it until there
+ * is an index. The failure, or undefined when the input is sound.
+ */
+const refusedInput = async (
+  check: (
+    recall: RecallIndex,
+    now: number,
+  ) => EffectType.Effect<unknown, { readonly _tag: string }>,
+): Promise<ToolOutcome<never> | undefined> => {
+  const [Effect, recall] = await Promise.all([
+    import("effect/Effect"),
+    import("@baton/recall-index"),
+  ])
+  const result = await Effect.runPromise(Effect.result(check(recall, Date.now())))
+  return result._tag === "Failure" ? toolFailure(result.failure) : undefined
+}
+
+/**
  * The note for an empty index: why it is empty (an indexer writing now, files that failed,
  * transcripts waiting, or none found) and what to do. Reads the transcript folders (only ever
  * for an empty index).
@@ -305,6 +324,8 @@ export const recallSearchTool = defineBatonTool({
       }),
     )
     if (outcome === undefined) {
+      const refused = await refusedInput((r, now) => r.compileFilters(filters, now))
+      if (refused !== undefined) return refused
       return toolSuccess({
         query: input.query,
         hits: [],
@@ -560,7 +581,12 @@ export const grepOutput = {
     z.object({
       source: sourceOut,
       session_id: z.string(),
-      turn_id: z.string().nullable().describe("null for a session header record"),
+      turn_id: z
+        .string()
+        .nullable()
+        .describe(
+          "null for a record before the first turn (session header, environment or instructions): step with no turn_id reads the session from its first turn",
+        ),
       role: z.string().nullable(),
       kind: z
         .string()
@@ -593,7 +619,7 @@ export const grepTool = defineBatonTool({
   name: "grep",
   title: "Find exact text in past sessions",
   description:
-    "Scans every indexed record of past sessions — prompts, answers, tool calls, tool output, reasoning — for exact text (case-insensitive unless case_sensitive) or a JavaScript regular expression (regex: true; patterns that could run away, like nested repeats, are refused, and one that runs too long is stopped with an error). Use for identifiers, error messages, paths, commands and versions that a meaning search would blur. Newest first; each hit has session_id and turn_id for expand_around.",
+    "Scans every indexed record of past sessions — prompts, answers, tool calls, tool output, reasoning — for exact text (case-insensitive unless case_sensitive) or a JavaScript regular expression (regex: true; patterns that could run away, like nested repeats, are refused, and one that runs too long is stopped with an error). Each record is kept for grep up to its first 16 384 characters (recall_search reads long messages whole). Use for identifiers, error messages, paths, commands and versions that a meaning search would blur. Newest first; each hit has session_id and turn_id for expand_around.",
   inputSchema: {
     pattern: z.string().describe("the text (or regex) to find"),
     regex: z.boolean().optional().describe("treat pattern as a regular expression (default false)"),
@@ -620,6 +646,18 @@ export const grepTool = defineBatonTool({
       }),
     )
     if (outcome === undefined) {
+      const refused = await refusedInput((r, now) =>
+        r.checkGrepInput(
+          {
+            pattern: input.pattern,
+            regex: input.regex ?? false,
+            caseSensitive: input.case_sensitive ?? false,
+            ...filters,
+          },
+          now,
+        ),
+      )
+      if (refused !== undefined) return refused
       return toolSuccess({
         pattern: input.pattern,
         mode: input.regex === true ? ("regex" as const) : ("literal" as const),
@@ -729,6 +767,8 @@ export const recentSessionsTool = defineBatonTool({
       ]),
     )
     if (outcome === undefined) {
+      const refused = await refusedInput((r, now) => r.compileFilters(filters, now))
+      if (refused !== undefined) return refused
       return toolSuccess({
         sessions: [],
         index: {

@@ -20,7 +20,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Database } from "better-sqlite3"
-import { RecallQueryError, RecallStorageError } from "./errors.js"
+import { RecallNotFoundError, RecallQueryError, RecallStorageError } from "./errors.js"
 import type { RecallQueryField, RecallStorageOperation } from "./errors.js"
 import { RecallDatabase } from "./recall-database.js"
 import { checkGrepInput, grepRecords } from "./record-grep.js"
@@ -39,6 +39,7 @@ type Answer =
         readonly field?: RecallQueryField
         readonly operation?: RecallStorageOperation
         readonly reason?: string
+        readonly sessionId?: string
         readonly message: string
       }
     }
@@ -96,7 +97,9 @@ export const grepInConnection = async (
     failed:
       e._tag === "RecallQueryError"
         ? { _tag: e._tag, field: e.field, message: e.message }
-        : { _tag: e._tag, operation: e.operation, reason: e.reason, message: e.message },
+        : e._tag === "RecallNotFoundError"
+          ? { _tag: e._tag, sessionId: e.sessionId, message: e.message }
+          : { _tag: e._tag, operation: e.operation, reason: e.reason, message: e.message },
   }
 }
 
@@ -115,7 +118,11 @@ const slowPattern = (seconds: number) =>
  */
 export const grepRecordsIsolated = (
   input: GrepInput,
-): Effect.Effect<GrepResult, RecallQueryError | RecallStorageError, RecallDatabase> =>
+): Effect.Effect<
+  GrepResult,
+  RecallQueryError | RecallNotFoundError | RecallStorageError,
+  RecallDatabase
+> =>
   Effect.gen(function* () {
     const db = yield* RecallDatabase
     const module = builtModule()
@@ -151,6 +158,10 @@ export const grepRecordsIsolated = (
     if (answer === "timeout") return yield* Effect.fail(slowPattern(Math.round(budget / 1000)))
     if ("ok" in answer) return answer.ok
     const f = answer.failed
+    if (f._tag === "RecallNotFoundError")
+      return yield* Effect.fail(
+        new RecallNotFoundError({ sessionId: f.sessionId ?? "", turnId: null, message: f.message }),
+      )
     if (f._tag === "RecallQueryError")
       return yield* Effect.fail(
         new RecallQueryError({ field: f.field ?? "pattern", message: f.message }),

@@ -80,7 +80,7 @@ export {
   MAX_PATTERN_CHARS,
   unsafePatternReason,
 } from "./regex-safety.js"
-export { GREP_WINDOW_CHARS, grepRecords } from "./record-grep.js"
+export { checkGrepInput, GREP_WINDOW_CHARS, grepRecords } from "./record-grep.js"
 export { GREP_WORKER_STARTUP_MS, grepInConnection, grepRecordsIsolated } from "./grep-worker.js"
 export { recentSessions } from "./recent-sessions.js"
 export { recallStatus } from "./recall-status.js"

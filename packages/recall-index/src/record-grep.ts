@@ -19,7 +19,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { Database } from "better-sqlite3"
-import { RecallQueryError } from "./errors.js"
+import { RecallNotFoundError, RecallQueryError } from "./errors.js"
 import type { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { compileFilters, escapeLike, timestampClause } from "./recall-filters.js"
@@ -211,7 +211,11 @@ export const checkGrepInput = (
 /** Scans raw records for `pattern`; see the module header. */
 export const grepRecords = (
   input: GrepInput,
-): Effect.Effect<GrepResult, RecallQueryError | RecallStorageError, RecallDatabase> =>
+): Effect.Effect<
+  GrepResult,
+  RecallQueryError | RecallNotFoundError | RecallStorageError,
+  RecallDatabase
+> =>
   Effect.gen(function* () {
     const db = yield* RecallDatabase
     const clock = yield* Clock.clockWith((c) => Effect.succeed(c))
@@ -256,6 +260,22 @@ export const grepRecords = (
     const where = [...clauses, { sql: `${GREP_MATCH_FUNCTION}(r.id, r.text)`, args: [] }]
       .map((c) => `(${c.sql})`)
       .join(" and ")
+    // A session id that names no session is most likely mistyped: say so, as expand and step do,
+    // instead of "no match".
+    if (input.sessionId !== undefined && input.sessionId !== "") {
+      const sessionId = input.sessionId
+      const known = yield* Effect.try({
+        try: () =>
+          db.sqlite.prepare("select 1 from sessions where session_id = ? limit 1").get(sessionId),
+        catch: storageFailure("read", db.path),
+      })
+      if (known === undefined)
+        return yield* new RecallNotFoundError({
+          sessionId,
+          turnId: null,
+          message: `no session ${sessionId.slice(0, 80)} in the index (it may not be indexed yet, or was pruned or forgotten)`,
+        })
+    }
     const window = Math.max(1, Math.floor(input.scanWindowRecords ?? GREP_SCAN_WINDOW_RECORDS))
     const matcher = yield* Effect.try({
       try: () => grepMatcher(db.sqlite),

@@ -83,6 +83,8 @@ describe("grepRecordsIsolated", () => {
       { pattern: "(a+)+$", regex: true },
       { pattern: "[", regex: true },
       { pattern: "x", regex: true, onDate: "not a day" },
+      { pattern: "x", regex: true, sessionId: "no-such-session" },
+      { pattern: "x", sessionId: "no-such-session" },
     ] satisfies ReadonlyArray<GrepInput>) {
       const strip = (r: Awaited<ReturnType<typeof grep>>) =>
         r._tag === "Success"
@@ -92,6 +94,11 @@ describe("grepRecordsIsolated", () => {
         strip(await grep(dataDir, input, false)),
       )
     }
+    const unknown = await grep(dataDir, { pattern: "x", sessionId: "no-such-session" }, true)
+    expect(unknown._tag === "Failure" ? unknown.failure : undefined).toMatchObject({
+      _tag: "RecallNotFoundError",
+      message: expect.stringMatching(/^no session no-such-session in the index/),
+    })
     const some = await grep(dataDir, { pattern: "sh(a|o)rd", regex: true }, true)
     expect(some._tag === "Success" ? some.success.hits.length : 0).toBeGreaterThan(0)
   }, 30_000)
