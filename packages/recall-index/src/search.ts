@@ -358,6 +358,8 @@ export const searchRecall = (
       )
       if (stored.n === 0) {
         vectorSkipped = `no vectors for ${embedder.info.fingerprint} yet (run baton recall index)`
+        // Words only, though an embedder is configured: the caller is told, as for a failing one.
+        degradedBy.push(`lexical only: ${vectorSkipped}`)
       } else {
         const embedded = yield* Effect.result(embedder.embedQuery(query))
         if (embedded._tag === "Failure") {

@@ -106,6 +106,9 @@ describe("searchRecall", () => {
     const other = makeDeterministicEmbedder({ dim: 32, model: "other" })
     const result = await search({ query: "migration files" }, { embedder: other })
     expect(result.arms.vector.skipped).toContain("no vectors for deterministic:other:32")
+    expect(result.degraded).toBe(
+      "lexical only: no vectors for deterministic:other:32 yet (run baton recall index)",
+    )
     expect(result.hits.length).toBeGreaterThan(0)
   })
 
