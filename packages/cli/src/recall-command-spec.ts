@@ -188,7 +188,7 @@ const step: CommandSpec = {
     "Prints nothing but a note at the start or end of the session.",
     "Without a turn it opens the session: 'next' shows its first turns, 'prev' its last (e.g. 'baton recall step <session> prev --count 3' for where a session from 'recent' left off).",
   ],
-  flags: [value("count", "n", "turns to move (default 1)"), ...turnViewFlags],
+  flags: [value("count", "n", "turns to move, 1 to 20 (default 1)"), ...turnViewFlags],
   positionals: [
     { name: "session", required: true, description: "session id" },
     {
@@ -279,5 +279,5 @@ export const recallCommand: CommandSpec = {
   flags: [],
   positionals: [],
   subcommands: [index, search, recent, grep, expand, step, status, prune, forget, vacuum],
-  exitCodes: "2 bad usage",
+  exitCodes: "0 ok · 1 failed · 2 bad usage (each command's --help has its own)",
 }

@@ -315,9 +315,6 @@ const startBackground = (ctx: Context, invocation: Invocation): CommandOutcome =
   const source = stringFlag(invocation, "source")
   if (source !== undefined) args.push("--source", source)
   if (has(invocation, "no-embed")) args.push("--no-embed")
-  if (has(invocation, "watch")) args.push("--watch")
-  const interval = stringFlag(invocation, "interval")
-  if (interval !== undefined) args.push("--interval", interval)
   let log: number
   try {
     log = openLog(ctx)
@@ -487,6 +484,17 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
   if (isOutcome(source)) return source
   const interval = decoded(ctx, integerFlag(invocation, "interval", 10, 1, 86_400))
   if (isOutcome(interval)) return interval
+  if (!has(invocation, "watch") && stringFlag(invocation, "interval") !== undefined)
+    return failed(ctx, cliUsageError("--interval needs --watch", "baton recall index"))
+  // A detached watcher would run unseen until killed; --watch belongs in a terminal or a service.
+  if (has(invocation, "background") && has(invocation, "watch") && io.env[BACKGROUND_ENV] !== "1")
+    return failed(
+      ctx,
+      cliUsageError(
+        "--background runs one index pass; run --watch in a terminal or under a service manager",
+        "baton recall index",
+      ),
+    )
   if (has(invocation, "background") && io.env[BACKGROUND_ENV] !== "1") {
     return startBackground(ctx, invocation)
   }

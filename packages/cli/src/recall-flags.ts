@@ -43,7 +43,8 @@ export const integerFlag = (
 ): Decoded<number> => {
   const raw = text(invocation, name)
   if (raw === undefined) return ok(fallback)
-  const n = Number(raw)
+  // Digits only: Number() would also take "1e2", "0x10" and " 7".
+  const n = /^\d{1,9}$/.test(raw) ? Number(raw) : Number.NaN
   return Number.isInteger(n) && n >= min && n <= max
     ? ok(n)
     : usage(

@@ -148,6 +148,7 @@ export const renderRecent = (sessions: ReadonlyArray<RecentSession>, searched = 
         ...(s.headless ? ["headless"] : []),
         ...(s.forkedFrom !== null ? [`forked from ${s.forkedFrom}`] : []),
         ...(s.transcript === "missing" ? ["transcript deleted, kept in the index"] : []),
+        ...(s.indexedAgo === null ? [] : [`indexed ${s.indexedAgo}`]),
       ].join(" · ")
       // The command that opens the session where it left off (its last turns).
       return `${head}\n   ${s.title ?? "(no prompt)"}\n   baton recall step ${s.sessionId} prev --count 3`
@@ -316,7 +317,7 @@ export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection)
   if (embedder !== undefined) lines.push(renderSelection(embedder))
   if (status.missingFiles > 0) {
     lines.push(
-      `Kept after deletion: ${counted(status.retainedSessions, "session")} from ${counted(status.missingFiles, "deleted transcript")} ('baton recall prune' drops them)`,
+      `Kept after deletion: ${counted(status.retainedSessions, "session")} from ${counted(status.missingFiles, "deleted transcript")} ('baton recall prune' drops ${status.retainedSessions === 1 ? "it" : "them"})`,
     )
   }
   if (status.missingLookupIndexes.length > 0) {

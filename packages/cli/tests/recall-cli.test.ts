@@ -443,6 +443,8 @@ describe("baton recall with history", () => {
     const recent = await runBaton(["recall", "recent"], { env })
     expect(recent.stdout.indexOf(CODEX_ID)).toBeLessThan(recent.stdout.indexOf(CLAUDE_ID))
     expect(recent.stdout).toContain("What retry policy should the webhook client use?")
+    // How fresh each session's index is, as the help says.
+    expect(recent.stdout).toMatch(/ · 2 turns · indexed (just now|\d+ (second|minute)s? ago)\n/)
     // Each session comes with the command that opens it where it left off.
     const open = new RegExp(`baton recall step (${CODEX_ID}) prev --count 3`).exec(recent.stdout)
     expect(open).not.toBeNull()
@@ -598,6 +600,18 @@ describe("baton recall with history", () => {
       code: 2,
       stderr: "baton: --start-date 2026-12-05 is after --end-date 2026-12-01\n",
     })
+    // Whole numbers are digits; flags that only mean something together come together.
+    const sci = await runBaton(["recall", "search", "x", "--limit", "1e1"], { env })
+    expect(sci.code).toBe(2)
+    expect(sci.stderr).toContain("--limit must be a whole number from 1 to 100, not '1e1'")
+    for (const [args, says] of [
+      [["--interval", "5"], "--interval needs --watch"],
+      [["--background", "--watch"], "--background runs one index pass"],
+    ] as const) {
+      const index = await runBaton(["recall", "index", ...args], { env })
+      expect(index.code, args.join(" ")).toBe(2)
+      expect(index.stderr).toContain(says)
+    }
     const forgetAll = await runBaton(["recall", "forget", "--all"], { env })
     expect(forgetAll.code).toBe(2)
     expect(forgetAll.stderr).toContain("add --yes")
