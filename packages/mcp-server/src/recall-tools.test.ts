@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { z } from "zod"
 import { createBatonServer } from "./baton-server.js"
 import {
+  GREP_OUTPUT_CHARS,
   grepOutput,
   recallSearchOutput,
   recallStatusOutput,
@@ -531,4 +532,62 @@ describe("recall tools before anything is indexed", () => {
       process.env["BATON_DATA_DIR"] = previous
     }
   })
+})
+
+describe("grep's answer size", () => {
+  it("stops adding matches at GREP_OUTPUT_CHARS and says how to narrow", async () => {
+    const previous = process.env["BATON_DATA_DIR"]
+    const home = join(root, "many-matches")
+    const dataDir = join(home, "data")
+    const id = "cccccccc-3333-4333-8333-000000000003"
+    const lines = Array.from({ length: 600 }, (_, i) =>
+      JSON.stringify({
+        type: "user",
+        sessionId: id,
+        cwd: "/work/zoo",
+        uuid: `cccccccc-0000-4000-8000-${String(i).padStart(12, "0")}`,
+        timestamp: new Date(Date.parse("2026-03-01T00:00:00.000Z") + i * 1000).toISOString(),
+        message: { role: "user", content: `zebra number ${i} walks past the gate` },
+      }),
+    )
+    write(
+      join(home, "claude", "projects", encodeClaudeProjectDir("/work/zoo"), `${id}.jsonl`),
+      `${lines.join("\n")}\n`,
+    )
+    await Effect.runPromise(
+      indexTranscripts({
+        environment: {
+          env: { CLAUDE_CONFIG_DIR: join(home, "claude"), CODEX_HOME: join(home, "codex") },
+          homeDir: home,
+        },
+      }).pipe(
+        Effect.provide(
+          Layer.mergeAll(
+            recallDatabaseLayer({ dataDir }),
+            nodeTranscriptFileSystemLayer,
+            nodeIndexerProcessLayer,
+          ),
+        ),
+      ),
+    )
+    process.env["BATON_DATA_DIR"] = dataDir
+    try {
+      const result = await call("grep", { pattern: "zebra", limit: 500 })
+      const grep = z.object(grepOutput).parse(content(result))
+      expect(grep.hits.length).toBeGreaterThan(50)
+      expect(grep.hits.length).toBeLessThan(500)
+      expect(JSON.stringify(grep.hits).length).toBeLessThanOrEqual(GREP_OUTPUT_CHARS)
+      expect(grep.truncated).toBe(true)
+      expect(grep.note).toBe(
+        `showing the first ${grep.hits.length} of 500 matches to keep the answer under 60 k characters: narrow the pattern, session_id, scope_cwd or dates`,
+      )
+      const few = z
+        .object(grepOutput)
+        .parse(content(await call("grep", { pattern: "zebra", limit: 20 })))
+      expect(few).toMatchObject({ truncated: true, note: null })
+      expect(few.hits).toHaveLength(20)
+    } finally {
+      process.env["BATON_DATA_DIR"] = previous
+    }
+  }, 60_000)
 })

@@ -572,6 +572,24 @@ export const stepTool = defineBatonTool({
 
 // --- grep -------------------------------------------------------------------------------------
 
+/**
+ * Most characters of hits one grep answer carries (~15 k tokens): a limit of 500 short matches
+ * came to ~180 k characters, each hit repeating its address, which floods an agent's context.
+ */
+export const GREP_OUTPUT_CHARS = 60_000
+
+/** The first `items` whose JSON fits in `chars` (at least one). */
+const withinBudget = <A>(items: ReadonlyArray<A>, chars: number): Array<A> => {
+  const kept: Array<A> = []
+  let used = 0
+  for (const item of items) {
+    used += JSON.stringify(item).length + 1
+    if (used > chars && kept.length > 0) break
+    kept.push(item)
+  }
+  return kept
+}
+
 /** Output of `grep`. */
 export const grepOutput = {
   pattern: z.string(),
@@ -599,7 +617,9 @@ export const grepOutput = {
       snippet: z.string(),
     }),
   ),
-  truncated: z.boolean().describe("more matches exist beyond limit"),
+  truncated: z
+    .boolean()
+    .describe("more matches exist beyond limit, or beyond what one answer carries (see note)"),
   timed_out: z.boolean().describe("the scan stopped at its time budget; narrow it with filters"),
   scanned: z.number().int(),
   searched_share: z
@@ -673,29 +693,34 @@ export const grepTool = defineBatonTool({
     }
     if (outcome._tag === "Failure") return outcome
     const g = outcome.success
+    const all = g.hits.map((h) => ({
+      source: h.source,
+      session_id: h.sessionId,
+      turn_id: h.turnId,
+      role: h.role,
+      kind: h.kind,
+      record_type: h.recordType,
+      timestamp: h.timestamp,
+      when_human: h.whenHuman,
+      project: h.project,
+      cwd: h.cwd,
+      snippet: h.snippet,
+    }))
+    const hits = withinBudget(all, GREP_OUTPUT_CHARS)
     return toolSuccess({
       pattern: g.pattern,
       mode: g.mode,
       case_sensitive: g.caseSensitive,
-      hits: g.hits.map((h) => ({
-        source: h.source,
-        session_id: h.sessionId,
-        turn_id: h.turnId,
-        role: h.role,
-        kind: h.kind,
-        record_type: h.recordType,
-        timestamp: h.timestamp,
-        when_human: h.whenHuman,
-        project: h.project,
-        cwd: h.cwd,
-        snippet: h.snippet,
-      })),
-      truncated: g.truncated,
+      hits,
+      truncated: g.truncated || hits.length < all.length,
       timed_out: g.timedOut,
       scanned: g.scanned,
       searched_share: g.searchedShare,
       copies_skipped: g.copiesSkipped,
-      note: null,
+      note:
+        hits.length < all.length
+          ? `showing the first ${hits.length} of ${all.length} matches to keep the answer under ${GREP_OUTPUT_CHARS / 1000} k characters: narrow the pattern, session_id, scope_cwd or dates`
+          : null,
     })
   },
 })
