@@ -264,7 +264,19 @@ const ChunkRows = Schema.Array(
 
 type ChunkRow = (typeof ChunkRows.Type)[number]
 
-const ChunkTexts = Schema.Array(Schema.Tuple([Schema.Number, Schema.String]))
+const ChunkTexts = Schema.Array(Schema.Tuple([Schema.Number, Schema.String, Schema.Number]))
+
+/**
+ * A chunk's text as a hit shows it. A window after the first starts a fixed overlap before the
+ * previous window's end, often inside a word ("r. The zebrafish job…"): up to its first space
+ * (within 30 characters) is dropped and an ellipsis marks the cut. The words dropped are in the
+ * previous window, and `expand` shows the whole turn.
+ */
+export const shownChunkText = (text: string, charStart: number): string => {
+  if (charStart === 0) return text
+  const space = text.search(/\s/u)
+  return space > 0 && space <= 30 ? `…${text.slice(space + 1)}` : text
+}
 
 const clampInt = (value: number | undefined, fallback: number, min: number, max: number) =>
   Math.max(min, Math.min(max, Math.floor(Number.isFinite(value) ? (value as number) : fallback)))
@@ -488,6 +500,7 @@ export const searchRecall = (
       })
     yield* loadRows(fused.map((f) => f.id))
     const texts = new Map<number, string>()
+    const starts = new Map<number, number>()
     const loadTexts = (ids: ReadonlyArray<number>) =>
       Effect.gen(function* () {
         const missing = ids.filter((id) => !texts.has(id))
@@ -497,12 +510,17 @@ export const searchRecall = (
           db.path,
           yield* read(() =>
             db.sqlite
-              .prepare("select id, text from chunks where id in (select value from json_each(?))")
+              .prepare(
+                "select id, text, char_start from chunks where id in (select value from json_each(?))",
+              )
               .raw()
               .all(JSON.stringify(missing)),
           ),
         )
-        for (const [id, text] of loaded) texts.set(id, text)
+        for (const [id, text, start] of loaded) {
+          texts.set(id, text)
+          starts.set(id, start)
+        }
       })
     const textOf = (id: number): string => texts.get(id) ?? ""
     // One hit per turn (its best chunk: a long reply's other windows add nothing a caller
@@ -679,7 +697,7 @@ export const searchRecall = (
     })
     const hits: Array<RecallHit> = []
     for (const { fused: f, row } of chosen) {
-      const full = textOf(row.chunk_id)
+      const full = shownChunkText(textOf(row.chunk_id), starts.get(row.chunk_id) ?? 0)
       const text = capText(full, textChars)
       hits.push({
         rank: hits.length + 1,
