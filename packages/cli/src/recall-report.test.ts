@@ -348,11 +348,11 @@ describe("recall reports", () => {
     expect(renderStatus(status)).toContain(
       [
         "Skipped lines: 30 in 12 transcripts, not searchable: 29 not JSON, 1 not a record",
-        "  /h/0.jsonl — 10: 10 not JSON",
-        "  /h/1.jsonl — 9: 9 not JSON",
+        "  /h/0.jsonl — 10 lines: 10 not JSON",
+        "  /h/1.jsonl — 9 lines: 9 not JSON",
       ].join("\n"),
     )
-    expect(renderStatus(status)).toContain("  /h/9.jsonl — 1: 1 not JSON\n  … and 2 more\n")
+    expect(renderStatus(status)).toContain("  /h/9.jsonl — 1 line: 1 not JSON\n  … and 2 more\n")
     expect(renderStatus(statusOf())).not.toContain("Skipped")
   })
 

@@ -274,7 +274,9 @@ export const skippedLines = (status: RecallStatus): Array<string> => {
   if (s === null) return []
   return [
     `Skipped lines: ${n(s.lines)} in ${transcriptCount(s.files)}, not searchable: ${skippedReasons(s)}`,
-    ...s.listed.map((f) => `  ${f.path} — ${n(f.skipped.lines)}: ${skippedReasons(f.skipped)}`),
+    ...s.listed.map(
+      (f) => `  ${f.path} — ${counted(f.skipped.lines, "line")}: ${skippedReasons(f.skipped)}`,
+    ),
     ...(s.files > s.listed.length ? [`  … and ${n(s.files - s.listed.length)} more`] : []),
   ]
 }

@@ -561,7 +561,7 @@ describe("baton recall with history", () => {
     )
     const status = await runBaton(["recall", "status"], { env: otherEnv })
     expect(status.stdout).toContain(
-      `\nSkipped lines: 2 in 1 transcript, not searchable: 1 not JSON, 1 of an unknown record type (future-thing 1)\n  ${transcript} — 2: 1 not JSON, 1 of an unknown record type (future-thing 1)\n`,
+      `\nSkipped lines: 2 in 1 transcript, not searchable: 1 not JSON, 1 of an unknown record type (future-thing 1)\n  ${transcript} — 2 lines: 1 not JSON, 1 of an unknown record type (future-thing 1)\n`,
     )
     expect(
       json((await runBaton(["recall", "status", "--json"], { env: otherEnv })).stdout),
