@@ -6,6 +6,7 @@
 export {
   createBatonServer,
   registerBatonTool,
+  toolInputSchema,
   batonServerName,
   stderrDefectLogger,
 } from "./baton-server.js"
