@@ -70,7 +70,13 @@ const asFlags = (message: string): string =>
  */
 export const describeFailure = (error: TaggedFailure): FailureReport => {
   const badValue = error._tag === "RecallQueryError"
-  const message = badValue ? asFlags(describeError(error)) : describeError(error)
+  const own = describeError(error)
+  const message = !badValue
+    ? own
+    : // A time zone's message names only the value: say which flag it came from.
+      (error as { field?: unknown }).field === "timezone" && !own.startsWith("--timezone")
+      ? `--timezone ${own}`
+      : asFlags(own)
   const prefix =
     error._tag === "CliUsageError" || error._tag === "InputUnreadableError" || badValue
       ? ""

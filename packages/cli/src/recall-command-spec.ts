@@ -88,13 +88,18 @@ const search: CommandSpec = {
   details: [
     "Hybrid search: FTS5 bm25 over the words and nearest neighbours over the embeddings, fused",
     "by weighted reciprocal rank, then reranked; the turn right after a strong hit (an answer",
-    "to it) is lifted too. At most --per-session hits per session. Each hit shows the session",
+    "to it) is lifted too. At most --per-session hits per session while other sessions have",
+    "hits to show; past that the list fills from the same sessions. Each hit shows the session",
     "and turn ids to pass to 'baton recall expand'. Quote a query of several words.",
     ...dateDetails,
   ],
   flags: [
     value("limit", "n", "hits to show (default 10)", "k"),
-    value("per-session", "n", "at most this many hits from one session (default 3)"),
+    value(
+      "per-session",
+      "n",
+      "hits from one session before other sessions' (default 3; the rest fill in after them)",
+    ),
     toggle("lexical-only", "words only (skip the vector arm, the reranker and context)"),
     toggle("vector-only", "embeddings only (skip the words arm, the reranker and context)"),
     ...filterFlags,
@@ -234,7 +239,8 @@ const forget: CommandSpec = {
   name: "forget",
   summary: "Remove a session, a project, or everything from the index",
   details: [
-    "A forgotten session or project is not indexed again while its transcript is unchanged.",
+    "A forgotten session's transcript is left out of later index runs, also when it grows;",
+    "'baton recall forget --all --yes' starts the index over and reads every transcript again.",
     "--all empties the index (the next 'baton recall index' reads the history again) and needs --yes.",
   ],
   flags: [

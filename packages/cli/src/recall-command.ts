@@ -950,10 +950,12 @@ export const runRecallForget: CommandRunner = async (invocation, io) => {
     )
   if (ctx.json) printJson(ctx, { removed: result.value })
   else if (target._tag === "Project" && result.value.sessions === 0)
-    io.stdout(`No sessions of ${target.repoRoot} in the index; nothing was forgotten.\n`)
+    io.stdout(
+      `No ${target.source === undefined ? "" : `${target.source === "claude" ? "Claude Code" : "Codex"} `}sessions of ${target.repoRoot} in the index; nothing was forgotten.\n`,
+    )
   else {
     io.stdout(
-      `Forgot ${counted(result.value.sessions, "session")}${target._tag === "All" ? " (the index is empty; the next 'baton recall index' reads the history again)" : ` (${counted(result.value.files, "transcript")} ${result.value.files === 1 ? "is" : "are"} not indexed again unless ${result.value.files === 1 ? "it changes" : "they change"})`}.\n`,
+      `Forgot ${counted(result.value.sessions, "session")}${target._tag === "All" ? " (the index is empty; the next 'baton recall index' reads the history again)" : ` (${counted(result.value.files, "transcript")} left out of later index runs)`}.\n`,
     )
   }
   return completed(0)

@@ -313,7 +313,7 @@ describe("recall reports", () => {
       },
     } as unknown as IndexRunReport
     expect(renderIndexSummary(report, null, null)).toContain(
-      "\nSkipped 6 lines in 2 transcripts that could not be read: 2 not JSON, 1 not a record, 3 of unknown record types (future-record 2, brand_new 1). 'baton recall status' lists the files.\n",
+      "\nSkipped 6 lines in 2 transcripts that could not be read: 2 not a JSON object, 1 not a record, 3 of unknown record types (future-record 2, brand_new 1). 'baton recall status' lists the files.\n",
     )
     expect(
       renderIndexSummary(
@@ -347,12 +347,14 @@ describe("recall reports", () => {
     } as unknown as RecallStatus
     expect(renderStatus(status)).toContain(
       [
-        "Skipped lines: 30 in 12 transcripts, not searchable: 29 not JSON, 1 not a record",
-        "  /h/0.jsonl — 10 lines: 10 not JSON",
-        "  /h/1.jsonl — 9 lines: 9 not JSON",
+        "Skipped lines: 30 in 12 transcripts, not searchable: 29 not a JSON object, 1 not a record",
+        "  /h/0.jsonl — 10 lines: 10 not a JSON object",
+        "  /h/1.jsonl — 9 lines: 9 not a JSON object",
       ].join("\n"),
     )
-    expect(renderStatus(status)).toContain("  /h/9.jsonl — 1 line: 1 not JSON\n  … and 2 more\n")
+    expect(renderStatus(status)).toContain(
+      "  /h/9.jsonl — 1 line: 1 not a JSON object\n  … and 2 more\n",
+    )
     expect(renderStatus(statusOf())).not.toContain("Skipped")
   })
 

@@ -257,7 +257,7 @@ export const skippedReasons = (s: SkippedLines): string => {
   const types = Object.entries(s.unknownTypes)
   const unknown = types.reduce((a, [, c]) => a + c, 0)
   return [
-    ...(s.malformed > 0 ? [`${n(s.malformed)} not JSON`] : []),
+    ...(s.malformed > 0 ? [`${n(s.malformed)} not a JSON object`] : []),
     ...(s.invalid > 0 ? [`${n(s.invalid)} not a record`] : []),
     ...(unknown > 0
       ? [

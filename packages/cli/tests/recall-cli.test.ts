@@ -557,11 +557,11 @@ describe("baton recall with history", () => {
     const index = await runBaton(["recall", "index", "--no-embed"], { env: otherEnv })
     expect(index.code, index.stderr).toBe(0)
     expect(index.stdout).toContain(
-      "\nSkipped 2 lines in 1 transcript that could not be read: 1 not JSON, 1 of an unknown record type (future-thing 1). 'baton recall status' lists the files.\n",
+      "\nSkipped 2 lines in 1 transcript that could not be read: 1 not a JSON object, 1 of an unknown record type (future-thing 1). 'baton recall status' lists the files.\n",
     )
     const status = await runBaton(["recall", "status"], { env: otherEnv })
     expect(status.stdout).toContain(
-      `\nSkipped lines: 2 in 1 transcript, not searchable: 1 not JSON, 1 of an unknown record type (future-thing 1)\n  ${transcript} — 2 lines: 1 not JSON, 1 of an unknown record type (future-thing 1)\n`,
+      `\nSkipped lines: 2 in 1 transcript, not searchable: 1 not a JSON object, 1 of an unknown record type (future-thing 1)\n  ${transcript} — 2 lines: 1 not a JSON object, 1 of an unknown record type (future-thing 1)\n`,
     )
     expect(
       json((await runBaton(["recall", "status", "--json"], { env: otherEnv })).stdout),
@@ -600,6 +600,9 @@ describe("baton recall with history", () => {
       code: 2,
       stderr: "baton: --start-date 2026-12-05 is after --end-date 2026-12-01\n",
     })
+    const zoneText = await runBaton(["recall", "grep", "x", "--timezone", "Mars/X"], { env })
+    expect(zoneText.code).toBe(2)
+    expect(zoneText.stderr).toMatch(/^baton: --timezone 'Mars\/X' is not an IANA time zone/)
     // Whole numbers are digits; flags that only mean something together come together.
     const sci = await runBaton(["recall", "search", "x", "--limit", "1e1"], { env })
     expect(sci.code).toBe(2)
@@ -625,7 +628,7 @@ describe("baton recall with history", () => {
     )
     expect(none).toMatchObject({
       code: 0,
-      stdout: "No sessions of /work/garden in the index; nothing was forgotten.\n",
+      stdout: "No Codex sessions of /work/garden in the index; nothing was forgotten.\n",
     })
     // A session id that matches nothing is an error, not "forgot 0".
     const typo = await runBaton(["recall", "forget", "--session", "nope"], { env })
@@ -637,7 +640,7 @@ describe("baton recall with history", () => {
     const forget = await runBaton(["recall", "forget", "--session", CODEX_ID], { env })
     expect(forget).toMatchObject({
       code: 0,
-      stdout: "Forgot 1 session (1 transcript is not indexed again unless it changes).\n",
+      stdout: "Forgot 1 session (1 transcript left out of later index runs).\n",
     })
     const prune = await runBaton(["recall", "prune", "--json"], { env })
     expect(json(prune.stdout)).toMatchObject({ ok: true, removed: { sessions: 0 } })

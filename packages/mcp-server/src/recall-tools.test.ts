@@ -225,7 +225,9 @@ describe("recall tools over MCP", () => {
     for (const scope of ["garden", "./", "C:\\Users\\x\\garden"]) {
       const relative = await call("recall_search", { query: "database", scope_cwd: scope })
       expect(relative.isError, scope).toBe(true)
-      expect(JSON.stringify(relative.content)).toContain("scope_cwd must be an absolute path")
+      expect(JSON.stringify(relative.content)).toContain(
+        "an absolute path is needed (your working directory, e.g. /home/me/project), not a relative one at scope_cwd",
+      )
     }
     const home = await call("recent_sessions", { scope_cwd: "~" })
     expect(home.isError).toBeFalsy()
@@ -496,6 +498,9 @@ describe("recall tools before anything is indexed", () => {
         ["recent_sessions", { start_date: "2026-12-05", end_date: "2026-12-01" }, "is after"],
         ["grep", { pattern: "(", regex: true }, "not a valid regular expression"],
         ["grep", { pattern: "(a+)+$", regex: true }, "repeated group"],
+        ["recall_search", { query: "   " }, "the query is empty"],
+        ["expand_around", { session_id: "s", turn_id: "t", timezone: "Mars/X" }, "IANA"],
+        ["step", { session_id: "s", direction: "next", timezone: "Mars/X" }, "IANA"],
       ] as const) {
         const refused = await call(tool, args)
         expect(refused.isError, `${tool} ${JSON.stringify(args)}`).toBe(true)
