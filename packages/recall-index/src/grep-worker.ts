@@ -24,7 +24,7 @@ import { RecallNotFoundError, RecallQueryError, RecallStorageError } from "./err
 import type { RecallQueryField, RecallStorageOperation } from "./errors.js"
 import { RecallDatabase } from "./recall-database.js"
 import { checkGrepInput, grepRecords } from "./record-grep.js"
-import type { GrepInput, GrepResult } from "./record-grep.js"
+import type { GrepFailure, GrepInput, GrepResult } from "./record-grep.js"
 import { stopWorker } from "./worker-stop.js"
 
 /** Time a grep worker is given to start (load its modules, open the database) on top of the scan budget. */
@@ -118,11 +118,7 @@ const slowPattern = (seconds: number) =>
  */
 export const grepRecordsIsolated = (
   input: GrepInput,
-): Effect.Effect<
-  GrepResult,
-  RecallQueryError | RecallNotFoundError | RecallStorageError,
-  RecallDatabase
-> =>
+): Effect.Effect<GrepResult, GrepFailure, RecallDatabase> =>
   Effect.gen(function* () {
     const db = yield* RecallDatabase
     const module = builtModule()

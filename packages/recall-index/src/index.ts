@@ -259,7 +259,7 @@ export type {
   TurnViewOptions,
   TurnWindow,
 } from "./navigation.js"
-export type { GrepHit, GrepInput, GrepResult } from "./record-grep.js"
+export type { GrepFailure, GrepHit, GrepInput, GrepResult } from "./record-grep.js"
 export type { EmptyIndexFacts, EmptyIndexReason } from "./empty-index.js"
 export type { RecentSession, RecentSessionsInput } from "./recent-sessions.js"
 export type {

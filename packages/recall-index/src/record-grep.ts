@@ -208,14 +208,13 @@ export const checkGrepInput = (
     return { re, filters: yield* compileFilters(input, now) }
   })
 
+/** How a grep fails: a bad input, an unknown session, or the database. */
+export type GrepFailure = RecallQueryError | RecallNotFoundError | RecallStorageError
+
 /** Scans raw records for `pattern`; see the module header. */
 export const grepRecords = (
   input: GrepInput,
-): Effect.Effect<
-  GrepResult,
-  RecallQueryError | RecallNotFoundError | RecallStorageError,
-  RecallDatabase
-> =>
+): Effect.Effect<GrepResult, GrepFailure, RecallDatabase> =>
   Effect.gen(function* () {
     const db = yield* RecallDatabase
     const clock = yield* Clock.clockWith((c) => Effect.succeed(c))
