@@ -171,6 +171,14 @@ afterAll(async () => {
 })
 
 type Call = Awaited<ReturnType<Client["callTool"]>>
+/** Runs `sql` on the test index, as a writer outside the server would. */
+const files = (sql: string) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const db = yield* RecallDatabase
+      db.sqlite.exec(sql)
+    }).pipe(Effect.provide(recallDatabaseLayer({ dataDir: join(root, "data") }))),
+  )
 const call = (name: string, args: Record<string, unknown>): Promise<Call> =>
   client.callTool({ name, arguments: args })
 const content = (result: Call) => result.structuredContent as Record<string, never>
@@ -391,13 +399,6 @@ describe("recall tools over MCP", () => {
   })
 
   it("recall_status counts the lines indexing could not read, with the files", async () => {
-    const files = (sql: string) =>
-      Effect.runPromise(
-        Effect.gen(function* () {
-          const db = yield* RecallDatabase
-          db.sqlite.exec(sql)
-        }).pipe(Effect.provide(recallDatabaseLayer({ dataDir: join(root, "data") }))),
-      )
     const stored = JSON.stringify({ malformed: 1, invalid: 0, unknownTypes: { future: 2 } })
     await files(`update files set skipped_lines = '${stored}' where source = 'codex'`)
     try {
@@ -416,13 +417,6 @@ describe("recall tools over MCP", () => {
   })
 
   it("recall_status names the files indexing failed on, with the last error", async () => {
-    const files = (sql: string) =>
-      Effect.runPromise(
-        Effect.gen(function* () {
-          const db = yield* RecallDatabase
-          db.sqlite.exec(sql)
-        }).pipe(Effect.provide(recallDatabaseLayer({ dataDir: join(root, "data") }))),
-      )
     const columns = `(path, source, role, compression, size, mtime_ms, inode, head_hash, status,
       failure_count, last_error)`
     await files(`insert into files ${columns} values
