@@ -88,6 +88,7 @@ import {
   renderStatus,
   renderVacuum,
   renderWindow,
+  sourceName,
 } from "./recall-report.js"
 import type { EmptyIndexReport } from "./recall-report.js"
 
@@ -203,7 +204,6 @@ const printNothingIndexed = async (
   return completed(0)
 }
 
-/** For read commands: the "nothing indexed yet" outcome when there is no index file. */
 /**
  * Whether a file stands where the data directory or one of its parents should be: an index run
  * could not create it, so "nothing indexed yet, run 'baton recall index'" would send the user
@@ -219,6 +219,7 @@ const fileInTheWay = (dir: string): boolean => {
   }
 }
 
+/** For read commands: the "nothing indexed yet" outcome when there is no index file. */
 const whenNoIndex = async (ctx: Context): Promise<CommandOutcome | undefined> => {
   if (existsSync(ctx.databasePath)) return undefined
   if (fileInTheWay(ctx.dataDir))
@@ -945,13 +946,13 @@ export const runRecallForget: CommandRunner = async (invocation, io) => {
       new RecallNotFoundError({
         sessionId: target.sessionId,
         turnId: null,
-        message: `no session ${target.sessionId}${target.source === undefined ? "" : ` of ${target.source === "claude" ? "Claude Code" : "Codex"}`} in the index ('baton recall recent' lists sessions); nothing was forgotten`,
+        message: `no session ${target.sessionId}${target.source === undefined ? "" : ` of ${sourceName(target.source)}`} in the index ('baton recall recent' lists sessions); nothing was forgotten`,
       }),
     )
   if (ctx.json) printJson(ctx, { removed: result.value })
   else if (target._tag === "Project" && result.value.sessions === 0)
     io.stdout(
-      `No ${target.source === undefined ? "" : `${target.source === "claude" ? "Claude Code" : "Codex"} `}sessions of ${target.repoRoot} in the index; nothing was forgotten.\n`,
+      `No ${target.source === undefined ? "" : `${sourceName(target.source)} `}sessions of ${target.repoRoot} in the index; nothing was forgotten.\n`,
     )
   else {
     io.stdout(

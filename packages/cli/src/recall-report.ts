@@ -27,7 +27,9 @@ const indent = (text: string, prefix = "   "): string =>
     .split("\n")
     .map((line) => `${prefix}${line}`)
     .join("\n")
-const sourceName = (source: string): string => (source === "claude" ? "Claude Code" : "Codex")
+/** An agent's name as people read it. */
+export const sourceName = (source: string): string =>
+  source === "claude" ? "Claude Code" : "Codex"
 
 /** Every place transcripts are looked for, marking the ones missing on disk. */
 export const renderRoots = (roots: TranscriptRoots, missing: ReadonlyArray<string>): string =>

@@ -666,30 +666,18 @@ export const grepTool = defineBatonTool({
   outputSchema: grepOutput,
   annotations: readOnly,
   handler: async (input) => {
-    const filters = await filtersOf(input)
-    const outcome = await withIndex((r) =>
-      r.grepRecordsIsolated({
-        pattern: input.pattern,
-        regex: input.regex ?? false,
-        caseSensitive: input.case_sensitive ?? false,
-        limit: input.limit ?? 100,
-        snippetChars: 200,
-        ...(input.session_id === undefined ? {} : { sessionId: input.session_id }),
-        ...filters,
-      }),
-    )
+    const grep = {
+      pattern: input.pattern,
+      regex: input.regex ?? false,
+      caseSensitive: input.case_sensitive ?? false,
+      limit: input.limit ?? 100,
+      snippetChars: 200,
+      ...(input.session_id === undefined ? {} : { sessionId: input.session_id }),
+      ...(await filtersOf(input)),
+    }
+    const outcome = await withIndex((r) => r.grepRecordsIsolated(grep))
     if (outcome === undefined) {
-      const refused = await refusedInput((r, now) =>
-        r.checkGrepInput(
-          {
-            pattern: input.pattern,
-            regex: input.regex ?? false,
-            caseSensitive: input.case_sensitive ?? false,
-            ...filters,
-          },
-          now,
-        ),
-      )
+      const refused = await refusedInput((r, now) => r.checkGrepInput(grep, now))
       if (refused !== undefined) return refused
       return toolSuccess({
         pattern: input.pattern,
@@ -922,7 +910,7 @@ export const recallStatusOutput = {
     .object({
       lines: z.number().int(),
       files: z.number().int(),
-      malformed: z.number().int().describe("not JSON"),
+      malformed: z.number().int().describe("not a JSON object"),
       invalid: z.number().int().describe("JSON that is not a record of the format"),
       unknown_types: z
         .record(z.string(), z.number().int())

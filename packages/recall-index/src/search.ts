@@ -33,7 +33,7 @@ import { DEFAULT_RRF_K, fuseRanks } from "./rank-fusion.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { compileFilters } from "./recall-filters.js"
 import type { RecallFilters } from "./recall-filters.js"
-import { capText, queryTerms, snippetFor } from "./snippet.js"
+import { capText, queryTerms, shownChunkText, snippetFor } from "./snippet.js"
 import { decodeRows } from "./stored-rows.js"
 import { whenHuman } from "./time-format.js"
 import type { TranscriptSource } from "./transcript-model.js"
@@ -265,18 +265,6 @@ const ChunkRows = Schema.Array(
 type ChunkRow = (typeof ChunkRows.Type)[number]
 
 const ChunkTexts = Schema.Array(Schema.Tuple([Schema.Number, Schema.String, Schema.Number]))
-
-/**
- * A chunk's text as a hit shows it. A window after the first starts a fixed overlap before the
- * previous window's end, often inside a word ("r. The zebrafish job…"): up to its first space
- * (within 30 characters) is dropped and an ellipsis marks the cut. The words dropped are in the
- * previous window, and `expand` shows the whole turn.
- */
-export const shownChunkText = (text: string, charStart: number): string => {
-  if (charStart === 0) return text
-  const space = text.search(/\s/u)
-  return space > 0 && space <= 30 ? `…${text.slice(space + 1)}` : text
-}
 
 const clampInt = (value: number | undefined, fallback: number, min: number, max: number) =>
   Math.max(min, Math.min(max, Math.floor(Number.isFinite(value) ? (value as number) : fallback)))

@@ -1,6 +1,6 @@
 // How a hit shows a chunk that starts inside its turn's text.
 import { describe, expect, it } from "vitest"
-import { shownChunkText } from "./search.js"
+import { shownChunkText } from "./snippet.js"
 
 describe("shownChunkText", () => {
   it("drops a window's partial first word and marks the cut", () => {

@@ -34,6 +34,18 @@ const safeCut = (text: string, at: number): number => {
   return code >= 0xdc00 && code <= 0xdfff ? at - 1 : at
 }
 
+/**
+ * A chunk's text as a hit shows it. A window after the first starts a fixed overlap before the
+ * previous window's end, often inside a word ("r. The zebrafish job…"): up to its first space
+ * (within 30 characters) is dropped and an ellipsis marks the cut. The words dropped are in the
+ * previous window, and `expand` shows the whole turn.
+ */
+export const shownChunkText = (text: string, charStart: number): string => {
+  if (charStart === 0) return text
+  const space = text.search(/\s/u)
+  return space > 0 && space <= 30 ? `…${text.slice(space + 1)}` : text
+}
+
 /** Caps `text` at `maxChars` (collapsed), marking a cut with `…`. */
 export const capText = (
   text: string,
