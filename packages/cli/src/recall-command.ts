@@ -593,6 +593,7 @@ const reportRun = (
     report.indexedNew +
     report.appended +
     report.rewritten +
+    report.reparsed +
     report.moved +
     report.markedMissing +
     (result.embedding?.embedded ?? 0)

@@ -252,6 +252,7 @@ describe("recall reports", () => {
         indexedNew: 1,
         appended: 0,
         rewritten: 0,
+        reparsed: 0,
         moved: 0,
         markedMissing: 1,
         turnsAdded: 1,
@@ -285,6 +286,11 @@ describe("recall reports", () => {
       "Indexed 2 transcripts (2 new, 0 appended, 0 rewritten) in 0.3 s: 3 turns, 4 chunks;",
     )
     expect(renderIndexSummary(many, null, null)).toContain("2 transcripts are gone from disk")
+    // Files an older parser indexed, read again after an upgrade, count as indexed.
+    const upgraded = run({ indexedNew: 0, reparsed: 3, markedMissing: 0 })
+    expect(renderIndexSummary(upgraded, null, null)).toContain(
+      "Indexed 3 transcripts (0 new, 0 appended, 0 rewritten, 3 read again by this version's parser) in 0.3 s",
+    )
     expect(renderIndexSummary(run({ indexedNew: 0, discovered: 1 }), null, null)).toMatch(
       /^Up to date: 1 transcript, none changed/,
     )
@@ -299,6 +305,7 @@ describe("recall reports", () => {
       indexedNew: 0,
       appended: 2,
       rewritten: 0,
+      reparsed: 0,
       moved: 0,
       markedMissing: 0,
       turnsAdded: 0,
@@ -371,6 +378,7 @@ describe("recall reports", () => {
       indexedNew: 0,
       appended: 0,
       rewritten: 0,
+      reparsed: 0,
       moved: 0,
       markedMissing: 0,
       failed: [],
@@ -396,6 +404,7 @@ describe("recall reports", () => {
       indexedNew: 0,
       appended: 0,
       rewritten: 0,
+      reparsed: 0,
       moved: 0,
       markedMissing: 0,
       failed: [],

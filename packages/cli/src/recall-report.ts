@@ -311,7 +311,7 @@ export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection)
     `Index: ${status.databasePath} (${mib(status.dbBytes)}${status.freeBytes >= FREE_NOTE_BYTES ? `, ${mib(status.freeBytes)} of it free: 'baton recall vacuum' gives it back` : ""})`,
     `Sessions: ${n(status.sessions)} (${n(status.bySource.claude.sessions)} Claude Code, ${n(status.bySource.codex.sessions)} Codex) · turns ${n(status.turns)} · chunks ${n(status.chunks)} · records ${n(status.rawRecords)}`,
     `Newest activity: ${status.newestActivityHuman ?? "none"}`,
-    `Last run: ${status.lastRun === null ? "never" : `${status.lastRunAgo} (${counted(status.lastRun.indexedNew + status.lastRun.appended + status.lastRun.rewritten, "file")} indexed, ${n(status.lastRun.unchanged)} unchanged)`}`,
+    `Last run: ${status.lastRun === null ? "never" : `${status.lastRunAgo} (${counted(status.lastRun.indexedNew + status.lastRun.appended + status.lastRun.rewritten + status.lastRun.reparsed, "file")} indexed, ${n(status.lastRun.unchanged)} unchanged)`}`,
   ]
   if (status.indexing !== null)
     lines.push(`Indexing now: pid ${status.indexing.pid} since ${status.indexing.since}`)
@@ -360,12 +360,12 @@ export const renderIndexSummary = (
   embedding: EmbedBacklogReport | null,
   embeddingNote: string | null,
 ): string => {
-  const changed = report.indexedNew + report.appended + report.rewritten
+  const changed = report.indexedNew + report.appended + report.rewritten + report.reparsed
   const seconds = ((report.finishedAt - report.startedAt) / 1000).toFixed(1)
   const lines = [
     changed === 0 && report.moved === 0
       ? `Up to date: ${transcriptCount(report.discovered)}, none changed (${seconds} s).`
-      : `Indexed ${transcriptCount(changed)} (${n(report.indexedNew)} new, ${n(report.appended)} appended, ${n(report.rewritten)} rewritten${report.moved > 0 ? `, ${n(report.moved)} moved` : ""}) in ${seconds} s: ${counted(report.turnsAdded, "turn")}, ${counted(report.chunksAdded, "chunk")}; ${n(report.unchanged)} unchanged.`,
+      : `Indexed ${transcriptCount(changed)} (${n(report.indexedNew)} new, ${n(report.appended)} appended, ${n(report.rewritten)} rewritten${report.reparsed > 0 ? `, ${n(report.reparsed)} read again by this version's parser` : ""}${report.moved > 0 ? `, ${n(report.moved)} moved` : ""}) in ${seconds} s: ${counted(report.turnsAdded, "turn")}, ${counted(report.chunksAdded, "chunk")}; ${n(report.unchanged)} unchanged.`,
   ]
   if (report.markedMissing > 0)
     lines.push(

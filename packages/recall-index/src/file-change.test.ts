@@ -11,6 +11,7 @@ const stored: SignatureStored = {
   status: "indexed",
   resumable: true,
   failedSignature: null,
+  parserVersion: 1,
 }
 const now: SignatureNow = {
   size: 10_000,
@@ -69,11 +70,41 @@ const table: ReadonlyArray<
     "skip-forgotten",
   ],
   ["missing, back unchanged", { ...stored, status: "missing" }, now, false, "append"],
+  ["parsed by an older parser, unchanged", { ...stored, parserVersion: 0 }, now, false, "reparse"],
+  [
+    "parsed by an older parser, grew",
+    { ...stored, parserVersion: 0 },
+    { ...now, size: 12_000, mtimeMs: 2000 },
+    false,
+    "reparse",
+  ],
+  [
+    "parsed by an older parser, missing and back",
+    { ...stored, parserVersion: 0, status: "missing" },
+    now,
+    false,
+    "reparse",
+  ],
+  [
+    "parsed by an older parser, forgotten",
+    { ...stored, parserVersion: 0, status: "forgotten" },
+    now,
+    false,
+    "skip-forgotten",
+  ],
+  [
+    "parsed by an older parser, quarantined since",
+    { ...stored, parserVersion: 0, status: "quarantined", failedSignature: signatureKey(now) },
+    now,
+    false,
+    "skip-quarantined",
+  ],
+  ["parsed by a newer parser", { ...stored, parserVersion: 2 }, now, false, "unchanged"],
 ]
 
 describe("decideFileChange", () => {
   it.each(table)("%s", (_name, before, after, prefix, expected) => {
-    expect(decideFileChange(before, after, prefix)).toBe(expected)
+    expect(decideFileChange(before, after, prefix, 1)).toBe(expected)
   })
 
   it("asks for a prefix check only for a grown small file whose head hash moved", () => {

@@ -25,18 +25,21 @@ export interface SignatureStored {
   readonly resumable: boolean
   /** `size:mtime:inode:head` of the version that was quarantined, if any. */
   readonly failedSignature: string | null
+  /** The parser version that read the stored rows. */
+  readonly parserVersion: number
 }
 
 /** What the indexer does with a file. */
 export type FileChange =
-  "new" | "unchanged" | "append" | "rewrite" | "skip-quarantined" | "skip-forgotten"
+  "new" | "unchanged" | "append" | "rewrite" | "reparse" | "skip-quarantined" | "skip-forgotten"
 
 /** The signature string recorded when a version of a file fails. */
 export const signatureKey = (now: SignatureNow): string =>
   `${now.size}:${now.mtimeMs}:${now.ino}:${now.headHash}`
 
 /**
- * Decides how to index a file. `prefixMatches` answers "do the file's first `min(headBytes,
+ * Decides how to index a file. `reparse` (read it again whole) when rows an older parser made
+ * would otherwise stay: the parser version moved on (`parserVersion`). `prefixMatches` answers "do the file's first `min(headBytes,
  * stored.size)` bytes still hash to the stored head hash?" — needed when a small file grows
  * past its old size, which changes the head hash although nothing before was rewritten.
  */
@@ -44,6 +47,7 @@ export const decideFileChange = (
   stored: SignatureStored | undefined,
   now: SignatureNow,
   prefixMatches: boolean,
+  parserVersion: number,
 ): FileChange => {
   if (stored === undefined) return "new"
   if (stored.status === "forgotten") return "skip-forgotten"
@@ -51,6 +55,7 @@ export const decideFileChange = (
     return "skip-quarantined"
   }
   if (!stored.resumable) return "new"
+  if (stored.parserVersion < parserVersion) return "reparse"
   const sameFile = stored.inode === now.ino
   const sameHead = stored.headHash === now.headHash
   if (sameFile && sameHead && stored.size === now.size && stored.mtimeMs === now.mtimeMs) {

@@ -337,6 +337,8 @@ const LastRun = Schema.Struct({
   indexedNew: Schema.Number,
   appended: Schema.Number,
   rewritten: Schema.Number,
+  // Reports stored before schema 10 have none.
+  reparsed: Schema.Number.pipe(Schema.withDecodingDefaultKey(Effect.succeed(0))),
   moved: Schema.Number,
   markedMissing: Schema.Number,
   skippedQuarantined: Schema.Number,

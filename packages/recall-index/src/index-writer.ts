@@ -18,6 +18,7 @@ import * as crypto from "node:crypto"
 import { CONTENT_HASH_CHARS } from "./recall-schema.js"
 import { chunkText } from "./chunker.js"
 import { makeFileRowsRemoval } from "./session-counts.js"
+import { TRANSCRIPT_PARSER_VERSION } from "./transcript-parser.js"
 import {
   addSkippedLines,
   decodeSkippedLines,
@@ -244,6 +245,7 @@ export const makeIndexWriter = (
   sqlite: Database,
   chunkOptions: ChunkOptions,
   repositories: SessionRepositoryResolver,
+  parserVersion: number = TRANSCRIPT_PARSER_VERSION,
 ): IndexWriter => {
   const fileByPath: Statement<
     [string],
@@ -252,15 +254,16 @@ export const makeIndexWriter = (
   const upsertFile = sqlite.prepare(`
     insert into files (path, source, role, compression, size, mtime_ms, inode, head_hash,
       indexed_offset, resumable, status, failure_count, failed_signature, last_error, indexed_at,
-      skipped_lines)
+      skipped_lines, parser_version)
     values (@path, @source, @role, @compression, @size, @mtime, @inode, @head,
-      @offset, 1, 'indexed', 0, null, null, @now, @skipped)
+      @offset, 1, 'indexed', 0, null, null, @now, @skipped, @parserVersion)
     on conflict(path) do update set source = excluded.source, role = excluded.role,
       compression = excluded.compression, size = excluded.size, mtime_ms = excluded.mtime_ms,
       inode = excluded.inode, head_hash = excluded.head_hash,
       indexed_offset = excluded.indexed_offset, resumable = 1,
       status = 'indexed', failure_count = 0, failed_signature = null, last_error = null,
-      indexed_at = excluded.indexed_at, skipped_lines = excluded.skipped_lines
+      indexed_at = excluded.indexed_at, skipped_lines = excluded.skipped_lines,
+      parser_version = excluded.parser_version
     returning id`)
   const upsertState = sqlite.prepare(`
     insert into file_states (file_id, parse_state) values (?, ?)
@@ -450,6 +453,7 @@ export const makeIndexWriter = (
       head: file.headHash,
       offset: result.state.nextOffset,
       now: write.now,
+      parserVersion,
       // A full index counts the file's lines afresh; an append adds its lines to the count.
       skipped: encodeSkippedLines(
         addSkippedLines(

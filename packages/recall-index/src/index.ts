@@ -166,6 +166,7 @@ export {
   parseTranscriptFile,
   readCompressedSlices,
   sessionIdFromPath,
+  TRANSCRIPT_PARSER_VERSION,
 } from "./transcript-parser.js"
 export {
   isClaudeCompactionSummary,

@@ -48,6 +48,7 @@ import {
   parseTranscriptFile,
   readCompressedSlices,
   readDecompressedHead,
+  TRANSCRIPT_PARSER_VERSION,
 } from "./transcript-parser.js"
 
 /** Options of {@link indexTranscripts}. */
@@ -87,6 +88,11 @@ export interface IndexOptions {
    * {@link deferLookupIndexes}.
    */
   readonly deferLexicalIndex?: boolean
+  /**
+   * The parser version this run records; a file parsed by a lower one is read again whole.
+   * Default {@link TRANSCRIPT_PARSER_VERSION} (other values are for tests of an upgrade).
+   */
+  readonly parserVersion?: number
 }
 
 /**
@@ -96,7 +102,7 @@ export interface IndexOptions {
 export const INDEX_SLICE_BYTES = 4 * 1024 * 1024
 
 /** How a file was handled in a run. */
-export type IndexedFileMode = "new" | "append" | "rewrite"
+export type IndexedFileMode = "new" | "append" | "rewrite" | "reparse"
 
 /** Progress of a run: `done`/`total` count files that needed work. */
 export type IndexProgressEvent =
@@ -175,6 +181,8 @@ export interface IndexRunReport {
   readonly indexedNew: number
   readonly appended: number
   readonly rewritten: number
+  /** Unchanged files read again whole because an older parser indexed them. */
+  readonly reparsed: number
   readonly moved: number
   readonly markedMissing: number
   readonly skippedQuarantined: number
@@ -210,6 +218,7 @@ const storedSignature = (row: StoredFile): SignatureStored => ({
   status: row.status,
   resumable: row.resumable === 1,
   failedSignature: row.failed_signature,
+  parserVersion: row.parser_version,
 })
 
 const describe = (error: TranscriptError | RecallStorageError): string => {
@@ -313,12 +322,14 @@ const runIndex = (
     const db = yield* RecallDatabase
     const emit = (event: IndexProgressEvent): void => options.onProgress?.(event)
     const quarantineAfter = Math.max(1, options.quarantineAfter ?? 3)
+    const parserVersion = options.parserVersion ?? TRANSCRIPT_PARSER_VERSION
     const writer = yield* Effect.try({
       try: () =>
         makeIndexWriter(
           db.sqlite,
           options.chunkOptions ?? {},
           makeSessionRepositoryResolver(db.sqlite, options.repositoryFiles),
+          parserVersion,
         ),
       catch: storageFailure("open", db.path),
     })
@@ -341,6 +352,7 @@ const runIndex = (
             "status",
             "failure_count",
             "failed_signature",
+            "parser_version",
           ])
           .execute(),
       catch: storageFailure("read", db.path),
@@ -413,7 +425,7 @@ const runIndex = (
         row !== undefined && needsPrefixCheck(sig, file, HEAD_BYTES)
           ? yield* prefixStillMatches(file.path, row.size, row.head_hash)
           : false
-      const change = decideFileChange(sig, file, prefix)
+      const change = decideFileChange(sig, file, prefix, parserVersion)
       if (change === "unchanged") unchanged += 1
       else if (change === "skip-quarantined") skippedQuarantined += 1
       else if (change === "skip-forgotten") skippedForgotten += 1
@@ -452,7 +464,7 @@ const runIndex = (
       })
     }
 
-    const counts = { new: 0, append: 0, rewrite: 0 }
+    const counts = { new: 0, append: 0, rewrite: 0, reparse: 0 }
     const failed: Array<IndexFileFailure> = []
     let turnsAdded = 0
     let chunksAdded = 0
@@ -502,7 +514,9 @@ const runIndex = (
         TranscriptFileSystem
       > = Effect.gen(function* () {
         let mode: IndexedFileMode =
-          item.change === "append" ? "append" : item.change === "rewrite" ? "rewrite" : "new"
+          item.change === "append" || item.change === "rewrite" || item.change === "reparse"
+            ? item.change
+            : "new"
         // A compressed file is read from its start, in slices that share one decoder; one that
         // failed part-way is written again whole (`append` reaches it only as a retry).
         const compressed =
@@ -689,6 +703,7 @@ const runIndex = (
       indexedNew: counts.new,
       appended: counts.append,
       rewritten: counts.rewrite,
+      reparsed: counts.reparse,
       moved,
       markedMissing: newlyMissing.length,
       skippedQuarantined,

@@ -30,7 +30,7 @@ const sqlTag = async () => (await import("kysely")).sql
 export const CONTENT_HASH_CHARS = 16
 
 /** Schema version written to `meta.schema_version` by the latest migration. */
-export const RECALL_SCHEMA_VERSION = 9
+export const RECALL_SCHEMA_VERSION = 10
 
 /** FTS5 tokenizer of `chunks_fts` (see README "Decisions" for the measurement). */
 export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -62,6 +62,11 @@ export interface FilesTable {
    * null when none.
    */
   readonly skipped_lines: Generated<string | null>
+  /**
+   * The `TRANSCRIPT_PARSER_VERSION` that parsed the indexed bytes (schema 10; rows of
+   * earlier schemas are 1). A file parsed by an older parser is read again whole.
+   */
+  readonly parser_version: Generated<number>
 }
 
 /**
@@ -697,6 +702,23 @@ const skippedLines: Migration = {
   },
 }
 
+/**
+ * Parser versions (schema 10): `files.parser_version` names the parser that read a file's indexed
+ * bytes, so a Baton whose parser learned something (a record type, a field) reads the transcripts
+ * still on disk again in its next index run — they would otherwise keep what the old parser made
+ * of them until they changed. Rows written before are version 1, the parser this schema shipped
+ * with. A process of the previous version that writes a file row leaves the column as it was.
+ */
+const parserVersions: Migration = {
+  up: async (db: Kysely<unknown>): Promise<void> => {
+    if ((await schemaVersionIn(db)) >= 10) return
+    await inOwnTransaction(db, [
+      `alter table files add column parser_version integer not null default 1`,
+      `update meta set value = '10' where key = 'schema_version'`,
+    ])
+  },
+}
+
 /** The migrations, in order; Kysely's `Migrator` applies the missing ones. */
 export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -708,6 +730,7 @@ export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0007_stored_counts": storedCounts,
   "0008_lexical_backlog": lexicalBacklog,
   "0009_skipped_lines": skippedLines,
+  "0010_parser_versions": parserVersions,
 }
 
 /** In-code provider for Kysely's `Migrator`. */

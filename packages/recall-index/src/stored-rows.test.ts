@@ -20,6 +20,7 @@ const goodRow = fc.record({
   status: fc.constantFrom("indexed", "failed", "quarantined", "missing", "forgotten"),
   failure_count: fc.integer({ min: 0 }),
   failed_signature: fc.option(fc.string(), { nil: null }),
+  parser_version: fc.integer({ min: 1 }),
 })
 
 const anyValue = fc.oneof(
@@ -34,7 +35,7 @@ const anyValue = fc.oneof(
 
 /** A good row with one field replaced by anything (often still valid) or removed. */
 const brokenRow = fc
-  .tuple(goodRow, fc.integer({ min: 0, max: 12 }), anyValue, fc.boolean())
+  .tuple(goodRow, fc.integer({ min: 0, max: 13 }), anyValue, fc.boolean())
   .map(([row, at, value, remove]) => {
     const key = Object.keys(row)[at]!
     const copy: Record<string, unknown> = { ...row }

@@ -90,6 +90,8 @@ export const StoredFileRow = Schema.Struct({
   status: FileStatus,
   failure_count: Schema.Number,
   failed_signature: Schema.NullOr(Schema.String),
+  /** The parser version that read the indexed bytes (schema 10). */
+  parser_version: Schema.Number,
 })
 
 /** A decoded `files` row. */
@@ -118,7 +120,8 @@ export const isStoredFileRow = (row: unknown): row is StoredFile => {
     (r["resumable"] === 0 || r["resumable"] === 1) &&
     fileStatuses.has(r["status"]) &&
     typeof r["failure_count"] === "number" &&
-    (r["failed_signature"] === null || typeof r["failed_signature"] === "string")
+    (r["failed_signature"] === null || typeof r["failed_signature"] === "string") &&
+    typeof r["parser_version"] === "number"
   )
 }
 

@@ -32,6 +32,15 @@ import type {
 } from "./transcript-model.js"
 import { TurnAssembler } from "./turn-assembler.js"
 
+/**
+ * The version of what the parsers make of a transcript's bytes. Raise it with any change that
+ * makes an already-indexed file parse differently (a record type or field read that was skipped,
+ * a different turn split or text): the next index run then reads every transcript still on disk
+ * again whole (`files.parser_version`, schema 10); vectors are reused by content hash, so only
+ * new text is embedded. Transcripts deleted since keep what the earlier parser made of them.
+ */
+export const TRANSCRIPT_PARSER_VERSION = 1
+
 const uuidIn = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/i
 
 /** Session id from a file name: the (last) UUID in it, else its stem. */

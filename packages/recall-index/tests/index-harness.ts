@@ -130,11 +130,24 @@ export const rewindLexicalIndex = (
 }
 
 /**
+ * Puts an open database back as schema 9 left it — no `files.parser_version` — sets
+ * `meta.schema_version` to 9 and forgets migration 0010, so the next open migrates the file again.
+ */
+export const rewindParserVersions = (sqlite: RecallDatabaseShape["sqlite"]): void => {
+  sqlite.transaction(() => {
+    sqlite.exec("alter table files drop column parser_version")
+    sqlite.prepare("update meta set value = '9' where key = 'schema_version'").run()
+    sqlite.prepare("delete from kysely_migration where name = '0010_parser_versions'").run()
+  })()
+}
+
+/**
  * Puts an open database back as schema 8 left it — no `files.skipped_lines` — sets
  * `meta.schema_version` to 8 and forgets migration 0009, so the next open migrates the file again.
  */
 export const rewindSkippedLines = (sqlite: RecallDatabaseShape["sqlite"]): void => {
   sqlite.transaction(() => {
+    rewindParserVersions(sqlite)
     sqlite.exec("alter table files drop column skipped_lines")
     sqlite.prepare("update meta set value = '8' where key = 'schema_version'").run()
     sqlite.prepare("delete from kysely_migration where name = '0009_skipped_lines'").run()

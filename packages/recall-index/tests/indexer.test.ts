@@ -30,6 +30,7 @@ import {
   nodeTranscriptFileSystem,
   pruneDeleted,
   RecallDatabase,
+  RECALL_SCHEMA_VERSION,
   recallDatabaseLayer,
   RecallStorageError,
   recentSessions,
@@ -155,7 +156,7 @@ describe("recall database", () => {
       }),
     )
     expect(again.journal).toBe("wal")
-    expect(again.version).toEqual({ value: "9" })
+    expect(again.version).toEqual({ value: "10" })
     expect(again.migrations).toEqual([
       { name: "0001_initial" },
       { name: "0002_file_states" },
@@ -166,17 +167,19 @@ describe("recall database", () => {
       { name: "0007_stored_counts" },
       { name: "0008_lexical_backlog" },
       { name: "0009_skipped_lines" },
+      { name: "0010_parser_versions" },
     ])
     expect(again.vec).toEqual({ v: expect.stringMatching(/^v0\.1\./) })
   })
 })
 
 describe("an index a newer Baton wrote", () => {
+  const NEWER = RECALL_SCHEMA_VERSION + 1
   it("is refused with what to do, and left as it is", async () => {
     const { dataDir } = setup()
     await withSqlite(dataDir, (sqlite) => {
-      sqlite.exec(`insert into kysely_migration (name, timestamp) values ('0010_future', '')`)
-      sqlite.exec(`update meta set value = '10' where key = 'schema_version'`)
+      sqlite.exec(`insert into kysely_migration (name, timestamp) values ('0099_future', '')`)
+      sqlite.exec(`update meta set value = '${NEWER}' where key = 'schema_version'`)
     })
     const path = join(dataDir, "recall-index.db")
     const before = readFileSync(path)
@@ -191,8 +194,8 @@ describe("an index a newer Baton wrote", () => {
     const error = opened._tag === "Failure" ? opened.failure : undefined
     expect(error).toMatchObject({ _tag: "RecallStorageError", operation: "open" })
     expect(error?.message).toBe(
-      `the recall index at ${path} was written by a newer Baton (schema version 10; this one knows ` +
-        "up to 9): update Baton to use it, or set BATON_DATA_DIR to another directory for a " +
+      `the recall index at ${path} was written by a newer Baton (schema version ${NEWER}; this one ` +
+        `knows up to ${RECALL_SCHEMA_VERSION}): update Baton to use it, or set BATON_DATA_DIR to another directory for a ` +
         "separate index of this version's own; the index is left as it is",
     )
     expect(readFileSync(path).equals(before)).toBe(true)
@@ -407,7 +410,7 @@ describe("indexTranscripts", () => {
     expect(upgraded.brokenKeys).toEqual([])
     expect(upgraded.keysOn).toBe(1)
     expect(upgraded.sessionsPointAt).toEqual(["files"])
-    expect(upgraded.version).toEqual({ value: "9" })
+    expect(upgraded.version).toEqual({ value: "10" })
     expect(upgraded.columns).not.toContain("parse_state")
     expect(upgraded.states).toEqual({ n: first.indexedNew })
     expect(upgraded.resumable).toEqual({ n: first.indexedNew })

@@ -200,7 +200,7 @@ describe("stored counts", () => {
       await withSqlite(dataDir, (sqlite) =>
         sqlite.prepare("select value from meta where key = 'schema_version'").pluck().get(),
       ),
-    ).toBe("9")
+    ).toBe("10")
   })
 
   it("refuse file writes from a connection of the schema 6 version", async () => {
