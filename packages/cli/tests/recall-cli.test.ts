@@ -444,7 +444,7 @@ describe("baton recall with history", () => {
     expect(recent.stdout.indexOf(CODEX_ID)).toBeLessThan(recent.stdout.indexOf(CLAUDE_ID))
     expect(recent.stdout).toContain("What retry policy should the webhook client use?")
     // How fresh each session's index is, as the help says.
-    expect(recent.stdout).toMatch(/ · 2 turns · indexed (just now|\d+ (second|minute)s? ago)\n/)
+    expect(recent.stdout).toMatch(/ · 2 turns · indexed (just now|\d+ (min|h) ago)\n/)
     // Each session comes with the command that opens it where it left off.
     const open = new RegExp(`baton recall step (${CODEX_ID}) prev --count 3`).exec(recent.stdout)
     expect(open).not.toBeNull()

@@ -55,7 +55,11 @@ export class EmbedderError extends Data.TaggedError("EmbedderError")<{
   readonly retryable: boolean
   /** A short human sentence; never contains input text or keys. */
   readonly reason: string
-}> {}
+}> {
+  override get message(): string {
+    return `the ${this.provider} embedder failed (${this.failure}): ${this.reason}`
+  }
+}
 
 /** A text embedder. */
 export interface Embedder {

@@ -114,7 +114,14 @@ interface BacklogText {
   readonly text: string
 }
 
-/** Embeds every chunk lacking a vector in `embedder`'s space; see the module header. */
+/**
+ * Embeds every chunk lacking a vector in `embedder`'s space, each distinct text once (a text that
+ * has a vector already is only marked done). Switching embedders re-embeds into the new space,
+ * never mixing spaces. Batches commit as they go, so an interrupted run keeps whole batches and
+ * the next run resumes; it holds the indexer lock (`IndexBusyError` while another run has it).
+ * Vectors of the wrong length or with non-finite values are refused (`EmbedderError`). For the
+ * default embedder (`auto`) use `embedForIndex`, which resolves it as `baton recall index` does.
+ */
 export const embedBacklog = (
   embedder: Embedder,
   options: EmbedBacklogOptions = {},

@@ -12,7 +12,11 @@ export type VectorStoreProbeStage = "load-driver" | "open-database" | "load-exte
 export class VectorStoreUnavailableError extends Data.TaggedError("VectorStoreUnavailableError")<{
   readonly stage: VectorStoreProbeStage
   readonly reason: string
-}> {}
+}> {
+  override get message(): string {
+    return `the SQLite vector store cannot be used on this machine (${this.stage}): ${this.reason}`
+  }
+}
 
 /** Which file-system call failed. */
 export type TranscriptFsOperation = "list" | "stat" | "read"
@@ -22,13 +26,21 @@ export class TranscriptReadError extends Data.TaggedError("TranscriptReadError")
   readonly path: string
   readonly operation: TranscriptFsOperation
   readonly code: string
-}> {}
+}> {
+  override get message(): string {
+    return `cannot ${this.operation} ${this.path}: ${this.code}`
+  }
+}
 
 /** A `.jsonl.zst` rollout is not valid zstd (corrupt or cut short). */
 export class TranscriptDecompressError extends Data.TaggedError("TranscriptDecompressError")<{
   readonly path: string
   readonly reason: string
-}> {}
+}> {
+  override get message(): string {
+    return `${this.path} is not valid zstd (corrupt or cut short): ${this.reason}`
+  }
+}
 
 /**
  * A resume point does not fit the file: the offset lies past its end (the file was replaced or
@@ -38,7 +50,14 @@ export class TranscriptResumeError extends Data.TaggedError("TranscriptResumeErr
   readonly path: string
   readonly offset: number
   readonly size: number
-}> {}
+}> {
+  override get message(): string {
+    return (
+      `cannot resume ${this.path} at byte ${this.offset}: it has ${this.size} bytes (replaced or ` +
+      "truncated); parse it again from the start"
+    )
+  }
+}
 
 /** Every error the transcript readers return. */
 export type TranscriptError =

@@ -113,8 +113,11 @@ const slowPattern = (seconds: number) =>
   })
 
 /**
- * {@link grepRecords}, with a regular expression run in a worker thread stopped at
- * `maxScanMs` + {@link GREP_WORKER_STARTUP_MS}; see the module header.
+ * {@link grepRecords}, with a regular expression run in a worker thread (on its own read-only
+ * connection) stopped at `maxScanMs` + {@link GREP_WORKER_STARTUP_MS}: a pattern that backtracks
+ * without end fails with a `RecallQueryError` on `pattern` that says what to change, and the
+ * calling thread never runs it. Same result as `grepRecords` when the worker answers in time. A
+ * literal grep, or one over a database that is not a file, runs in-process (it cannot backtrack).
  */
 export const grepRecordsIsolated = (
   input: GrepInput,
@@ -125,8 +128,8 @@ export const grepRecordsIsolated = (
     if (input.regex !== true || !existsSync(db.path) || !existsSync(fileURLToPath(module)))
       return yield* grepRecords(input)
     // Refused patterns and bad filters fail here, without a worker.
-    yield* checkGrepInput(input, yield* Clock.currentTimeMillis)
-    const budget = Math.max(50, input.maxScanMs ?? 5000) + GREP_WORKER_STARTUP_MS
+    const { maxScanMs } = yield* checkGrepInput(input, yield* Clock.currentTimeMillis)
+    const budget = maxScanMs + GREP_WORKER_STARTUP_MS
     const answer = yield* Effect.callback<Answer | "timeout">((resume) => {
       const require = createRequire(import.meta.url)
       const worker = new Worker(WORKER_SOURCE, {

@@ -13,6 +13,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import { wholeNumber } from "./input-numbers.js"
 import * as Schema from "effect/Schema"
 import { RecallNotFoundError, RecallQueryError } from "./errors.js"
 import type { RecallStorageError } from "./errors.js"
@@ -138,9 +139,6 @@ const RecordRows = Schema.Array(
     truncated: Schema.Number,
   }),
 )
-
-const clampInt = (value: number | undefined, fallback: number, min: number, max: number) =>
-  Math.max(min, Math.min(max, Math.floor(Number.isFinite(value) ? (value as number) : fallback)))
 
 /** Rebuilds surface texts from their overlapping chunks (`text === source.slice(start, end)`). */
 export const rebuildSurface = (
@@ -315,9 +313,23 @@ const turnWindow = (
                 .all(ids),
             ),
           )
-    const textChars = clampInt(options.textChars, 2000, 40, 100_000)
-    const recordChars = clampInt(options.recordChars, 600, 40, 100_000)
-    const maxRecords = clampInt(options.maxRecords, 12, 0, 1000)
+    const textChars = yield* wholeNumber("textChars", options.textChars, {
+      fallback: 2000,
+      least: 1,
+      floor: 40,
+      most: 100_000,
+    })
+    const recordChars = yield* wholeNumber("recordChars", options.recordChars, {
+      fallback: 600,
+      least: 1,
+      floor: 40,
+      most: 100_000,
+    })
+    const maxRecords = yield* wholeNumber("maxRecords", options.maxRecords, {
+      fallback: 12,
+      least: 0,
+      most: 1000,
+    })
     const views = shown.map((t): TurnView => {
       const words = rebuildSurface(chunks.filter((c) => c.turn_row === t.id)).join("\n\n")
       const text = capText(words, textChars)
@@ -374,7 +386,11 @@ export const expandAround = (
   RecallNotFoundError | RecallQueryError | RecallStorageError,
   RecallDatabase
 > =>
-  turnWindow(input, clampInt(input.before, 2, 0, 50), clampInt(input.after, 2, 0, 50), true, input)
+  Effect.gen(function* () {
+    const before = yield* wholeNumber("before", input.before, { fallback: 2, least: 0, most: 50 })
+    const after = yield* wholeNumber("after", input.after, { fallback: 2, least: 0, most: 50 })
+    return yield* turnWindow(input, before, after, true, input)
+  })
 
 /** Which way to step. */
 export type StepDirection = "next" | "prev"
@@ -410,13 +426,16 @@ export const step = (
       new RecallQueryError({ field: "direction", message: "direction must be next or prev" }),
     )
   }
-  const count = clampInt(input.count, 1, 1, 20)
   const { sessionId, source, turnId } = input
   const anchor: TurnAnchor | SessionEdge =
     turnId !== undefined
       ? { sessionId, source, turnId }
       : { sessionId, source, edge: input.direction === "next" ? "start" : "end" }
-  return input.direction === "next"
-    ? turnWindow(anchor, 0, count, false, input)
-    : turnWindow(anchor, count, 0, false, input)
+  return Effect.flatMap(
+    wholeNumber("count", input.count, { fallback: 1, least: 1, most: 20 }),
+    (count) =>
+      input.direction === "next"
+        ? turnWindow(anchor, 0, count, false, input)
+        : turnWindow(anchor, count, 0, false, input),
+  )
 }

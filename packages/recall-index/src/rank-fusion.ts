@@ -39,7 +39,12 @@ interface Entry {
   readonly ranks: Record<string, number | null>
 }
 
-/** Fuses ranked lists by weighted reciprocal rank; see the module header for the ordering. */
+/**
+ * Fuses ranked id lists by weighted reciprocal rank: an id scores Σ weight / (k + rank) over the
+ * lists holding it. Ordered by score, ties by best rank, then earliest list, then id; every list
+ * appears in every `ranks` record (null where absent). Never throws: negative or non-finite
+ * weights count as 0, a bad `k` falls back to the default.
+ */
 export const fuseRanks = (
   lists: ReadonlyArray<FusionList>,
   options: FusionOptions = {},

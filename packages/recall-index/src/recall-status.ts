@@ -9,7 +9,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { RecallStorageError } from "./errors.js"
+import type { RecallQueryError, RecallStorageError } from "./errors.js"
 import { indexStatus } from "./index-maintenance.js"
 import type { IndexStatus } from "./index-maintenance.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
@@ -84,20 +84,21 @@ const LockRow = Schema.NullOr(
 export interface RecallStatusOptions {
   /** Resolves the transcript roots reported in `roots`. */
   readonly environment?: DiscoveryEnvironment | undefined
-  /** Zone of the human times; default this computer's. */
+  /**
+   * Zone of the human times; default this computer's. Not an IANA zone: a `RecallQueryError` on
+   * `timezone`.
+   */
   readonly timezone?: string | undefined
 }
 
 /** Reports the state of the recall index. */
 export const recallStatus = (
   options: RecallStatusOptions = {},
-): Effect.Effect<RecallStatus, RecallStorageError, RecallDatabase> =>
+): Effect.Effect<RecallStatus, RecallQueryError | RecallStorageError, RecallDatabase> =>
   Effect.gen(function* () {
     const db = yield* RecallDatabase
     const now = yield* Clock.currentTimeMillis
-    const timezone = yield* resolveTimeZone(options.timezone).pipe(
-      Effect.orElseSucceed(() => "UTC"),
-    )
+    const timezone = yield* resolveTimeZone(options.timezone)
     const base = yield* indexStatus(now)
     const read = <A>(f: () => A) => Effect.try({ try: f, catch: storageFailure("read", db.path) })
     const perSource = yield* decodeRows(

@@ -9,6 +9,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import { wholeNumber } from "./input-numbers.js"
 import * as Schema from "effect/Schema"
 import type { RecallQueryError, RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
@@ -93,7 +94,7 @@ export const recentSessions = (
       { ...input, excludeSubagents: input.excludeSubagents ?? input.includeSubagents !== true },
       now,
     )
-    const limit = Math.max(1, Math.min(200, Math.floor(input.limit ?? 10)))
+    const limit = yield* wholeNumber("limit", input.limit, { fallback: 10, least: 1, most: 200 })
     const inRange =
       filters.range === undefined
         ? { sql: "1 = 1", args: [] }

@@ -18,6 +18,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import { wholeNumber } from "./input-numbers.js"
 import type { Database } from "better-sqlite3"
 import { RecallNotFoundError, RecallQueryError } from "./errors.js"
 import type { RecallStorageError } from "./errors.js"
@@ -190,7 +191,16 @@ const firstMatch = (re: RegExp, text: string): { at: number; length: number } | 
 export const checkGrepInput = (
   input: GrepInput,
   now: number,
-): Effect.Effect<{ readonly re: RegExp; readonly filters: CompiledFilters }, RecallQueryError> =>
+): Effect.Effect<
+  {
+    readonly re: RegExp
+    readonly filters: CompiledFilters
+    readonly limit: number
+    readonly snippetChars: number
+    readonly maxScanMs: number
+  },
+  RecallQueryError
+> =>
   Effect.gen(function* () {
     const pattern = input.pattern
     const caseSensitive = input.caseSensitive === true
@@ -205,13 +215,37 @@ export const checkGrepInput = (
       input.regex === true
         ? yield* compileSafeRegex(pattern, caseSensitive)
         : new RegExp(escapeRegExp(pattern), caseSensitive ? "u" : "iu")
-    return { re, filters: yield* compileFilters(input, now) }
+    const limit = yield* wholeNumber("limit", input.limit, { fallback: 100, least: 1, most: 1000 })
+    const snippetChars = yield* wholeNumber("snippetChars", input.snippetChars, {
+      fallback: 200,
+      least: 1,
+      floor: 40,
+      most: 2000,
+    })
+    const maxScanMs = yield* wholeNumber("maxScanMs", input.maxScanMs, {
+      fallback: 5000,
+      least: 1,
+      floor: 50,
+      most: Number.MAX_SAFE_INTEGER,
+    })
+    return { re, filters: yield* compileFilters(input, now), limit, snippetChars, maxScanMs }
   })
 
 /** How a grep fails: a bad input, an unknown session, or the database. */
 export type GrepFailure = RecallQueryError | RecallNotFoundError | RecallStorageError
 
-/** Scans raw records for `pattern`; see the module header. */
+/**
+ * Scans every indexed raw record — prompts, answers, tool calls and output, reasoning summaries,
+ * compaction text — for `pattern`, in its decoded, masked text: a literal (case-insensitive
+ * unless `caseSensitive`) or, with `regex`, a JavaScript regular expression that passes the
+ * safety check (bounded size, no backreferences, no nested repeats). At most `limit` hits (100),
+ * each with a snippet and the address (session id, turn id) to expand; copies of a record already
+ * hit are skipped; the scan stops after `maxScanMs` (5 000) with `timedOut` set.
+ *
+ * Runs on the calling thread, and some patterns that pass the check still backtrack without end on
+ * some text: for a pattern from user input use {@link grepRecordsIsolated}, which runs a regex in a
+ * worker thread under a hard deadline.
+ */
 export const grepRecords = (
   input: GrepInput,
 ): Effect.Effect<GrepResult, GrepFailure, RecallDatabase> =>
@@ -222,10 +256,8 @@ export const grepRecords = (
     const regexMode = input.regex === true
     const caseSensitive = input.caseSensitive === true
     const pattern = input.pattern
-    const { re, filters } = yield* checkGrepInput(input, now)
-    const limit = Math.max(1, Math.min(1000, Math.floor(input.limit ?? 100)))
-    const snippetChars = Math.max(40, Math.min(2000, Math.floor(input.snippetChars ?? 200)))
-    const deadline = now + Math.max(50, input.maxScanMs ?? 5000)
+    const { re, filters, limit, snippetChars, maxScanMs } = yield* checkGrepInput(input, now)
+    const deadline = now + maxScanMs
 
     const clauses: Array<SqlClause> = [filters.session, { sql: "r.kind <> 'noise'", args: [] }]
     if (input.sessionId !== undefined && input.sessionId !== "") {

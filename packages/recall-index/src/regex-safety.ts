@@ -100,7 +100,12 @@ export const unsafePatternReason = (pattern: string): string | undefined => {
   return undefined
 }
 
-/** Compiles a safe grep pattern (regex mode) with `flags`; see the module header. */
+/**
+ * Compiles a grep pattern in regex mode (flag `u`, and `i` unless case-sensitive), refusing with
+ * a `RecallQueryError` on `pattern` what is known to run away: an empty pattern, one longer than
+ * {@link MAX_PATTERN_CHARS}, backreferences, an unbounded repeat of a group that holds one. Passing
+ * is no guarantee on every text; see `grepRecordsIsolated`.
+ */
 export const compileSafeRegex = (
   pattern: string,
   caseSensitive: boolean,

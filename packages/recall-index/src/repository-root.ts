@@ -49,7 +49,8 @@ const mainRootOfGitDir = (gitDir: string, files: RepositoryFiles): string | unde
 export type RepositoryRootSource = "git" | "path"
 
 /**
- * The main repository root of `cwd` (see the module header), without a trailing slash, and
+ * The main repository root of `cwd` — a linked git worktree's main checkout, else the nearest
+ * directory holding `.git`, else the string rules of `repoRootOf` — without a trailing slash, and
  * whether git's files gave it. With `existingOnly`, a `cwd` that is not a directory on disk is
  * not walked up from (its parents' repository — say, a home directory kept in git — is not the
  * deleted worktree's) and gets the string rules.
@@ -81,7 +82,7 @@ export const resolveRepositoryRoot = (
   return { root: repoRootOf(start), from: "path" }
 }
 
-/** The main repository root of `cwd` (see the module header), without a trailing slash. */
+/** The main repository root of `cwd` (see {@link resolveRepositoryRoot}), without a trailing slash. */
 export const repositoryRootOf = (
   cwd: string,
   files: RepositoryFiles = nodeRepositoryFiles,

@@ -18,6 +18,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import { wholeNumber } from "./input-numbers.js"
 import * as Schema from "effect/Schema"
 import type { Embedder, Reranker } from "./embedder.js"
 import type { FusionPlan } from "./embedder-config.js"
@@ -266,9 +267,6 @@ type ChunkRow = (typeof ChunkRows.Type)[number]
 
 const ChunkTexts = Schema.Array(Schema.Tuple([Schema.Number, Schema.String, Schema.Number]))
 
-const clampInt = (value: number | undefined, fallback: number, min: number, max: number) =>
-  Math.max(min, Math.min(max, Math.floor(Number.isFinite(value) ? (value as number) : fallback)))
-
 /** Last segment of a path, or null. */
 export const projectOf = (root: string | null): string | null => {
   if (root === null) return null
@@ -276,7 +274,19 @@ export const projectOf = (root: string | null): string | null => {
   return parts.at(-1) ?? root
 }
 
-/** Searches the index; see the module header for the pipeline and its guarantees. */
+/**
+ * Searches the index by words (FTS5 bm25) and by meaning (KNN in `providers.embedder`'s space,
+ * when its vectors exist), fuses the arms by weighted reciprocal rank, lets the reranker reorder
+ * the head, and returns at most `k` hits (default 10; at most `perSession` per session, one per
+ * turn). Every filter (source, `scopeCwd`, calendar days in `timezone`, headless / subagent) runs
+ * inside each arm. A failing or missing embedder or reranker degrades the search to what still
+ * runs (`degraded` says why), never fails it. Each hit carries its address (`sessionId`,
+ * `turnId`) for {@link expandAround} / {@link step}, and its rank and score in every arm.
+ *
+ * Pass the embedder the index was embedded with: for the default (`auto`), resolve
+ * `embedderFromEnvironment(env)` with `embeddingForSearch` first. Bad input (dates, zone, query,
+ * numbers) is a `RecallQueryError` naming the field.
+ */
 export const searchRecall = (
   input: RecallSearchInput,
   providers: RecallSearchProviders = {},
@@ -294,12 +304,40 @@ export const searchRecall = (
         message: `the query is ${query.length} characters; keep it under 2000`,
       })
     }
-    const k = clampInt(input.k, 10, 1, 100)
-    const perSession = clampInt(input.perSession, 3, 1, 100)
+    const k = yield* wholeNumber("k", input.k, { fallback: 10, least: 1, most: 100 })
+    const perSession = yield* wholeNumber("perSession", input.perSession, {
+      fallback: 3,
+      least: 1,
+      most: 100,
+    })
     // Four per hit asked for at least, so the per-session cap has other sessions to choose from.
-    const candidates = Math.max(k * 4, clampInt(input.candidates, 100, 1, 1000))
-    const textChars = clampInt(input.textChars, 1000, 40, 20_000)
-    const snippetChars = clampInt(input.snippetChars, 240, 40, 2000)
+    const candidates = Math.max(
+      k * 4,
+      yield* wholeNumber("candidates", input.candidates, { fallback: 100, least: 1, most: 1000 }),
+    )
+    const textChars = yield* wholeNumber("textChars", input.textChars, {
+      fallback: 1000,
+      least: 1,
+      floor: 40,
+      most: 20_000,
+    })
+    const snippetChars = yield* wholeNumber("snippetChars", input.snippetChars, {
+      fallback: 240,
+      least: 1,
+      floor: 40,
+      most: 2000,
+    })
+    for (const [name, weight] of Object.entries(input.weights ?? {})) {
+      if (
+        weight !== undefined &&
+        !(typeof weight === "number" && weight >= 0 && isFinite(weight))
+      ) {
+        return yield* new RecallQueryError({
+          field: "limit",
+          message: `weights.${name} must be a number of at least 0; got ${String(weight)}`,
+        })
+      }
+    }
     const arms = new Set<SearchArm>(input.arms ?? ["lexical", "vector"])
     const filters = yield* compileFilters(input, now)
     const read = <A>(f: () => A) => Effect.try({ try: f, catch: storageFailure("read", db.path) })
@@ -320,9 +358,10 @@ export const searchRecall = (
     // embedder's space only.
     let vectorSkipped: string | null = null
     let vectorMode: VectorFilterMode | null = null
-    let awaitVector: Effect.Effect<ReadonlyArray<VectorHit>, RecallStorageError> = Effect.succeed(
-      [],
-    )
+    let awaitVector: Effect.Effect<
+      ReadonlyArray<VectorHit>,
+      RecallQueryError | RecallStorageError
+    > = Effect.succeed([])
     const embedder = providers.embedder
     // Sends the search to the worker at once when there is one (it runs while the lexical arm
     // does; any failure of the worker's, e.g. it cannot start, falls back to this thread, which
@@ -333,7 +372,9 @@ export const searchRecall = (
       searchVectors(options, worker?.holding).pipe(Effect.provideService(RecallDatabase, db))
     const launch = (
       options: VectorSearchOptions,
-    ): Effect.Effect<Effect.Effect<ReadonlyArray<VectorHit>, RecallStorageError>> =>
+    ): Effect.Effect<
+      Effect.Effect<ReadonlyArray<VectorHit>, RecallQueryError | RecallStorageError>
+    > =>
       worker === undefined
         ? Effect.succeed(inProcess(options))
         : worker
@@ -357,7 +398,21 @@ export const searchRecall = (
             .get(embedder.info.fingerprint) as { n: number },
       )
       if (stored.n === 0) {
-        vectorSkipped = `no vectors for ${embedder.info.fingerprint} yet (run baton recall index)`
+        // Vectors of another space (an unresolved `auto` is the static table; the index may hold
+        // USE-lite's): name it, since indexing again would not help.
+        const other = yield* read(
+          () =>
+            db.sqlite
+              .prepare("select value from meta where key = 'embedder_fingerprint'")
+              .pluck()
+              .get() as string | undefined,
+        )
+        vectorSkipped =
+          other === undefined || other === "" || other === embedder.info.fingerprint
+            ? `no vectors for ${embedder.info.fingerprint} yet (run baton recall index)`
+            : `no vectors for ${embedder.info.fingerprint} yet: the index's vectors are ` +
+              `${other}'s (run baton recall index to embed with ${embedder.info.fingerprint}; ` +
+              `in code, embeddingForSearch resolves the default embedder to the index's)`
         // Words only, though an embedder is configured: the caller is told, as for a failing one.
         degradedBy.push(`lexical only: ${vectorSkipped}`)
       } else {

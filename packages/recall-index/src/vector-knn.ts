@@ -128,8 +128,15 @@ export const searchVectorsIn = (
   if (query.length !== embedder.dim) {
     return `query vector has ${query.length} dimensions; embedder ${options.fingerprint} stores ${embedder.dim}`
   }
-  const k = Math.max(1, Math.min(MAX_KNN_K, Math.floor(options.k)))
-  if (!Number.isFinite(k)) return `k must be a number, got ${options.k}`
+  const bad = query.findIndex((x) => !Number.isFinite(x))
+  if (bad !== -1) return `the query vector holds ${String(options.vector[bad])} at index ${bad}`
+  if (!Number.isInteger(options.k) || options.k < 1) {
+    return `k must be a whole number of at least 1 (at most ${MAX_KNN_K} is used); got ${String(options.k)}`
+  }
+  if (options.pool !== undefined && (!Number.isInteger(options.pool) || options.pool < 1)) {
+    return `pool must be a whole number of at least 1; got ${String(options.pool)}`
+  }
+  const k = Math.min(MAX_KNN_K, options.k)
   return search(sqlite, embedder, query, k, options, holding.holdBytes ?? SEGMENT_CACHE_BYTES)
 }
 

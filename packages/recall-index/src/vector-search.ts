@@ -1,10 +1,12 @@
 /**
  * Nearest-neighbour search as an effect over the {@link RecallDatabase} service: the search of
- * `vector-knn.ts` (re-exported here), its invalid requests and driver failures as
- * {@link RecallStorageError}.
+ * `vector-knn.ts` (re-exported here), its invalid requests (a query vector of the wrong length or
+ * with a non-finite value, a bad `k` or `pool`) as {@link RecallQueryError} and driver failures
+ * as {@link RecallStorageError}.
  */
 import * as Effect from "effect/Effect"
-import { RecallStorageError } from "./errors.js"
+import { RecallQueryError } from "./errors.js"
+import type { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { searchVectorsIn } from "./vector-knn.js"
 import type { CodeHolding, VectorHit, VectorSearchOptions } from "./vector-knn.js"
@@ -15,7 +17,7 @@ export * from "./vector-knn.js"
 export const searchVectors = (
   options: VectorSearchOptions,
   holding: CodeHolding = {},
-): Effect.Effect<ReadonlyArray<VectorHit>, RecallStorageError, RecallDatabase> =>
+): Effect.Effect<ReadonlyArray<VectorHit>, RecallQueryError | RecallStorageError, RecallDatabase> =>
   Effect.gen(function* () {
     const db = yield* RecallDatabase
     const outcome = yield* Effect.try({
@@ -23,7 +25,10 @@ export const searchVectors = (
       catch: storageFailure("read", db.path),
     })
     if (typeof outcome === "string") {
-      return yield* new RecallStorageError({ operation: "read", path: db.path, reason: outcome })
+      return yield* new RecallQueryError({
+        field: /^(k|pool) /.test(outcome) ? "limit" : "query",
+        message: outcome,
+      })
     }
     return outcome
   })

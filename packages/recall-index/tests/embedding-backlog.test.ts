@@ -406,7 +406,7 @@ describe("searchVectors", () => {
         }),
       ),
     )
-    expect(error).toMatchObject({ _tag: "RecallStorageError", operation: "read" })
+    expect(error).toMatchObject({ _tag: "RecallQueryError", field: "query" })
   })
 
   it("the sign-bit first pass + int8 rescoring agrees with exact search on the nearest", async () => {

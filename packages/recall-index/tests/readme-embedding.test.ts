@@ -3,8 +3,9 @@
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import {
-  embedBacklog,
   embedderFromEnvironment,
+  embeddingForSearch,
+  embedForIndex,
   fuseRanks,
   lexicalQuery,
   matchChunks,
@@ -30,11 +31,13 @@ describe("README embedding example", () => {
       })
       const progress: string[] = []
       const program = Effect.gen(function* () {
-        const { embedder, expandQuery, fusion } = yield* embedderFromEnvironment({})
-        if (embedder === undefined) return undefined
-        const backlog = yield* embedBacklog(embedder, {
+        const configured = yield* embedderFromEnvironment({})
+        const run = yield* embedForIndex(configured, {
           onProgress: (p) => progress.push(`${p.done}/${p.total}`),
         })
+        const { embedder, expandQuery, fusion } = yield* embeddingForSearch(configured)
+        if (embedder === undefined || run === undefined) return undefined
+        const backlog = run.report
         const query = "retry the frost cache policy"
         const lexical = yield* matchChunks(lexicalQuery(query), {
           limit: 100,
@@ -59,6 +62,9 @@ describe("README embedding example", () => {
       const out = await Effect.runPromise(program.pipe(Effect.provide(layers)))
       expect(out).toBeDefined()
       expect(out!.backlog.remaining).toBe(0)
+      // The search resolved the default to the space the index run embedded in.
+      expect(out!.backlog.fingerprint).toMatch(/^embedded\/use-lite\//)
+      expect(out!.vector.length).toBeGreaterThan(0)
       expect(progress.at(-1)).toBe(`${out!.backlog.total}/${out!.backlog.total}`)
       expect(out!.vector.length).toBeGreaterThan(0)
       expect(out!.fused.length).toBeGreaterThanOrEqual(Math.max(out!.lexical.length, 1))

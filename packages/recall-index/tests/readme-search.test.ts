@@ -1,11 +1,14 @@
 // The README "Search and navigation" example, run against the hand-written history (its Codex
-// payments session is on 2026-03-12) with the environment's default embedder.
+// payments session is on 2026-03-12), embedded as `baton recall index` embeds it (the default,
+// `auto`, picks USE-lite for a history this small) and searched with the default resolved.
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import {
   embedderFromEnvironment,
+  embeddingForSearch,
+  embedForIndex,
   expandAround,
-  grepRecords,
+  grepRecordsIsolated,
   recallDatabaseLayer,
   recentSessions,
   searchRecall,
@@ -14,11 +17,16 @@ import { defaultHistory, indexedHistory } from "./recall-fixtures.js"
 
 describe("README search example", () => {
   it("searches, expands, greps and lists recent sessions", async () => {
-    const { embedder: setupEmbedder } = await Effect.runPromise(embedderFromEnvironment({}))
-    const history = await indexedHistory(defaultHistory, setupEmbedder)
+    const history = await indexedHistory(defaultHistory)
     try {
+      const embedded = await history.run(
+        Effect.flatMap(embedderFromEnvironment({}), (configured) => embedForIndex(configured)),
+      )
+      expect(embedded?.report.fingerprint).toMatch(/^embedded\/use-lite\//)
       const program = Effect.gen(function* () {
-        const { embedder, reranker, expandQuery, fusion } = yield* embedderFromEnvironment({})
+        const { embedder, reranker, expandQuery, fusion } = yield* embeddingForSearch(
+          yield* embedderFromEnvironment({}),
+        )
         const found = yield* searchRecall(
           {
             query: "which retry policy did we pick",
@@ -38,7 +46,7 @@ describe("README search example", () => {
                 before: 1,
                 after: 2,
               })
-        const exact = yield* grepRecords({ pattern: "handlers=7", source: "codex" })
+        const exact = yield* grepRecordsIsolated({ pattern: "handlers=(7|8)", regex: true })
         const recent = yield* recentSessions({ limit: 5, scopeCwd: "/work/payments" })
         return { found, around, exact, recent }
       })

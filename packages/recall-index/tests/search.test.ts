@@ -106,8 +106,12 @@ describe("searchRecall", () => {
     const other = makeDeterministicEmbedder({ dim: 32, model: "other" })
     const result = await search({ query: "migration files" }, { embedder: other })
     expect(result.arms.vector.skipped).toContain("no vectors for deterministic:other:32")
+    // The index holds another space's vectors: the message names it (indexing again with the
+    // embedder that made them would not help; an unresolved default is the usual cause).
     expect(result.degraded).toBe(
-      "lexical only: no vectors for deterministic:other:32 yet (run baton recall index)",
+      `lexical only: no vectors for deterministic:other:32 yet: the index's vectors are ` +
+        `${embedder.info.fingerprint}'s (run baton recall index to embed with ` +
+        "deterministic:other:32; in code, embeddingForSearch resolves the default embedder to the index's)",
     )
     expect(result.hits.length).toBeGreaterThan(0)
   })
