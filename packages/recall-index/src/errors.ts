@@ -81,6 +81,12 @@ export class RecallStorageError extends Data.TaggedError("RecallStorageError")<{
         `the recall index at ${this.path} is busy: another process is writing it (an index run?); ` +
         "try again when it finishes ('baton recall status' shows a running index)"
       )
+    if (this.operation === "create-directory" && this.path === "") {
+      return (
+        "no directory was given for the recall index: set BATON_DATA_DIR (or pass dataDir) to a " +
+        "directory you can write (default: $XDG_DATA_HOME/baton, else ~/.local/share/baton)"
+      )
+    }
     if (this.operation === "create-directory") {
       const what = /EEXIST|ENOTDIR/.test(this.reason)
         ? "is not a directory (a file is in the way)"
@@ -113,6 +119,12 @@ export class RecallStorageError extends Data.TaggedError("RecallStorageError")<{
         `the recall index at ${this.path} is damaged (${this.reason}): move it aside and run ` +
         "'baton recall index' to build it again from the transcripts on disk (sessions whose " +
         "transcripts were deleted since are only in the damaged file)"
+      )
+    if (/unable to open database file|SQLITE_CANTOPEN|EISDIR/i.test(this.reason))
+      return (
+        `the recall index at ${this.path} cannot be opened (${this.reason}): it must be a ` +
+        `database file you can read and write, in ${where} (a directory of that name, or a ` +
+        "file you may not open, is in the way)"
       )
     if (/^written by a newer Baton/.test(this.reason))
       return (

@@ -4,12 +4,17 @@
 // is the maximum; a text size below its floor is the floor. And every tagged error of the package
 // has a message a program can print.
 import { Effect } from "effect"
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   EmbedderError,
   expandAround,
   grepRecords,
   grepRecordsIsolated,
+  RecallDatabase,
+  recallDatabaseLayer,
   recallStatus,
   recentSessions,
   searchRecall,
@@ -179,5 +184,31 @@ describe("error messages", () => {
     await expect(Effect.runPromise(Effect.fail(errors[1]!))).rejects.toThrow(
       "cannot read /h/a.jsonl: ENOENT",
     )
+  })
+
+  it("say what to do about a data directory that is empty, or a database that is a directory", async () => {
+    const open = (dataDir: string) =>
+      Effect.runPromise(
+        Effect.flip(
+          Effect.gen(function* () {
+            return yield* RecallDatabase
+          }).pipe(Effect.provide(recallDatabaseLayer({ dataDir }))),
+        ),
+      ).then((e) => e.message)
+    expect(await open("")).toBe(
+      "no directory was given for the recall index: set BATON_DATA_DIR (or pass dataDir) to a " +
+        "directory you can write (default: $XDG_DATA_HOME/baton, else ~/.local/share/baton)",
+    )
+    const dir = mkdtempSync(join(tmpdir(), "baton-dbdir-"))
+    try {
+      mkdirSync(join(dir, "recall-index.db"))
+      expect(await open(dir)).toMatch(
+        new RegExp(
+          `^the recall index at ${join(dir, "recall-index.db")} cannot be opened \\(.+\\): it must be a database file you can read and write`,
+        ),
+      )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
