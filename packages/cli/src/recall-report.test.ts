@@ -143,6 +143,7 @@ describe("recall reports", () => {
       },
       degraded: null,
       indexEmpty: false,
+      meaningOnly: null,
       applied: { source: null, scopeRoot: null, startDate: null, endDate: null, timezone: "UTC" },
     }
     expect(renderSearch(result)).toBe(
@@ -156,6 +157,10 @@ describe("recall reports", () => {
       ].join("\n"),
     )
     expect(renderSearch({ ...result, hits: [] })).toContain('No hits for "retry".')
+    // Hits by meaning alone carry the library's caution.
+    expect(renderSearch({ ...result, meaningOnly: "only the nearest by meaning" })).toContain(
+      "\nNote: only the nearest by meaning.\n",
+    )
     const filtered = (applied: Partial<RecallSearchResult["applied"]>) =>
       renderSearch({ ...result, hits: [], applied: { ...result.applied, ...applied } }).split(
         "\n",

@@ -131,6 +131,7 @@ export const renderSearch = (result: RecallSearchResult): string => {
     lines.push("")
   }
   if (result.degraded !== null) lines.push(`Note: ${result.degraded}.`)
+  if (result.meaningOnly !== null) lines.push(`Note: ${result.meaningOnly}.`)
   if (!result.arms.vector.ran && result.arms.vector.skipped !== "not requested") {
     lines.push(`Words only: ${result.arms.vector.skipped ?? "no vector search"}.`)
   }

@@ -406,7 +406,7 @@ export const recallSearchTool = defineBatonTool({
         end_date: r.applied.endDate,
         timezone: r.applied.timezone,
       },
-      note: r.indexEmpty ? await nothingIndexed() : null,
+      note: r.indexEmpty ? await nothingIndexed() : r.meaningOnly,
     })
   },
 })

@@ -232,6 +232,12 @@ export interface RecallSearchResult {
   readonly degraded: string | null
   /** True when the index holds no chunks at all ("nothing indexed yet"). */
   readonly indexEmpty: boolean
+  /**
+   * A caution for hits found by meaning alone: the words arm ran and no indexed text in scope
+   * holds a word of the query, yet there are hits (the vector arm always finds its nearest). They
+   * may be a paraphrase — what the vector arm is for — or unrelated. Null otherwise.
+   */
+  readonly meaningOnly: string | null
   /** The filters as applied. */
   readonly applied: {
     readonly source: TranscriptSource | null
@@ -771,11 +777,12 @@ export const searchRecall = (
       })
     }
 
+    const lexicalRan = arms.has("lexical")
     return {
       query,
       hits,
       arms: {
-        lexical: { ran: arms.has("lexical"), candidates: lexical.length },
+        lexical: { ran: lexicalRan, candidates: lexical.length },
         vector: {
           ran: vectorSkipped === null,
           candidates: vectorHits.length,
@@ -787,6 +794,11 @@ export const searchRecall = (
       },
       degraded: degradedBy.length === 0 ? null : degradedBy.join("; "),
       indexEmpty: anyChunk === undefined,
+      meaningOnly:
+        hits.length > 0 && lexicalRan && lexical.length === 0
+          ? "no indexed text in scope holds a word of the query: these hits are only the nearest " +
+            "by meaning (a paraphrase, or unrelated)"
+          : null,
       applied,
     }
   })

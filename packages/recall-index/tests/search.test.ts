@@ -102,6 +102,26 @@ describe("searchRecall", () => {
     expect(result.hits.every((h) => h.scores.vectorRank === null)).toBe(true)
   })
 
+  it("cautions when no indexed text holds a word of the query, and only then", async () => {
+    const nonsense = await search({ query: "zeppelin quokka", timezone: "UTC" })
+    expect(nonsense.arms.lexical).toEqual({ ran: true, candidates: 0 })
+    expect(nonsense.hits.length).toBeGreaterThan(0)
+    expect(nonsense.meaningOnly).toBe(
+      "no indexed text in scope holds a word of the query: these hits are only the nearest by " +
+        "meaning (a paraphrase, or unrelated)",
+    )
+    const found = await search({ query: "which database for the garden planner" })
+    expect(found.meaningOnly).toBeNull()
+    // The vector arm alone asked for: no words arm, no caution.
+    const vectorOnly = await search({ query: "zeppelin quokka", arms: ["vector"] })
+    expect(vectorOnly.hits.length).toBeGreaterThan(0)
+    expect(vectorOnly.meaningOnly).toBeNull()
+    // No hits, nothing to caution about.
+    const none = await search({ query: "zeppelin quokka" }, {})
+    expect(none.hits).toEqual([])
+    expect(none.meaningOnly).toBeNull()
+  })
+
   it("skips the vector arm for an embedder whose vectors do not exist yet", async () => {
     const other = makeDeterministicEmbedder({ dim: 32, model: "other" })
     const result = await search({ query: "migration files" }, { embedder: other })
