@@ -18,9 +18,12 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
+  readFileSync,
   rmSync,
   statSync,
+  unlinkSync,
   writeFileSync,
+  writeSync,
 } from "node:fs"
 import { basename, dirname, join, resolve } from "node:path"
 import { RECALL_DATABASE_FILE } from "./data-directory.js"
@@ -139,8 +142,10 @@ const openFile = (
       try {
         vec.load(db)
         registerRecallFunctions(db)
-        db.pragma("journal_mode = WAL")
+        // The busy timeout first: switching a new file to WAL takes a lock another process
+        // opening it at the same moment may hold.
         db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`)
+        db.pragma("journal_mode = WAL")
         db.pragma("foreign_keys = ON")
         db.pragma("synchronous = NORMAL")
         db.pragma("cache_size = -65536")
@@ -181,6 +186,139 @@ const newerSchema = (path: string, version: number): RecallStorageError =>
     path,
     reason: `written by a newer Baton (schema version ${version}; this one knows up to ${RECALL_SCHEMA_VERSION})`,
   })
+
+/** How long a process waits for another one's migration before it gives up. */
+const MIGRATION_WAIT_MS = 10 * 60_000
+
+const processAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: alive, another user's.
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** The lock's content (a pid) and whether it is stale (its process gone, or older than the wait). */
+const lockHolder = (lock: string): { content: string; stale: boolean } | undefined => {
+  try {
+    const content = readFileSync(lock, "utf8")
+    const pid = Number(content)
+    const age = Date.now() - statSync(lock).mtimeMs
+    const dead = Number.isInteger(pid) && pid > 0 && !processAlive(pid)
+    // A lock without a pid: its process died between creating and writing it.
+    const unwritten = content === "" && age > 5000
+    return { content, stale: dead || unwritten || age > MIGRATION_WAIT_MS }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Removes the stale lock holding `content`, under `<lock>.takeover` (created exclusively): two
+ * waiters that both saw it stale must not both remove it — the second would remove the lock the
+ * first has taken since. A takeover file left by a process that died in those microseconds is
+ * removed after a few seconds.
+ */
+const takeOver = (lock: string, content: string): boolean => {
+  const mutex = `${lock}.takeover`
+  try {
+    closeSync(openSync(mutex, "wx", 0o600))
+  } catch {
+    try {
+      if (Date.now() - statSync(mutex).mtimeMs > 5000) unlinkSync(mutex)
+    } catch {
+      // Gone meanwhile.
+    }
+    return false
+  }
+  try {
+    if (readFileSync(lock, "utf8") === content) unlinkSync(lock)
+  } catch {
+    // Released or taken over meanwhile.
+  } finally {
+    try {
+      unlinkSync(mutex)
+    } catch {
+      // Nothing to remove.
+    }
+  }
+  return true
+}
+
+/**
+ * Takes `<database>.migrate-lock` (created exclusively, holding this pid): SQLite has no lock that
+ * spans Kysely's migrations, and two processes opening a new or older index at once (several
+ * agent sessions starting together run the SessionStart hook each) would otherwise both migrate —
+ * one failing ("table meta already exists"), or worse, one re-running an earlier migration's
+ * statements after the other finished (schema version and triggers put back). A lock whose
+ * process is gone, or older than the wait, is taken over. Returns the release, or undefined when
+ * the lock cannot be created here (the migration then runs unguarded, and fails clearly if the
+ * directory is not writable).
+ */
+const takeMigrationLock = (
+  path: string,
+): Effect.Effect<(() => void) | undefined, RecallStorageError> =>
+  Effect.gen(function* () {
+    const lock = `${path}.migrate-lock`
+    const started = Date.now()
+    for (;;) {
+      try {
+        const fd = openSync(lock, "wx", 0o600)
+        try {
+          writeSync(fd, String(process.pid))
+        } finally {
+          closeSync(fd)
+        }
+        return () => {
+          try {
+            if (readFileSync(lock, "utf8") === String(process.pid)) unlinkSync(lock)
+          } catch {
+            // Gone already: nothing to release.
+          }
+        }
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") return undefined
+      }
+      const holder = lockHolder(lock)
+      if (holder === undefined) continue // released meanwhile
+      if (holder.stale) {
+        if (!takeOver(lock, holder.content)) yield* Effect.sleep("5 millis")
+        continue
+      }
+      if (Date.now() - started > MIGRATION_WAIT_MS) {
+        return yield* new RecallStorageError({
+          operation: "migrate",
+          path,
+          reason: `another Baton process (pid ${holder.content}) has been upgrading this index for ${Math.round(MIGRATION_WAIT_MS / 60_000)} minutes; try again when it finishes`,
+        })
+      }
+      yield* Effect.sleep("50 millis")
+    }
+  })
+
+/**
+ * Brings the file to the latest schema, one process at a time: under the migration lock, the
+ * stored version is read again, and a file another process migrated meanwhile is left as it is.
+ */
+const migrateOnce = (
+  kysely: () => Promise<Kysely<RecallTables>>,
+  sqlite: Database,
+  path: string,
+): Effect.Effect<void, RecallStorageError> =>
+  Effect.acquireUseRelease(
+    takeMigrationLock(path),
+    () => {
+      const version = storedSchemaVersion(sqlite)
+      if (version === RECALL_SCHEMA_VERSION) return Effect.void
+      if (version !== undefined && version > RECALL_SCHEMA_VERSION) {
+        return Effect.fail(newerSchema(path, version))
+      }
+      return migrate(kysely, path)
+    },
+    (release) => Effect.sync(() => release?.()),
+  )
 
 const migrate = (
   kysely: () => Promise<Kysely<RecallTables>>,
@@ -255,7 +393,9 @@ export const openRecallDatabase = (
         return yield* newerSchema(path, version)
       }
       if (version !== RECALL_SCHEMA_VERSION) {
-        yield* migrate(builder.get, path).pipe(Effect.tapError(() => closeHandle(builder, sqlite)))
+        yield* migrateOnce(builder.get, sqlite, path).pipe(
+          Effect.tapError(() => closeHandle(builder, sqlite)),
+        )
       }
       return { shape, builder }
     }),
