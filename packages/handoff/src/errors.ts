@@ -40,6 +40,7 @@ const secretLabels: { readonly [K in SecretKind]: string } = {
   jwt: "a JSON Web Token",
   "bearer-token": "a bearer token",
   "credential-assignment": "a password, secret or token assignment",
+  "url-password": "a password in a URL",
 }
 
 /** The handoff's canonical encoding exceeds the byte limit. */

@@ -91,6 +91,39 @@ describe("findSecrets: token shapes", () => {
   })
 })
 
+describe("findSecrets: URL passwords", () => {
+  const found: ReadonlyArray<readonly [string, string]> = [
+    ["postgres://admin:S3cr3tPassw0rd@db.internal:5432/prod", "S3cr3tPassw0rd"],
+    ["DATABASE_URL=mysql://app:p4ss-w0rd!@10.0.0.5/app", "p4ss-w0rd!"],
+    ["git clone https://bot:ghs9x8y7z6w5v4@github.example/org/repo.git", "ghs9x8y7z6w5v4"],
+    ["redis://:hunter2hunter2@cache:6379/0", "hunter2hunter2"],
+  ]
+  for (const [text, value] of found) {
+    it(`flags only the password in ${JSON.stringify(text)}`, () => {
+      const start = text.indexOf(value)
+      expect(findSecrets(text)).toStrictEqual([
+        { kind: "url-password", start, end: start + value.length },
+      ])
+      expect(maskSecrets(text)).toBe(text.replace(value, "[redacted url-password]"))
+    })
+  }
+
+  const quiet = [
+    "https://example.test/path",
+    "postgres://user@db/app",
+    "postgres://user:pass@db/app", // a placeholder: too short
+    "postgres://user:${DB_PASSWORD}@db/app",
+    "postgres://user:<password>@db/app",
+    "see http://host:8080/x and mail me@example.test",
+    "a://b:c@",
+  ]
+  for (const text of quiet) {
+    it(`stays quiet on ${JSON.stringify(text)}`, () => {
+      expect(findSecrets(text)).toStrictEqual([])
+    })
+  }
+})
+
 describe("findSecrets: credential assignments", () => {
   const found: ReadonlyArray<readonly [string, string]> = [
     ["password=hunter2x", "hunter2x"],

@@ -19,6 +19,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { wholeNumber } from "./input-numbers.js"
+import { maskTranscriptText } from "./secret-masking.js"
 import * as Schema from "effect/Schema"
 import type { Embedder, Reranker } from "./embedder.js"
 import type { FusionPlan } from "./embedder-config.js"
@@ -311,6 +312,9 @@ export const searchRecall = (
       })
     }
     const k = yield* wholeNumber("k", input.k, { fallback: 10, least: 1, most: 100 })
+    // What the embedder and reranker see (a remote one leaves the machine): the query with its
+    // secrets masked, as every indexed text is.
+    const maskedQuery = maskTranscriptText(query).text
     const perSession = yield* wholeNumber("perSession", input.perSession, {
       fallback: 3,
       least: 1,
@@ -422,7 +426,7 @@ export const searchRecall = (
         // Words only, though an embedder is configured: the caller is told, as for a failing one.
         degradedBy.push(`lexical only: ${vectorSkipped}`)
       } else {
-        const embedded = yield* Effect.result(embedder.embedQuery(query))
+        const embedded = yield* Effect.result(embedder.embedQuery(maskedQuery))
         if (embedded._tag === "Failure") {
           vectorSkipped = `the embedder failed: ${embedded.failure.reason}`
           degradedBy.push(`lexical only: ${embedded.failure.reason}`)
@@ -605,7 +609,7 @@ export const searchRecall = (
       yield* loadTexts(head.map((r) => r.row.chunk_id))
       const result = yield* Effect.result(
         reranker.rerank(
-          query,
+          maskedQuery,
           head.map((r) => textOf(r.row.chunk_id)),
           depth,
         ),

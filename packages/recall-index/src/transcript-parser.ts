@@ -38,8 +38,10 @@ import { TurnAssembler } from "./turn-assembler.js"
  * a different turn split or text): the next index run then reads every transcript still on disk
  * again whole (`files.parser_version`, schema 10); vectors are reused by content hash, so only
  * new text is embedded. Transcripts deleted since keep what the earlier parser made of them.
+ *
+ * 2: passwords in URLs (`postgres://user:pw@host`) are masked.
  */
-export const TRANSCRIPT_PARSER_VERSION = 1
+export const TRANSCRIPT_PARSER_VERSION = 2
 
 const uuidIn = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/i
 

@@ -136,6 +136,36 @@ describe("searchRecall", () => {
     expect(result.hits.length).toBeGreaterThan(0)
   })
 
+  it("masks secrets in the query before the embedder and reranker see it", async () => {
+    const seen: Array<string> = []
+    const spying: Embedder = {
+      ...embedder,
+      embedQuery: (text) => {
+        seen.push(text)
+        return embedder.embedQuery(text)
+      },
+    }
+    const reranker: Reranker = {
+      provider: "test",
+      model: "spy",
+      rerank: (query, documents) => {
+        seen.push(query)
+        return Effect.succeed(documents.map((_, index) => ({ index, score: 0 })))
+      },
+    }
+    const secret = "postgres://admin:S3cr3tPassw0rd@db.internal/prod"
+    await search(
+      { query: `retry policy ${secret} password=hunter2hunter2` },
+      { embedder: spying, reranker },
+    )
+    expect(seen).toHaveLength(2)
+    for (const text of seen) {
+      expect(text).toBe(
+        "retry policy postgres://admin:[redacted url-password]@db.internal/prod password=[redacted credential-assignment]",
+      )
+    }
+  })
+
   it("degrades to lexical when the embedder fails", async () => {
     const broken: Embedder = {
       ...embedder,
