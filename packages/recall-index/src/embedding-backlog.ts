@@ -217,7 +217,15 @@ const drain = (
           groups,
           (group) =>
             embedder.embedDocuments(group.map((t) => t.text)).pipe(
-              Effect.flatMap((vectors) => checkVectors(info.provider, info.dim, group, vectors)),
+              Effect.flatMap((vectors) =>
+                checkVectors(
+                  info.provider,
+                  info.dim,
+                  info.provider === "voyage" || info.provider === "openai-compatible",
+                  group,
+                  vectors,
+                ),
+              ),
               Effect.flatMap((vectors) =>
                 Effect.flatMap(Clock.currentTimeMillis, (now) =>
                   Effect.try({
@@ -290,6 +298,8 @@ const drain = (
 const checkVectors = (
   provider: string,
   dim: number,
+  /** An embedding service (Voyage, an OpenAI-compatible endpoint), not a model in this process. */
+  service: boolean,
   group: ReadonlyArray<BacklogText>,
   vectors: ReadonlyArray<Float32Array>,
 ): Effect.Effect<ReadonlyArray<Float32Array>, EmbedderError> => {
@@ -300,9 +310,14 @@ const checkVectors = (
   }
   for (const v of vectors) {
     if (v.length !== dim) return bad(`a vector has ${v.length} dimensions, expected ${dim}`)
+    let zero = true
     for (let i = 0; i < v.length; i++) {
       if (!Number.isFinite(v[i])) return bad("a vector holds a non-finite value")
+      if (v[i] !== 0) zero = false
     }
+    // No direction: stored, it would be as near to every query as any other. A model in this
+    // process may mean it (a text of no word it knows); a service answering so is broken.
+    if (zero && service) return bad("a vector is all zeros")
   }
   return Effect.succeed(vectors)
 }

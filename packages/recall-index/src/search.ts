@@ -430,6 +430,10 @@ export const searchRecall = (
         if (embedded._tag === "Failure") {
           vectorSkipped = `the embedder failed: ${embedded.failure.reason}`
           degradedBy.push(`lexical only: ${embedded.failure.reason}`)
+        } else if (embedded.success.every((x) => x === 0 || !Number.isFinite(x))) {
+          // No direction (a query of no word the model knows, or a broken answer): every chunk
+          // would be as near as any other.
+          vectorSkipped = "the query has no vector (no word the embedder knows)"
         } else {
           const scoped = filters.all.args.length > 0 || filters.all.sql !== "1 = 1"
           const within = scoped

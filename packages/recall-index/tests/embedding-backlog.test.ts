@@ -272,6 +272,26 @@ describe("embedBacklog", () => {
     expect(await facts(dataDir, inner.info.fingerprint)).toMatchObject({ keys: 0, vectors: 0 })
   })
 
+  it("refuses all-zero vectors from an embedding service, not from a model in this process", async () => {
+    const dataDir = await freshIndex("zero-vectors")
+    const inner = makeDeterministicEmbedder({ dim: 64 })
+    const zeros = (provider: string): Embedder => ({
+      ...inner,
+      info: { ...inner.info, provider },
+      embedDocuments: (t) => Effect.succeed(t.map(() => new Float32Array(64))),
+    })
+    const error = await withIndex(dataDir, Effect.flip(embedBacklog(zeros("openai-compatible"))))
+    expect(error).toMatchObject({
+      _tag: "EmbedderError",
+      failure: "bad_response",
+      reason: "a vector is all zeros",
+    })
+    expect(await facts(dataDir, inner.info.fingerprint)).toMatchObject({ keys: 0, vectors: 0 })
+    // A local model's zero vector (a text of no word it knows) is stored as it is.
+    const local = await withIndex(dataDir, embedBacklog(zeros("embedded")))
+    expect(local.remaining).toBe(0)
+  })
+
   it("switching embedder re-embeds everything into a new space, keeps the old one, and switching back reuses it", async () => {
     const dataDir = await freshIndex("switch")
     const a = makeDeterministicEmbedder({ dim: 64, model: "a" })

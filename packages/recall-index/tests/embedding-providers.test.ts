@@ -103,6 +103,29 @@ describe("Voyage (voyageai client against a loopback /v1)", () => {
     expect(error).toMatchObject({ failure: "bad_response" })
   })
 
+  it("refuses vectors holding nulls, quietly: the client's schema warnings are muted", async () => {
+    const warned: Array<unknown> = []
+    const warn = console.warn
+    console.warn = (...args: Array<unknown>) => void warned.push(args[0])
+    try {
+      const withNulls = [null, ...Array.from({ length: 15 }, () => 0.25)]
+      fake.script.push({
+        status: 200,
+        body: { object: "list", data: [{ object: "embedding", embedding: withNulls, index: 0 }] },
+      })
+      const error = await Effect.runPromise(Effect.flip(voyage().embedDocuments(["a"])))
+      expect(error).toMatchObject({
+        failure: "bad_response",
+        reason: "Voyage returned a vector holding values that are not numbers",
+      })
+      // Other warnings still pass, and the console is itself again after the call.
+      console.warn("unrelated")
+    } finally {
+      console.warn = warn
+    }
+    expect(warned).toEqual(["unrelated"])
+  })
+
   it("the cost guard refuses before anything is sent", async () => {
     const embedder = voyage({ tokenBudget: 5 })
     const error = await Effect.runPromise(Effect.flip(embedder.embedDocuments(["x".repeat(100)])))

@@ -166,6 +166,19 @@ describe("searchRecall", () => {
     }
   })
 
+  it("skips the vector arm for a query vector with no direction", async () => {
+    const blank: Embedder = {
+      ...embedder,
+      embedQuery: () => Effect.succeed(new Float32Array(embedder.info.dim)),
+    }
+    const result = await search({ query: "frost dates postcode" }, { embedder: blank })
+    expect(result.arms.vector).toMatchObject({
+      ran: false,
+      skipped: "the query has no vector (no word the embedder knows)",
+    })
+    expect(result.hits[0]?.text).toContain("Frost dates come from a lookup table")
+  })
+
   it("degrades to lexical when the embedder fails", async () => {
     const broken: Embedder = {
       ...embedder,

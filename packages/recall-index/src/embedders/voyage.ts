@@ -74,6 +74,34 @@ const clientOf = (options: VoyageOptions): (() => Promise<VoyageAIClient>) => {
   }
 }
 
+/**
+ * Runs a call of the client with its schema warnings muted. The client validates answers but lets
+ * a bad one through, printing "Failed to validate." and one line per bad value to the console (a
+ * batch of vectors holding nulls printed 36 866 lines); this module checks what it uses and fails
+ * the call itself (`bad_response`). Other console output passes; the console is restored when the
+ * last call in flight ends.
+ */
+let muted = 0
+let consoleWarn: typeof console.warn | undefined
+const withSchemaWarningsMuted = async <A>(call: () => Promise<A>): Promise<A> => {
+  if (muted++ === 0) {
+    const original = console.warn
+    consoleWarn = original
+    console.warn = (...args: Array<unknown>) => {
+      if (typeof args[0] === "string" && args[0].startsWith("Failed to validate.")) return
+      original.apply(console, args)
+    }
+  }
+  try {
+    return await call()
+  } finally {
+    if (--muted === 0 && consoleWarn !== undefined) {
+      console.warn = consoleWarn
+      consoleWarn = undefined
+    }
+  }
+}
+
 const bodyDetail = (body: unknown): string => {
   if (body === undefined || body === null) return ""
   const text = typeof body === "string" ? body : JSON.stringify(body)
@@ -156,9 +184,11 @@ export const makeVoyageEmbedder = (options: VoyageOptions): Embedder => {
           attempt(
             (signal) =>
               client().then((c) =>
-                c.embed(
-                  { input: [...batch], model, inputType, outputDimension: dim },
-                  { abortSignal: signal },
+                withSchemaWarningsMuted(() =>
+                  c.embed(
+                    { input: [...batch], model, inputType, outputDimension: dim },
+                    { abortSignal: signal },
+                  ),
                 ),
               ),
             timeoutMs,
@@ -170,12 +200,20 @@ export const makeVoyageEmbedder = (options: VoyageOptions): Embedder => {
           batch.length,
         )
         const data = response.data ?? []
+        let notNumbers = false
         data.forEach((item, position) => {
           const index = item.index ?? position
           if (item.embedding !== undefined && index >= 0 && index < batch.length) {
+            // The client lets nulls and strings through (see withSchemaWarningsMuted).
+            if (!item.embedding.every((x) => typeof x === "number")) notNumbers = true
             out[index] = normalizeVector(Float32Array.from(item.embedding))
           }
         })
+        if (notNumbers) {
+          return Effect.fail(
+            badResponse("Voyage returned a vector holding values that are not numbers"),
+          )
+        }
         if (data.length !== batch.length || out.some((v) => v === undefined)) {
           return Effect.fail(badResponse(`asked for ${batch.length} vectors, got ${data.length}`))
         }
@@ -223,14 +261,16 @@ export const makeVoyageReranker = (options: VoyageOptions): Reranker => {
                 attempt(
                   (signal) =>
                     client().then((c) =>
-                      c.rerank(
-                        {
-                          query,
-                          documents: [...documents],
-                          model,
-                          topK: Math.max(1, Math.min(documents.length, topK)),
-                        },
-                        { abortSignal: signal },
+                      withSchemaWarningsMuted(() =>
+                        c.rerank(
+                          {
+                            query,
+                            documents: [...documents],
+                            model,
+                            topK: Math.max(1, Math.min(documents.length, topK)),
+                          },
+                          { abortSignal: signal },
+                        ),
                       ),
                     ),
                   timeoutMs,
@@ -242,7 +282,8 @@ export const makeVoyageReranker = (options: VoyageOptions): Reranker => {
               for (const item of response.data ?? []) {
                 if (
                   item.index === undefined ||
-                  item.relevanceScore === undefined ||
+                  typeof item.relevanceScore !== "number" ||
+                  !Number.isFinite(item.relevanceScore) ||
                   item.index < 0 ||
                   item.index >= documents.length
                 ) {
