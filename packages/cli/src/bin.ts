@@ -2,7 +2,8 @@
 /**
  * The `baton` executable. Guarantees: imports only the parser, the command tree and the failure
  * reporter up front (no effect, no MCP SDK, no SQLite); commands load their modules on demand.
- * A closed stdout (`baton doctor | head -1`) ends the process quietly.
+ * A closed stdout (`baton doctor | head -1`) ends the process quietly; a finished command ends it
+ * once its output is written, whatever timers a library left running.
  */
 import { processCliIo } from "./cli-io.js"
 import { runCli } from "./run-cli.js"
@@ -12,4 +13,16 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error
 })
 
-process.exitCode = await runCli(process.argv.slice(2), processCliIo())
+const code = await runCli(process.argv.slice(2), processCliIo())
+process.exitCode = code
+
+// The command is done. A library's timer can outlive it by minutes (an HTTP client's own request
+// timeout, left running when Baton gave up on a provider that does not answer): once the output
+// is written, the process ends instead of waiting for it.
+const written = (stream: NodeJS.WriteStream): Promise<void> =>
+  new Promise((resolve) => {
+    if (stream.destroyed || !stream.writable) resolve()
+    else stream.write("", () => resolve())
+  })
+await Promise.all([written(process.stdout), written(process.stderr)])
+process.exit(code)

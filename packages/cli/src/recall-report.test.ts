@@ -157,6 +157,14 @@ describe("recall reports", () => {
       ].join("\n"),
     )
     expect(renderSearch({ ...result, hits: [] })).toContain('No hits for "retry".')
+    // A vector skip the degraded note already names is said once.
+    const skippedTwice = renderSearch({
+      ...result,
+      degraded: "lexical only: no vectors for x yet",
+      arms: { ...result.arms, vector: { ...result.arms.vector, skipped: "no vectors for x yet" } },
+    })
+    expect(skippedTwice).toContain("Note: lexical only: no vectors for x yet.")
+    expect(skippedTwice).not.toContain("Words only")
     // Hits by meaning alone carry the library's caution.
     expect(renderSearch({ ...result, meaningOnly: "only the nearest by meaning" })).toContain(
       "\nNote: only the nearest by meaning.\n",

@@ -132,8 +132,14 @@ export const renderSearch = (result: RecallSearchResult): string => {
   }
   if (result.degraded !== null) lines.push(`Note: ${result.degraded}.`)
   if (result.meaningOnly !== null) lines.push(`Note: ${result.meaningOnly}.`)
-  if (!result.arms.vector.ran && result.arms.vector.skipped !== "not requested") {
-    lines.push(`Words only: ${result.arms.vector.skipped ?? "no vector search"}.`)
+  const skipped = result.arms.vector.skipped ?? "no vector search"
+  // Said once: a skip the degraded note already names is not repeated.
+  if (
+    !result.arms.vector.ran &&
+    skipped !== "not requested" &&
+    !(result.degraded ?? "").includes(skipped)
+  ) {
+    lines.push(`Words only: ${skipped}.`)
   }
   return `${lines.join("\n").replace(/\n+$/, "")}\n`
 }

@@ -4,6 +4,8 @@
 // --background (returns at once, a detached child indexes under the lock) and --watch (picks up
 // a new transcript, stops cleanly on SIGINT). Needs `npx tsc -b packages/cli`.
 import { spawn } from "node:child_process"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import {
   appendFileSync,
   existsSync,
@@ -294,6 +296,34 @@ describe("baton recall with history", () => {
     // The default (`auto`) embeds a history this small with USE-lite.
     expect(report.embedding.fingerprint).toMatch(/^embedded\/use-lite\//)
   }, 120_000)
+
+  it("answers by words when the embedding service does not answer, and exits at once", async () => {
+    // Accepts connections and never answers (a hung provider).
+    const hung = createServer(() => undefined)
+    await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve))
+    const { port } = hung.address() as AddressInfo
+    try {
+      const started = Date.now()
+      const search = await runBaton(["recall", "search", "database garden planner retry policy"], {
+        env: {
+          ...env,
+          BATON_EMBEDDER: "voyage",
+          VOYAGE_API_KEY: "test-key",
+          BATON_VOYAGE_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        },
+      })
+      const took = Date.now() - started
+      expect(search.code, search.stderr).toBe(0)
+      expect(search.stdout).toContain("Which database did we pick for the garden planner?")
+      expect(search.stdout).toContain("not reranked: voyage did not rerank within 6000 ms")
+      // The query's embedding and the rerank each get 6 s; then the process ends, though the
+      // HTTP client's own 90 s request timer is still running.
+      expect(took).toBeLessThan(30_000)
+    } finally {
+      hung.close()
+      hung.closeAllConnections?.()
+    }
+  }, 60_000)
 
   it("searches by words alone when embeddings are off", async () => {
     const search = await runBaton(["recall", "search", "which database garden planner", "--json"], {

@@ -68,7 +68,27 @@ export interface RecallSearchInput extends RecallFilters {
   readonly textChars?: number | undefined
   /** Longest snippet; default 240 characters. */
   readonly snippetChars?: number | undefined
+  /**
+   * How long the query's embedding, and then the rerank, may each take before the search goes on
+   * without it (reported in `degraded`); default {@link SEARCH_PROVIDER_TIMEOUT_MS}. A remote
+   * provider that is down or hung would otherwise hold a search through its retries.
+   */
+  readonly providerTimeoutMs?: number | undefined
 }
+
+/** Default of {@link RecallSearchInput.providerTimeoutMs}. */
+export const SEARCH_PROVIDER_TIMEOUT_MS = 6000
+
+/** `effect`, failing with `reason` when it has not finished within `ms` (it is interrupted). */
+const within = <A, E>(
+  effect: Effect.Effect<A, E>,
+  ms: number,
+  reason: string,
+): Effect.Effect<A, E | { readonly reason: string }> =>
+  Effect.timeoutOrElse(effect, {
+    duration: ms,
+    orElse: () => Effect.fail({ reason }),
+  })
 
 /**
  * How the vector arm applies filters: `prefilter` restricts the KNN to the filtered chunks
@@ -312,6 +332,11 @@ export const searchRecall = (
       })
     }
     const k = yield* wholeNumber("k", input.k, { fallback: 10, least: 1, most: 100 })
+    const providerTimeoutMs = yield* wholeNumber("providerTimeoutMs", input.providerTimeoutMs, {
+      fallback: SEARCH_PROVIDER_TIMEOUT_MS,
+      least: 1,
+      most: 600_000,
+    })
     // What the embedder and reranker see (a remote one leaves the machine): the query with its
     // secrets masked, as every indexed text is.
     const maskedQuery = maskTranscriptText(query).text
@@ -426,7 +451,13 @@ export const searchRecall = (
         // Words only, though an embedder is configured: the caller is told, as for a failing one.
         degradedBy.push(`lexical only: ${vectorSkipped}`)
       } else {
-        const embedded = yield* Effect.result(embedder.embedQuery(maskedQuery))
+        const embedded = yield* Effect.result(
+          within(
+            embedder.embedQuery(maskedQuery),
+            providerTimeoutMs,
+            `${embedder.info.provider} did not embed the query within ${providerTimeoutMs} ms`,
+          ),
+        )
         if (embedded._tag === "Failure") {
           vectorSkipped = `the embedder failed: ${embedded.failure.reason}`
           degradedBy.push(`lexical only: ${embedded.failure.reason}`)
@@ -612,10 +643,14 @@ export const searchRecall = (
       const head = ranked.slice(0, depth)
       yield* loadTexts(head.map((r) => r.row.chunk_id))
       const result = yield* Effect.result(
-        reranker.rerank(
-          maskedQuery,
-          head.map((r) => textOf(r.row.chunk_id)),
-          depth,
+        within(
+          reranker.rerank(
+            maskedQuery,
+            head.map((r) => textOf(r.row.chunk_id)),
+            depth,
+          ),
+          providerTimeoutMs,
+          `${reranker.provider} did not rerank within ${providerTimeoutMs} ms`,
         ),
       )
       if (result._tag === "Failure") degradedBy.push(`not reranked: ${result.failure.reason}`)

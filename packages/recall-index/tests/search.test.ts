@@ -179,6 +179,22 @@ describe("searchRecall", () => {
     expect(result.hits[0]?.text).toContain("Frost dates come from a lookup table")
   })
 
+  it("goes on without an embedder or reranker that does not answer in time", async () => {
+    const hung: Embedder = { ...embedder, embedQuery: () => Effect.never }
+    const slowReranker: Reranker = { provider: "test", model: "hung", rerank: () => Effect.never }
+    const started = Date.now()
+    const result = await search(
+      { query: "frost dates postcode", providerTimeoutMs: 100 },
+      { embedder: hung, reranker: slowReranker },
+    )
+    expect(Date.now() - started).toBeLessThan(5000)
+    expect(result.degraded).toBe(
+      `lexical only: ${embedder.info.provider} did not embed the query within 100 ms; ` +
+        "not reranked: test did not rerank within 100 ms",
+    )
+    expect(result.hits[0]?.text).toContain("Frost dates come from a lookup table")
+  })
+
   it("degrades to lexical when the embedder fails", async () => {
     const broken: Embedder = {
       ...embedder,
