@@ -378,7 +378,16 @@ const runIndex = (
     const seen = new Set(discovery.files.map((f) => f.path))
     const searched = (source: string) =>
       options.sources === undefined || options.sources.some((s) => s === source)
-    const vanished = [...stored.values()].filter((r) => !seen.has(r.path) && searched(r.source))
+    // A file under a directory discovery could not read (EACCES, EIO, …), or one it could not
+    // stat, may well still be there: it is not gone, and prune must not take its history.
+    const unreadable = discovery.problems
+      .filter((p) => p.code !== "ENOENT")
+      .map((p) => p.path.replace(/\/+$/, ""))
+    const hidden = (path: string) =>
+      unreadable.some((dir) => path === dir || path.startsWith(`${dir}/`))
+    const vanished = [...stored.values()].filter(
+      (r) => !seen.has(r.path) && searched(r.source) && !hidden(r.path),
+    )
     let moved = 0
     for (const file of discovery.files) {
       if (stored.has(file.path)) continue
