@@ -128,8 +128,9 @@ const failed = (ctx: Context, error: TaggedFailure): CommandOutcome => ({
   error,
   json: ctx.json,
 })
-const printJson = (ctx: Context, value: Record<string, unknown>): void =>
-  ctx.io.stdout(`${JSON.stringify({ ok: true, ...value })}\n`)
+/** One JSON object on stdout; `ok` is false when the command exits non-zero (default true). */
+const printJson = (ctx: Context, value: Record<string, unknown>, ok = true): void =>
+  ctx.io.stdout(`${JSON.stringify({ ok, ...value })}\n`)
 
 const layers = (ctx: Context) =>
   Layer.mergeAll(
@@ -471,11 +472,16 @@ const indexOnce = async (
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms)
-    signal.addEventListener("abort", () => {
+    const wake = () => {
       clearTimeout(timer)
       resolve()
-    })
+    }
+    // The listener goes with the sleep: `--watch` sleeps on one signal between all its rounds.
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", wake)
+      resolve()
+    }, ms)
+    signal.addEventListener("abort", wake, { once: true })
   })
 
 /** Runs `baton recall index`. */
@@ -511,7 +517,11 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
     progressSetting === "1" ||
     (progressSetting !== "0" && process.stderr.isTTY === true && !ctx.json && !quiet)
   const configured = has(invocation, "no-embed") ? {} : await configuredEmbedding(ctx)
-  if (configured.problem !== undefined) return failed(ctx, configured.problem)
+  // A provider that cannot be reached while it is set up (an endpoint's dimension probe) does not
+  // stop the words from being indexed: the run indexes, then reports the embedding as failed.
+  const setupFailure = configured.problem?._tag === "EmbedderError" ? configured.problem : undefined
+  if (configured.problem !== undefined && setupFailure === undefined)
+    return failed(ctx, configured.problem)
   const sources = source === undefined ? undefined : [source]
 
   const controller = new AbortController()
@@ -548,7 +558,16 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
           if (!watch) return completed(0)
         } else return result
       } else {
-        const outcome = reportRun(ctx, result, quiet, watch, runs)
+        const run: RunResult =
+          setupFailure === undefined
+            ? result
+            : {
+                ...result,
+                embedding: null,
+                embeddingNote: `Embedding failed (${setupFailure._tag}: ${setupFailure.message ?? ""}); search uses words only until the next run.`,
+                embeddingFailed: true,
+              }
+        const outcome = reportRun(ctx, run, quiet, watch, runs)
         if (!watch) return outcome
       }
       if (controller.signal.aborted) break
@@ -579,14 +598,19 @@ const reportRun = (
   const empty = report.discovered === 0
   const exitCode = result.embeddingFailed || report.failed.length > 0 ? 1 : 0
   if (ctx.json) {
-    printJson(ctx, {
-      index: report,
-      embedding: result.embedding,
-      embeddingNote: result.embeddingNote,
-      empty,
-      databasePath: ctx.databasePath,
-      roots,
-    })
+    // `ok` follows the exit code: an index run whose embedding or a file failed is not ok.
+    printJson(
+      ctx,
+      {
+        index: report,
+        embedding: result.embedding,
+        embeddingNote: result.embeddingNote,
+        empty,
+        databasePath: ctx.databasePath,
+        roots,
+      },
+      exitCode === 0,
+    )
     return completed(exitCode)
   }
   const changed =
@@ -705,6 +729,17 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
             ]
               .filter((x) => x !== null)
               .join("; "),
+            // An embedder is configured; it could not be set up (the note says why).
+            arms: {
+              ...result.value.arms,
+              vector: {
+                ...result.value.arms.vector,
+                skipped:
+                  result.value.arms.vector.skipped === "no embedder configured"
+                    ? "embedder configuration"
+                    : result.value.arms.vector.skipped,
+              },
+            },
           }
     if (search.indexEmpty) return await printNothingIndexed(ctx, { ...search })
     if (ctx.json) printJson(ctx, { ...search })

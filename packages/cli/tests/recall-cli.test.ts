@@ -325,6 +325,64 @@ describe("baton recall with history", () => {
     }
   }, 60_000)
 
+  it("says ok: false in --json when the index run's embedding fails (exit 1)", async () => {
+    const refusing = createServer((_req, res) => {
+      res.writeHead(401, { "content-type": "application/json" })
+      res.end(JSON.stringify({ detail: "Provided API key is invalid." }))
+    })
+    await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", resolve))
+    const { port } = refusing.address() as AddressInfo
+    try {
+      const run = await runBaton(["recall", "index", "--json"], {
+        env: {
+          ...env,
+          BATON_EMBEDDER: "voyage",
+          VOYAGE_API_KEY: "wrong-key",
+          BATON_VOYAGE_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        },
+      })
+      expect(run.code).toBe(1)
+      const out = json(run.stdout)
+      expect(out.ok).toBe(false)
+      expect(out.embeddingNote).toMatch(/unauthorized/)
+    } finally {
+      refusing.close()
+    }
+  }, 60_000)
+
+  it("indexes the words when the endpoint cannot be set up, then reports the embedding failed", async () => {
+    const refusing = createServer((_req, res) => {
+      res.writeHead(401, { "content-type": "application/json" })
+      res.end(JSON.stringify({ error: { message: "bad key" } }))
+    })
+    await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", resolve))
+    const { port } = refusing.address() as AddressInfo
+    const fresh = homeWithHistory("probe-fails").env
+    const endpoint = {
+      ...fresh,
+      BATON_EMBEDDER: "openai",
+      BATON_EMBEDDINGS_URL: `http://127.0.0.1:${port}`,
+      BATON_EMBEDDINGS_MODEL: "m",
+    }
+    try {
+      const run = await runBaton(["recall", "index", "--json"], { env: endpoint })
+      expect(run.code).toBe(1)
+      const out = json(run.stdout)
+      expect(out).toMatchObject({ ok: false, index: { indexedNew: 2 } })
+      expect(out.embeddingNote).toMatch(/^Embedding failed \(EmbedderError: .*unauthorized/)
+      const search = await runBaton(["recall", "search", "garden planner database"], {
+        env: endpoint,
+      })
+      expect(search.stdout).toContain("Which database did we pick for the garden planner?")
+      expect(search.stdout).toMatch(
+        /Note: embedder configuration: the openai-compatible embedder failed/,
+      )
+      expect(search.stdout).not.toContain("Words only")
+    } finally {
+      refusing.close()
+    }
+  }, 60_000)
+
   it("searches by words alone when embeddings are off", async () => {
     const search = await runBaton(["recall", "search", "which database garden planner", "--json"], {
       env: { ...env, BATON_EMBEDDER: "none" },
@@ -803,9 +861,12 @@ describe("baton recall index modes", () => {
         ]),
       )
       await waitFor(/1 appended/)
+      // More than ten rounds: each used to leave an abort listener on the watch's signal.
+      await new Promise((r) => setTimeout(r, 11_500))
       child.kill("SIGINT")
       expect(await exited).toBe(0)
       expect(stderr).toContain("Stopped watching.")
+      expect(stderr).not.toContain("MaxListenersExceededWarning")
     } finally {
       child.kill("SIGKILL")
     }

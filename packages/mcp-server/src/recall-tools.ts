@@ -81,7 +81,13 @@ const withIndex = async <A>(
   if (!existsSync(join(dir, recall.RECALL_DATABASE_FILE))) return undefined
   connections ??= recall.makeRecallDatabasePool()
   const result = await Effect.runPromise(
-    Effect.result(read(recall).pipe(Effect.provide(connections.layer({ dataDir: dir })))),
+    Effect.result(
+      read(recall).pipe(
+        Effect.provide(connections.layer({ dataDir: dir })),
+        // Whether an index run's process is alive (`recall_status`'s `indexing`).
+        Effect.provide(recall.nodeIndexerProcessLayer),
+      ),
+    ),
   )
   return result._tag === "Success" ? toolSuccess(result.success) : toolFailure(result.failure)
 }

@@ -100,7 +100,11 @@ export const embedderSelection = (
     : autoChoiceForIndex(limits).pipe(Effect.map((auto) => ({ ...selection, auto, limits })))
 }
 
-/** The embedded embedder whose space the index was last embedded in (`use-static` if none). */
+/**
+ * The embedded embedder whose space the index was last embedded in (`use-static` if none). When
+ * the last embedding run used another provider (Voyage, an endpoint) and the configuration is back
+ * to `auto`, the embedded space that holds vectors — the newest — is the one to search.
+ */
 export const autoChoiceForSearch: Effect.Effect<
   EmbeddedEmbedderName,
   RecallStorageError,
@@ -108,11 +112,25 @@ export const autoChoiceForSearch: Effect.Effect<
 > = Effect.gen(function* () {
   const db = yield* RecallDatabase
   const active = yield* Effect.try({
-    try: () =>
-      db.sqlite
+    try: () => {
+      const last = db.sqlite
         .prepare("select value from meta where key = 'embedder_fingerprint'")
         .pluck()
-        .get() as string | undefined,
+        .get() as string | undefined
+      if (last === undefined || last.startsWith("embedded/")) return last
+      // The embedded space last filled; an index from before that was recorded: the newest.
+      return (db.sqlite
+        .prepare("select value from meta where key = 'embedded_fingerprint'")
+        .pluck()
+        .get() ??
+        db.sqlite
+          .prepare(
+            `select fingerprint from embedders where fingerprint like 'embedded/%'
+             and vector_count > 0 order by created_at desc, rowid desc limit 1`,
+          )
+          .pluck()
+          .get()) as string | undefined
+    },
     catch: storageFailure("read", db.path),
   })
   return active?.startsWith(USE_LITE_FINGERPRINT_PREFIX) === true ? "use-lite" : "use-static"

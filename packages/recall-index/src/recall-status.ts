@@ -10,6 +10,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { RecallQueryError, RecallStorageError } from "./errors.js"
+import { IndexerProcess } from "./index-lock.js"
 import { indexStatus } from "./index-maintenance.js"
 import type { IndexStatus } from "./index-maintenance.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
@@ -99,6 +100,10 @@ export const recallStatus = (
     const db = yield* RecallDatabase
     const now = yield* Clock.currentTimeMillis
     const timezone = yield* resolveTimeZone(options.timezone)
+    // With the process service (the CLI and the MCP server provide it), a lock whose process is
+    // gone — an index run stopped by Ctrl-C or a kill — is no running index, though its lease has
+    // not run out yet (the next run takes it over at once).
+    const host = yield* Effect.serviceOption(IndexerProcess)
     const base = yield* indexStatus(now)
     const read = <A>(f: () => A) => Effect.try({ try: f, catch: storageFailure("read", db.path) })
     const perSource = yield* decodeRows(
@@ -152,7 +157,9 @@ export const recallStatus = (
         base.newestActivity === null ? null : whenHuman(base.newestActivity, now, timezone),
       lastRunAgo: base.lastRun === null ? null : relativeAge(base.lastRun.finishedAt, now),
       indexing:
-        lock !== null && lock.lease_until > now
+        lock !== null &&
+        lock.lease_until > now &&
+        (host._tag === "None" || host.value.isAlive(lock.pid))
           ? { pid: lock.pid, since: new Date(lock.acquired_at).toISOString() }
           : null,
       roots: options.environment === undefined ? null : transcriptRoots(options.environment),

@@ -67,6 +67,14 @@ export const activateEmbedder = (
                     "insert into meta (key, value) values ('embedder_fingerprint', ?) on conflict(key) do update set value = excluded.value",
                   )
                   .run(fingerprint)
+                // The embedded space last filled, for `auto` after a run with a service.
+                if (fingerprint.startsWith("embedded/")) {
+                  db.sqlite
+                    .prepare(
+                      "insert into meta (key, value) values ('embedded_fingerprint', ?) on conflict(key) do update set value = excluded.value",
+                    )
+                    .run(fingerprint)
+                }
                 // The flags describe the active embedder's space; they are recomputed only when it
                 // changes (a full update of every chunk: ~20 s at 1.5 M chunks, which a no-change
                 // run must not pay). With the same embedder, new chunks arrive flagged and the

@@ -90,6 +90,11 @@ describe("autoChoiceForSearch", () => {
     expect(await withIndex(dataDir, autoChoiceForSearch)).toBe("use-lite")
     await withIndex(dataDir, embedBacklog(spaceOf("embedded/use-static@test/16")))
     expect(await withIndex(dataDir, autoChoiceForSearch)).toBe("use-static")
+    // Back to use-lite, then a run with a service: the newest embedded space with vectors stays
+    // the one `auto` searches (it used to fall to the static table, which had none then).
+    await withIndex(dataDir, embedBacklog(spaceOf("embedded/use-lite/16/test")))
+    await withIndex(dataDir, embedBacklog(spaceOf("voyage/voyage-4-large/16")))
+    expect(await withIndex(dataDir, autoChoiceForSearch)).toBe("use-lite")
   })
 })
 

@@ -10,6 +10,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   EmbedderError,
+  nodeIndexerProcessLayer,
   expandAround,
   grepRecords,
   grepRecordsIsolated,
@@ -210,5 +211,36 @@ describe("error messages", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+})
+
+describe("the status of a stopped index run", () => {
+  it("is not 'indexing' once the run's process is gone, though its lease has time left", async () => {
+    const gone = 2 ** 22 + 12345 // above Linux's default pid_max: no such process
+    const now = Date.now()
+    await history.run(
+      Effect.gen(function* () {
+        const db = yield* RecallDatabase
+        db.sqlite
+          .prepare(
+            "insert or replace into index_lock (id, pid, run_token, acquired_at, lease_until) values (1, ?, 'x', ?, ?)",
+          )
+          .run(gone, now, now + 120_000)
+      }),
+    )
+    // Without a way to ask about processes (a bare library call), the lease is all it knows.
+    const bare = await Effect.runPromise(
+      recallStatus().pipe(Effect.provide(recallDatabaseLayer({ dataDir: history.dataDir }))),
+    )
+    expect(bare.indexing).toMatchObject({ pid: gone })
+    // The CLI and the MCP server provide the process service: the dead run is no running index.
+    const asked = await history.run(recallStatus().pipe(Effect.provide(nodeIndexerProcessLayer)))
+    expect(asked.indexing).toBeNull()
+    await history.run(
+      Effect.gen(function* () {
+        const db = yield* RecallDatabase
+        db.sqlite.prepare("delete from index_lock").run()
+      }),
+    )
   })
 })

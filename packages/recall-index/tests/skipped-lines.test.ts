@@ -173,7 +173,8 @@ describe("skipped lines", () => {
     expect(before.lastRun?.skippedLines).toBeNull()
 
     appendFileSync(first, "{again\n")
-    await runIndex(h.dataDir, { environment: h.environment })
+    // With the parser of that index (version 1): a later parser reads the files again whole.
+    await runIndex(h.dataDir, { environment: h.environment, parserVersion: 1 })
     expect((await status(h.dataDir)).skippedLines).toMatchObject({
       files: 1,
       lines: 1,
