@@ -317,9 +317,10 @@ const startBackground = (ctx: Context, invocation: Invocation): CommandOutcome =
   const source = stringFlag(invocation, "source")
   if (source !== undefined) args.push("--source", source)
   if (has(invocation, "no-embed")) args.push("--no-embed")
-  let log: number
+  const logPath = join(ctx.dataDir, RECALL_LOG_FILE)
+  const reason = (error: unknown) => (error instanceof Error ? error.message : String(error))
   try {
-    log = openLog(ctx)
+    makeDirectory(ctx.dataDir, 0o700)
   } catch (error) {
     // The data directory cannot be made (a file in the way, no permission): the same message
     // a foreground run gives.
@@ -328,12 +329,23 @@ const startBackground = (ctx: Context, invocation: Invocation): CommandOutcome =
       new RecallStorageError({
         operation: "create-directory",
         path: ctx.dataDir,
-        reason: error instanceof Error ? error.message : String(error),
+        reason: reason(error),
       }),
     )
   }
+  let log: number | undefined
   try {
+    log = openLog(ctx)
     writeSync(log, `${new Date().toISOString()} baton ${args.join(" ")}\n`)
+  } catch (error) {
+    if (log !== undefined) closeSync(log)
+    // The directory is there but the log cannot be written (read-only, the disk full).
+    return failed(
+      ctx,
+      new RecallStorageError({ operation: "write", path: logPath, reason: reason(error) }),
+    )
+  }
+  try {
     const child = spawn(
       process.execPath,
       [fileURLToPath(new URL("./bin.js", import.meta.url)), ...args],
@@ -345,7 +357,6 @@ const startBackground = (ctx: Context, invocation: Invocation): CommandOutcome =
       },
     )
     child.unref()
-    const logPath = join(ctx.dataDir, RECALL_LOG_FILE)
     if (ctx.json) printJson(ctx, { background: true, pid: child.pid ?? null, log: logPath })
     else if (!has(invocation, "quiet")) {
       ctx.io.stdout(`Indexing in the background (pid ${child.pid ?? "?"}); log: ${logPath}\n`)

@@ -103,13 +103,13 @@ export class RecallStorageError extends Data.TaggedError("RecallStorageError")<{
     const where = dirname(this.path)
     // SQLITE_FULL: rows already committed stay; an index run commits files in groups, so the
     // next one continues from the last group.
-    if (/database or disk is full|SQLITE_FULL/i.test(this.reason))
+    if (/database or disk is full|SQLITE_FULL|ENOSPC/i.test(this.reason))
       return (
         `the disk holding the recall index (${where}) is full: free some space, or set ` +
         "BATON_DATA_DIR to a directory on another disk (and index again there); what was " +
         "written before is kept, and the next index run continues from it"
       )
-    if (/readonly database|SQLITE_READONLY/i.test(this.reason))
+    if (/readonly database|SQLITE_READONLY|EACCES|EPERM|EROFS/i.test(this.reason))
       return (
         `the recall index at ${this.path} cannot be written (${this.reason}): check that the ` +
         `file and ${where} are yours and writable (baton creates them 0600 and 0700)`

@@ -17,6 +17,7 @@ import {
   RecallDatabase,
   recallDatabaseLayer,
   recallStatus,
+  RecallStorageError,
   recentSessions,
   searchRecall,
   searchVectors,
@@ -181,6 +182,23 @@ describe("error messages", () => {
       "cannot resume /h/a.jsonl at byte 900: it has 12 bytes (replaced or truncated); parse it again from the start",
       "the SQLite vector store cannot be used on this machine (load-extension): no vec0.so",
     ])
+    // A file-system refusal while writing (the background launcher's log) reads as the disk
+    // full or the place not writable, as SQLite's own do.
+    const log = "/d/baton/recall-index.log"
+    expect(
+      new RecallStorageError({
+        operation: "write",
+        path: log,
+        reason: "ENOSPC: no space left on device, write",
+      }).message,
+    ).toMatch(/^the disk holding the recall index \(\/d\/baton\) is full/)
+    expect(
+      new RecallStorageError({
+        operation: "write",
+        path: log,
+        reason: "EACCES: permission denied, open",
+      }).message,
+    ).toMatch(/cannot be written \(EACCES: permission denied, open\): check that the file/)
     // And a failed run's rejection prints it.
     await expect(Effect.runPromise(Effect.fail(errors[1]!))).rejects.toThrow(
       "cannot read /h/a.jsonl: ENOENT",
