@@ -476,7 +476,7 @@ const indexOnce = async (
   return {
     report,
     embedding: null,
-    embeddingNote: `Embedding failed (${result.failure._tag}: ${reason}); search uses words only until the next run.`,
+    embeddingNote: `Embedding failed (${result.failure._tag}: ${reason}); the texts not embedded yet are found by words only until a run embeds them.`,
     embeddingFailed: result.failure._tag !== "IndexBusyError",
   }
 }
@@ -575,7 +575,7 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
             : {
                 ...result,
                 embedding: null,
-                embeddingNote: `Embedding failed (${setupFailure._tag}: ${setupFailure.message ?? ""}); search uses words only until the next run.`,
+                embeddingNote: `Embedding failed (${setupFailure._tag}: ${setupFailure.message ?? ""}); the texts not embedded yet are found by words only until a run embeds them.`,
                 embeddingFailed: true,
               }
         const outcome = reportRun(ctx, run, quiet, watch, runs)
