@@ -96,6 +96,31 @@ describe("embedderConfigFromEnvironment", () => {
         BATON_EMBEDDINGS_DIM: "768",
       }),
     ).toMatchObject({ _tag: "OpenAiCompatible", apiKey: "k", dimensions: 768 })
+    // Only http(s), as `baton doctor` says; a URL given with /embeddings is cut back to its base.
+    expect(
+      await configError({
+        BATON_EMBEDDER: "openai",
+        BATON_EMBEDDINGS_URL: "ftp://127.0.0.1/v1",
+        BATON_EMBEDDINGS_MODEL: "m",
+      }),
+    ).toMatchObject({
+      variable: "BATON_EMBEDDINGS_URL",
+      message: 'BATON_EMBEDDINGS_URL is not an http(s) URL: "ftp://127.0.0.1/v1"',
+    })
+    expect(
+      await config({
+        BATON_EMBEDDER: "openai",
+        BATON_EMBEDDINGS_URL: "http://127.0.0.1:1/v1/embeddings/",
+        BATON_EMBEDDINGS_MODEL: "m",
+      }),
+    ).toMatchObject({ baseUrl: "http://127.0.0.1:1/v1" })
+    expect(
+      await configError({
+        BATON_EMBEDDER: "voyage",
+        VOYAGE_API_KEY: "k",
+        BATON_VOYAGE_BASE_URL: "::::",
+      }),
+    ).toMatchObject({ variable: "BATON_VOYAGE_BASE_URL" })
   })
 
   it("rejects unknown names and bad budgets, naming the variable", async () => {

@@ -219,10 +219,12 @@ export const embedderConfigFromEnvironment = (
         const rerank = (
           value(env, "BATON_VOYAGE_RERANK") ?? VOYAGE_DEFAULT_RERANK_MODEL
         ).toLowerCase()
+        const voyageBase = value(env, "BATON_VOYAGE_BASE_URL")
+        if (voyageBase !== undefined) yield* httpUrl("BATON_VOYAGE_BASE_URL", voyageBase)
         return {
           _tag: "Voyage",
           apiKey,
-          baseUrl: value(env, "BATON_VOYAGE_BASE_URL"),
+          baseUrl: voyageBase,
           model: value(env, "BATON_VOYAGE_MODEL") ?? VOYAGE_DEFAULT_MODEL,
           rerankModel: ["off", "none", "0", "false"].includes(rerank) ? undefined : rerank,
           tokenBudget,
@@ -240,19 +242,11 @@ export const embedderConfigFromEnvironment = (
           "BATON_EMBEDDINGS_MODEL",
           "BATON_EMBEDDER=openai needs a model name",
         )
-        try {
-          new URL(baseUrl)
-        } catch {
-          return yield* Effect.fail(
-            new EmbedderConfigError({
-              variable: "BATON_EMBEDDINGS_URL",
-              message: `BATON_EMBEDDINGS_URL is not a URL: "${baseUrl}"`,
-            }),
-          )
-        }
+        yield* httpUrl("BATON_EMBEDDINGS_URL", baseUrl)
         return {
           _tag: "OpenAiCompatible",
-          baseUrl,
+          // The base URL is the part before /embeddings; given whole, it is cut back to it.
+          baseUrl: baseUrl.replace(/\/+$/, "").replace(/\/embeddings$/, ""),
           model,
           apiKey: value(env, "BATON_EMBEDDINGS_KEY"),
           dimensions: yield* positiveInteger(env, "BATON_EMBEDDINGS_DIM"),
@@ -268,6 +262,24 @@ export const embedderConfigFromEnvironment = (
         )
     }
   })
+
+/** Refuses a value of `variable` that is not an http(s) URL (as `baton doctor` does). */
+const httpUrl = (variable: string, raw: string): Effect.Effect<void, EmbedderConfigError> => {
+  let protocol: string | undefined
+  try {
+    protocol = new URL(raw).protocol
+  } catch {
+    protocol = undefined
+  }
+  return protocol === "http:" || protocol === "https:"
+    ? Effect.void
+    : Effect.fail(
+        new EmbedderConfigError({
+          variable,
+          message: `${variable} is not an http(s) URL: "${raw.slice(0, 200)}"`,
+        }),
+      )
+}
 
 /** Builds the embedder, reranker and query handling of a configuration. */
 export const embedderFromConfig = (
