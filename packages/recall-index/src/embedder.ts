@@ -26,6 +26,11 @@ export interface EmbedderInfo {
   readonly fingerprint: string
   /** True when calls cost money (the cost guard applies). */
   readonly paid: boolean
+  /**
+   * Estimated tokens (⌈characters / 4⌉) the cost guard lets one run send, for a paid provider:
+   * `embedBacklog` refuses a backlog estimated past it before sending anything. Absent: no cap.
+   */
+  readonly tokenBudget?: number
   /** Most texts one `embedDocuments` call should carry. */
   readonly maxBatch: number
   /** True when the provider sends text off this machine. */

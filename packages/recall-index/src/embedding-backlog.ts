@@ -180,6 +180,33 @@ const drain = (
       },
       catch: storageFailure("write", path),
     })
+    // A paid provider's cap, checked before anything is sent: a backlog estimated past it is
+    // refused whole (the user raises the cap to pay for it), instead of spending the budget on a
+    // part of it in every run and failing each time.
+    if (info.paid && info.tokenBudget !== undefined && options.maxTexts === undefined) {
+      const { texts, tokens } = yield* Effect.try({
+        try: () =>
+          sqlite
+            .prepare(
+              `select count(*) as texts, coalesce(sum((length(text) + 3) / 4), 0) as tokens
+               from (select min(text) as text from chunks where needs_embedding = 1
+                     group by content_hash)`,
+            )
+            .get() as { texts: number; tokens: number },
+        catch: storageFailure("read", path),
+      })
+      if (tokens > info.tokenBudget) {
+        return yield* new EmbedderError({
+          provider: info.provider,
+          failure: "cost_guard",
+          retryable: false,
+          reason:
+            `embedding the backlog would send about ${tokens} estimated tokens (${texts} texts) ` +
+            `to ${info.provider}, over a run's budget of ${info.tokenBudget}: nothing was sent; ` +
+            `raise BATON_EMBED_MAX_TOKENS to at least ${tokens} to allow it`,
+        })
+      }
+    }
     const batchSize = Math.max(1, Math.floor(options.batchSize ?? info.maxBatch))
     const concurrency = Math.max(1, Math.floor(options.concurrency ?? (info.remote ? 4 : 1)))
     const maxTexts = options.maxTexts ?? Infinity

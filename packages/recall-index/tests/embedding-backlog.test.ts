@@ -272,6 +272,31 @@ describe("embedBacklog", () => {
     expect(await facts(dataDir, inner.info.fingerprint)).toMatchObject({ keys: 0, vectors: 0 })
   })
 
+  it("refuses a paid provider's backlog estimated past its budget before sending anything", async () => {
+    const dataDir = await freshIndex("over-budget")
+    const inner = makeDeterministicEmbedder({ dim: 64 })
+    let sent = 0
+    const paid = (tokenBudget: number): Embedder => ({
+      ...inner,
+      info: { ...inner.info, paid: true, tokenBudget },
+      embedDocuments: (t) => {
+        sent += t.length
+        return inner.embedDocuments(t)
+      },
+    })
+    const error = await withIndex(dataDir, Effect.flip(embedBacklog(paid(10))))
+    expect(error).toMatchObject({ _tag: "EmbedderError", failure: "cost_guard" })
+    expect(error.message).toMatch(
+      /^the deterministic embedder failed \(cost_guard\): embedding the backlog would send about \d+ estimated tokens \(\d+ texts\) to deterministic, over a run's budget of 10: nothing was sent; raise BATON_EMBED_MAX_TOKENS to at least \d+ to allow it$/,
+    )
+    expect(sent).toBe(0)
+    expect(await facts(dataDir, inner.info.fingerprint)).toMatchObject({ keys: 0, vectors: 0 })
+    // Within the budget, the run embeds.
+    const within = await withIndex(dataDir, embedBacklog(paid(10_000_000)))
+    expect(within.remaining).toBe(0)
+    expect(sent).toBeGreaterThan(0)
+  })
+
   it("refuses all-zero vectors from an embedding service, not from a model in this process", async () => {
     const dataDir = await freshIndex("zero-vectors")
     const inner = makeDeterministicEmbedder({ dim: 64 })

@@ -240,6 +240,7 @@ export const makeOpenAiCompatibleEmbedder = (
         dim,
         fingerprint: `${PROVIDER}/${options.model}/${dim}`,
         paid,
+        ...(paid ? { tokenBudget: guard.budget } : {}),
         maxBatch,
         remote: !loopback,
       },

@@ -230,6 +230,7 @@ export const makeVoyageEmbedder = (options: VoyageOptions): Embedder => {
       dim,
       fingerprint: `${PROVIDER}/${model}/${dim}`,
       paid: true,
+      tokenBudget: guard.budget,
       maxBatch,
       remote: true,
     },
