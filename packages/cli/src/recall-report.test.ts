@@ -37,6 +37,7 @@ const statusOf = (): RecallStatus =>
     newestActivityHuman: null,
     lastRun: null,
     indexing: null,
+    embeddingFailure: null,
     embedders: [],
     embeddingBacklog: 0,
     missingFiles: 0,
@@ -376,6 +377,19 @@ describe("recall reports", () => {
       "  /h/9.jsonl — 1 line: 1 not a JSON object\n  … and 2 more\n",
     )
     expect(renderStatus(statusOf())).not.toContain("Skipped")
+    // The last embedding run's failure, shown until a run succeeds.
+    const failed = {
+      ...statusOf(),
+      embeddingFailure: {
+        at: "2026-12-03T06:00:00.000Z",
+        fingerprint: "voyage/voyage-4-large/1024",
+        reason: "the voyage embedder failed (unauthorized): HTTP 401",
+      },
+    }
+    expect(renderStatus(failed)).toContain(
+      "Last embedding failed (2026-12-03T06:00:00.000Z, voyage/voyage-4-large/1024): the voyage embedder failed (unauthorized): HTTP 401; 'baton recall index' tries again",
+    )
+    expect(renderStatus(statusOf())).not.toContain("Last embedding failed")
   })
 
   it("names the paths discovery could not read, in the run's summary and in status", () => {

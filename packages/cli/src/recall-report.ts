@@ -325,6 +325,10 @@ export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection)
   lines.push(
     `Embeddings: ${status.embedders.length === 0 ? "none yet" : status.embedders.map((e) => `${e.fingerprint} (${n(e.vectors)} vectors${e.active ? ", active" : ""}${floatNote(e)})`).join("; ")} · backlog ${counted(status.embeddingBacklog, "chunk")}`,
   )
+  if (status.embeddingFailure !== null)
+    lines.push(
+      `Last embedding failed (${status.embeddingFailure.at}, ${status.embeddingFailure.fingerprint}): ${status.embeddingFailure.reason}; 'baton recall index' tries again`,
+    )
   if (embedder !== undefined) lines.push(renderSelection(embedder))
   if (status.missingFiles > 0) {
     lines.push(

@@ -883,6 +883,12 @@ export const recallStatusOutput = {
   last_run_at: z.string().nullable(),
   last_run_ago: z.string().nullable(),
   indexing_now: z.boolean(),
+  embedding_failure: z
+    .object({ at: z.string(), fingerprint: z.string(), reason: z.string() })
+    .nullable()
+    .describe(
+      "the last embedding run's failure (the provider down, refusing, over budget) until a run succeeds; search then finds what was not embedded by words only",
+    ),
   failing_files: z.number().int(),
   quarantined_files: z.number().int(),
   files_with_problems: z
@@ -1014,6 +1020,7 @@ export const recallStatusTool = defineBatonTool({
         last_run_at: null,
         last_run_ago: null,
         indexing_now: false,
+        embedding_failure: null,
         failing_files: 0,
         quarantined_files: 0,
         files_with_problems: [],
@@ -1044,6 +1051,7 @@ export const recallStatusTool = defineBatonTool({
       last_run_at: s.lastRun === null ? null : new Date(s.lastRun.finishedAt).toISOString(),
       last_run_ago: s.lastRunAgo,
       indexing_now: s.indexing !== null,
+      embedding_failure: s.embeddingFailure,
       failing_files: s.failingFiles,
       quarantined_files: s.quarantined.length,
       files_with_problems: [

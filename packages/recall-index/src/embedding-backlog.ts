@@ -149,8 +149,48 @@ export const embedBacklog = (
       }),
       () => drain(db.sqlite, db.path, embedder, options, leaseMs, lease?.renew),
       (restore) => Effect.sync(restore),
+    ).pipe(
+      // The last run's embedding failure stays in `meta` until a run succeeds: `recall status`
+      // shows it, also for a run nobody watched (the SessionStart hook's, in the background).
+      Effect.tapError((error) =>
+        error._tag === "EmbedderError"
+          ? recordEmbeddingFailure(db.sqlite, {
+              at: new Date(startedAt).toISOString(),
+              fingerprint: embedder.info.fingerprint,
+              reason: error.message,
+            })
+          : Effect.void,
+      ),
+      Effect.tap(() => recordEmbeddingFailure(db.sqlite, null)),
     )
     return yield* lease === undefined ? run : run.pipe(Effect.ensuring(lease.release))
+  })
+
+/** The last embedding run's failure, as `meta.embedding_failure` holds it (JSON). */
+export interface EmbeddingFailure {
+  /** When the run started (ISO). */
+  readonly at: string
+  readonly fingerprint: string
+  readonly reason: string
+}
+
+/** Stores (or, with null, clears) the last embedding failure; a write that fails is skipped. */
+const recordEmbeddingFailure = (
+  sqlite: Database,
+  failure: EmbeddingFailure | null,
+): Effect.Effect<void> =>
+  Effect.sync(() => {
+    try {
+      if (failure === null) sqlite.prepare("delete from meta where key = 'embedding_failure'").run()
+      else
+        sqlite
+          .prepare(
+            "insert into meta (key, value) values ('embedding_failure', ?) on conflict(key) do update set value = excluded.value",
+          )
+          .run(JSON.stringify(failure))
+    } catch {
+      // Best effort: the run's own error is what the caller gets.
+    }
   })
 
 const drain = (

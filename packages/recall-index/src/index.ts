@@ -292,6 +292,7 @@ export type {
   EmbedBacklogOptions,
   EmbedBacklogProgress,
   EmbedBacklogReport,
+  EmbeddingFailure,
 } from "./embedding-backlog.js"
 export type { CodeHolding, VectorHit, VectorSearchOptions } from "./vector-search.js"
 export type { FusedRank, FusionList, FusionOptions } from "./rank-fusion.js"

@@ -10,6 +10,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { RecallQueryError, RecallStorageError } from "./errors.js"
+import type { EmbeddingFailure } from "./embedding-backlog.js"
 import { IndexerProcess } from "./index-lock.js"
 import { indexStatus } from "./index-maintenance.js"
 import type { IndexStatus } from "./index-maintenance.js"
@@ -54,6 +55,11 @@ export interface RecallStatus extends IndexStatus {
   readonly lastRunAgo: string | null
   /** An indexer holds the lock right now. */
   readonly indexing: { readonly pid: number; readonly since: string } | null
+  /**
+   * The last embedding run's failure (the provider down, refusing, over budget), until a run
+   * succeeds; null when the last one did.
+   */
+  readonly embeddingFailure: EmbeddingFailure | null
   /** Where transcripts are looked for (when the environment was given). */
   readonly roots: TranscriptRoots | null
 }
@@ -163,5 +169,22 @@ export const recallStatus = (
           ? { pid: lock.pid, since: new Date(lock.acquired_at).toISOString() }
           : null,
       roots: options.environment === undefined ? null : transcriptRoots(options.environment),
+      embeddingFailure: yield* read(() => {
+        const raw = db.sqlite
+          .prepare("select value from meta where key = 'embedding_failure'")
+          .pluck()
+          .get()
+        if (typeof raw !== "string") return null
+        try {
+          const parsed = JSON.parse(raw) as Partial<EmbeddingFailure>
+          return typeof parsed.at === "string" &&
+            typeof parsed.fingerprint === "string" &&
+            typeof parsed.reason === "string"
+            ? { at: parsed.at, fingerprint: parsed.fingerprint, reason: parsed.reason }
+            : null
+        } catch {
+          return null
+        }
+      }),
     }
   })

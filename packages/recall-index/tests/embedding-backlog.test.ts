@@ -12,6 +12,7 @@ import {
   forgetSessions,
   IndexerProcess,
   RecallDatabase,
+  recallStatus,
   searchVectors,
 } from "@baton/recall-index"
 import type { Embedder } from "@baton/recall-index"
@@ -291,10 +292,17 @@ describe("embedBacklog", () => {
     )
     expect(sent).toBe(0)
     expect(await facts(dataDir, inner.info.fingerprint)).toMatchObject({ keys: 0, vectors: 0 })
+    // The status keeps the failure until a run succeeds.
+    const failedStatus = await withIndex(dataDir, recallStatus())
+    expect(failedStatus.embeddingFailure).toMatchObject({
+      fingerprint: inner.info.fingerprint,
+      reason: error.message,
+    })
     // Within the budget, the run embeds.
     const within = await withIndex(dataDir, embedBacklog(paid(10_000_000)))
     expect(within.remaining).toBe(0)
     expect(sent).toBeGreaterThan(0)
+    expect((await withIndex(dataDir, recallStatus())).embeddingFailure).toBeNull()
   })
 
   it("refuses all-zero vectors from an embedding service, not from a model in this process", async () => {
