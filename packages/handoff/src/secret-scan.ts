@@ -212,7 +212,7 @@ const detectors: ReadonlyArray<Detector> = [
     // The password of a URL's user info (`postgres://admin:S3cr3t@db:5432/app`): only it is
     // masked, so the scheme, user and host stay searchable.
     kind: "url-password",
-    mayMatch: containing("://"),
+    mayMatch: matching(/:\/\/[^\s/@]{0,128}:[^\s/@]{1,256}@/),
     find: byPattern(
       /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}:\/\/[^\s/:@'"`<>]{0,128}:([^\s/@'"`<>]{1,256})@(?=[A-Za-z0-9[])/dg,
       isCredentialValue,
@@ -238,7 +238,7 @@ const insertionPoint = (accepted: ReadonlyArray<SecretMatch>, start: number): nu
  * of one pass per detector (~1.8x faster on source listings, the bulk of a transcript's bytes).
  */
 const anyDetectorMayMatch =
-  /:\/\/|-----BEGIN |sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox[abprs]-|AIza|k_live_|eyJ|bearer[ \t]|(?:password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|access[_-]?key|private[_-]?key|token)["']?[ \t]*[:=]/i
+  /:\/\/[^\s/@]{0,128}:[^\s/@]{1,256}@|-----BEGIN |sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox[abprs]-|AIza|k_live_|eyJ|bearer[ \t]|(?:password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|access[_-]?key|private[_-]?key|token)["']?[ \t]*[:=]/i
 
 /** Likely secrets in `text`, sorted by position and non-overlapping. */
 export const findSecrets = (text: string): ReadonlyArray<SecretMatch> => {
