@@ -284,6 +284,7 @@ describe("recall reports", () => {
       batches: 1,
       remaining: 0,
       vectorsConverted: 0,
+      switchedFrom: null,
     }
     expect(renderIndexSummary(run({}), one, null)).toBe(
       [
@@ -294,6 +295,12 @@ describe("recall reports", () => {
         "Embedded 1 text with f; backlog 0.",
         "",
       ].join("\n"),
+    )
+    // A change of embedder is said once, with the space it left.
+    expect(
+      renderIndexSummary(run({}), { ...one, switchedFrom: "embedded/use-lite/512/x" }, null),
+    ).toContain(
+      "The embedder changed (was embedded/use-lite/512/x): search now uses f's vectors; the earlier ones are kept for switching back.",
     )
     const many = run({ indexedNew: 2, turnsAdded: 3, chunksAdded: 4, markedMissing: 2 })
     expect(renderIndexSummary(many, { ...one, embedded: 5 }, null)).toContain(
@@ -446,6 +453,7 @@ describe("recall reports", () => {
       batches: 0,
       remaining: 0,
       vectorsConverted: 209_496,
+      switchedFrom: null,
     }
     expect(renderIndexSummary(run, embedding, null)).toContain(
       "Stored 209,496 vectors of an earlier version as int8",

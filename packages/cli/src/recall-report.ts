@@ -402,6 +402,11 @@ export const renderIndexSummary = (
         ? `Embeddings up to date (${embedding.fingerprint}).`
         : `Embedded ${counted(embedding.embedded, "text")} with ${embedding.fingerprint}${embedding.reused > 0 ? ` (${n(embedding.reused)} reused)` : ""}; backlog ${n(embedding.remaining)}.`,
     )
+    // A change of embedder embeds the whole history again in the new space: say so.
+    if (embedding.switchedFrom !== null)
+      lines.push(
+        `The embedder changed (was ${embedding.switchedFrom}): search now uses ${embedding.fingerprint}'s vectors; the earlier ones are kept for switching back.`,
+      )
   }
   if (embedding !== null && embedding.vectorsConverted > 0) {
     lines.push(

@@ -107,6 +107,11 @@ export interface EmbedBacklogReport {
    * bytes; see `convertVectorsToInt8`); 0 once the embedder's table is int8.
    */
   readonly vectorsConverted: number
+  /**
+   * The space the index was embedded in before, when this run switched to another (the whole
+   * history is embedded again in the new space, or its vectors reused if it had them); else null.
+   */
+  readonly switchedFrom: string | null
 }
 
 interface BacklogText {
@@ -359,6 +364,7 @@ const drain = (
       batches,
       remaining,
       vectorsConverted: store.vectorsConverted,
+      switchedFrom: active.switchedFrom,
     } satisfies EmbedBacklogReport
   })
 

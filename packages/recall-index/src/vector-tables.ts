@@ -20,6 +20,8 @@ export interface ActiveEmbedder {
   readonly vecTable: string
   /** Chunks without a vector in this embedder's space. */
   readonly backlog: number
+  /** The space the index was last embedded in, when it was another one (a switch); else null. */
+  readonly switchedFrom: string | null
 }
 
 /**
@@ -91,7 +93,14 @@ export const activateEmbedder = (
                 const backlog = db.sqlite
                   .prepare("select count(*) as n from chunks where needs_embedding = 1")
                   .get() as { n: number }
-                return { fingerprint, dim, vecTable, backlog: backlog.n }
+                return {
+                  fingerprint,
+                  dim,
+                  vecTable,
+                  backlog: backlog.n,
+                  switchedFrom:
+                    previous !== undefined && previous !== fingerprint ? previous : null,
+                }
               })
               .immediate(now),
           catch: storageFailure("write", db.path),

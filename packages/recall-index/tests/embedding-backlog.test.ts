@@ -329,7 +329,7 @@ describe("embedBacklog", () => {
     const dataDir = await freshIndex("switch")
     const a = makeDeterministicEmbedder({ dim: 64, model: "a" })
     const b = makeDeterministicEmbedder({ dim: 32, model: "b" })
-    await withIndex(dataDir, embedBacklog(a))
+    expect(await withIndex(dataDir, embedBacklog(a))).toMatchObject({ switchedFrom: null })
     const first = await facts(dataDir, a.info.fingerprint)
     const report = await withIndex(dataDir, embedBacklog(b))
     const second = await facts(dataDir, b.info.fingerprint)
@@ -337,6 +337,7 @@ describe("embedBacklog", () => {
       vecTable: "vec_2",
       total: first.chunks,
       embedded: first.distinct,
+      switchedFrom: a.info.fingerprint,
     })
     expect(second).toMatchObject({
       backlog: 0,
@@ -349,7 +350,13 @@ describe("embedBacklog", () => {
       vectors: first.distinct,
     })
     const back = await withIndex(dataDir, embedBacklog(a))
-    expect(back).toMatchObject({ vecTable: "vec_1", total: 0, embedded: 0 })
+    expect(back).toMatchObject({
+      vecTable: "vec_1",
+      total: 0,
+      embedded: 0,
+      switchedFrom: b.info.fingerprint,
+    })
+    expect(await withIndex(dataDir, embedBacklog(a))).toMatchObject({ switchedFrom: null })
     expect(a.embeddedTexts()).toBe(first.distinct)
   })
 
