@@ -69,9 +69,10 @@ export interface RecallSearchInput extends RecallFilters {
   /** Longest snippet; default 240 characters. */
   readonly snippetChars?: number | undefined
   /**
-   * How long the query's embedding, and then the rerank, may each take before the search goes on
-   * without it (reported in `degraded`); default {@link SEARCH_PROVIDER_TIMEOUT_MS}. A remote
-   * provider that is down or hung would otherwise hold a search through its retries.
+   * How long a service's query embedding, and then its rerank, may each take before the search
+   * goes on without it (reported in `degraded`); default {@link SEARCH_PROVIDER_TIMEOUT_MS}. A
+   * provider that is down or hung would otherwise hold a search through its retries. Models in
+   * this process (the embedded default) are not timed.
    */
   readonly providerTimeoutMs?: number | undefined
 }
@@ -79,16 +80,23 @@ export interface RecallSearchInput extends RecallFilters {
 /** Default of {@link RecallSearchInput.providerTimeoutMs}. */
 export const SEARCH_PROVIDER_TIMEOUT_MS = 6000
 
-/** `effect`, failing with `reason` when it has not finished within `ms` (it is interrupted). */
+/**
+ * `effect`, failing with `reason` when it has not finished within `ms` (it is interrupted). A
+ * model in this process (`provider` "embedded") is not timed: its first call loads the model,
+ * which on a busy machine can take longer than a service's answer should.
+ */
 const within = <A, E>(
+  provider: string,
   effect: Effect.Effect<A, E>,
   ms: number,
   reason: string,
 ): Effect.Effect<A, E | { readonly reason: string }> =>
-  Effect.timeoutOrElse(effect, {
-    duration: ms,
-    orElse: () => Effect.fail({ reason }),
-  })
+  provider === "embedded"
+    ? effect
+    : Effect.timeoutOrElse(effect, {
+        duration: ms,
+        orElse: () => Effect.fail({ reason }),
+      })
 
 /**
  * How the vector arm applies filters: `prefilter` restricts the KNN to the filtered chunks
@@ -453,6 +461,7 @@ export const searchRecall = (
       } else {
         const embedded = yield* Effect.result(
           within(
+            embedder.info.provider,
             embedder.embedQuery(maskedQuery),
             providerTimeoutMs,
             `${embedder.info.provider} did not embed the query within ${providerTimeoutMs} ms`,
@@ -644,6 +653,7 @@ export const searchRecall = (
       yield* loadTexts(head.map((r) => r.row.chunk_id))
       const result = yield* Effect.result(
         within(
+          reranker.provider,
           reranker.rerank(
             maskedQuery,
             head.map((r) => textOf(r.row.chunk_id)),

@@ -193,6 +193,18 @@ describe("searchRecall", () => {
         "not reranked: test did not rerank within 100 ms",
     )
     expect(result.hits[0]?.text).toContain("Frost dates come from a lookup table")
+    // A model in this process is not timed: its first call may load the model for longer.
+    const loading: Embedder = {
+      ...embedder,
+      info: { ...embedder.info, provider: "embedded" },
+      embedQuery: (text) => Effect.delay(embedder.embedQuery(text), "300 millis"),
+    }
+    const patient = await search(
+      { query: "frost dates postcode", providerTimeoutMs: 100 },
+      { embedder: loading },
+    )
+    expect(patient.arms.vector.ran).toBe(true)
+    expect(patient.degraded).toBeNull()
   })
 
   it("degrades to lexical when the embedder fails", async () => {
