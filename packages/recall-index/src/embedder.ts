@@ -36,6 +36,12 @@ export interface EmbedderInfo {
   /** True when the provider sends text off this machine. */
   readonly remote: boolean
   /**
+   * True for a model running in this process (the embedded ones): no service to wait for or to
+   * distrust — its first call may load the model, and a text of no word it knows may get a zero
+   * vector. Absent: a service (Voyage, an OpenAI-compatible endpoint, loopback or not).
+   */
+  readonly inProcess?: boolean
+  /**
    * False when the model cannot represent Chinese, Japanese or Korean text (an English-only
    * vocabulary: such text embeds as unknown words, so every CJK chunk looks alike). A query
    * mostly in those scripts then skips the vector arm. Absent: it can.
@@ -108,6 +114,8 @@ export interface RerankResult {
 export interface Reranker {
   readonly provider: string
   readonly model: string
+  /** As {@link EmbedderInfo} `inProcess`. */
+  readonly inProcess?: boolean
   /** As {@link EmbedderInfo} `readsCjk`: false skips the reranker for a mostly CJK query. */
   readonly readsCjk?: boolean
   readonly rerank: (

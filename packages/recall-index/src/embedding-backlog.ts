@@ -290,13 +290,7 @@ const drain = (
           (group) =>
             embedder.embedDocuments(group.map((t) => t.text)).pipe(
               Effect.flatMap((vectors) =>
-                checkVectors(
-                  info.provider,
-                  info.dim,
-                  info.provider === "voyage" || info.provider === "openai-compatible",
-                  group,
-                  vectors,
-                ),
+                checkVectors(info.provider, info.dim, info.inProcess !== true, group, vectors),
               ),
               Effect.flatMap((vectors) =>
                 Effect.flatMap(Clock.currentTimeMillis, (now) =>

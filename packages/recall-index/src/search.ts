@@ -82,16 +82,16 @@ export const SEARCH_PROVIDER_TIMEOUT_MS = 6000
 
 /**
  * `effect`, failing with `reason` when it has not finished within `ms` (it is interrupted). A
- * model in this process (`provider` "embedded") is not timed: its first call loads the model,
- * which on a busy machine can take longer than a service's answer should.
+ * model in this process (`inProcess`) is not timed: its first call loads the model, which on a
+ * busy machine can take longer than a service's answer should.
  */
 const within = <A, E>(
-  provider: string,
+  inProcess: boolean | undefined,
   effect: Effect.Effect<A, E>,
   ms: number,
   reason: string,
 ): Effect.Effect<A, E | { readonly reason: string }> =>
-  provider === "embedded"
+  inProcess === true
     ? effect
     : Effect.timeoutOrElse(effect, {
         duration: ms,
@@ -461,7 +461,7 @@ export const searchRecall = (
       } else {
         const embedded = yield* Effect.result(
           within(
-            embedder.info.provider,
+            embedder.info.inProcess,
             embedder.embedQuery(maskedQuery),
             providerTimeoutMs,
             `${embedder.info.provider} did not embed the query within ${providerTimeoutMs} ms`,
@@ -653,7 +653,7 @@ export const searchRecall = (
       yield* loadTexts(head.map((r) => r.row.chunk_id))
       const result = yield* Effect.result(
         within(
-          reranker.provider,
+          reranker.inProcess,
           reranker.rerank(
             maskedQuery,
             head.map((r) => textOf(r.row.chunk_id)),

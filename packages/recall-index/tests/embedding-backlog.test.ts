@@ -308,12 +308,12 @@ describe("embedBacklog", () => {
   it("refuses all-zero vectors from an embedding service, not from a model in this process", async () => {
     const dataDir = await freshIndex("zero-vectors")
     const inner = makeDeterministicEmbedder({ dim: 64 })
-    const zeros = (provider: string): Embedder => ({
+    const zeros = (inProcess: boolean): Embedder => ({
       ...inner,
-      info: { ...inner.info, provider },
+      info: { ...inner.info, inProcess },
       embedDocuments: (t) => Effect.succeed(t.map(() => new Float32Array(64))),
     })
-    const error = await withIndex(dataDir, Effect.flip(embedBacklog(zeros("openai-compatible"))))
+    const error = await withIndex(dataDir, Effect.flip(embedBacklog(zeros(false))))
     expect(error).toMatchObject({
       _tag: "EmbedderError",
       failure: "bad_response",
@@ -321,7 +321,7 @@ describe("embedBacklog", () => {
     })
     expect(await facts(dataDir, inner.info.fingerprint)).toMatchObject({ keys: 0, vectors: 0 })
     // A local model's zero vector (a text of no word it knows) is stored as it is.
-    const local = await withIndex(dataDir, embedBacklog(zeros("embedded")))
+    const local = await withIndex(dataDir, embedBacklog(zeros(true)))
     expect(local.remaining).toBe(0)
   })
 

@@ -180,7 +180,12 @@ describe("searchRecall", () => {
   })
 
   it("goes on without an embedder or reranker that does not answer in time", async () => {
-    const hung: Embedder = { ...embedder, embedQuery: () => Effect.never }
+    // Services (not `inProcess`): a hung one is left behind after the deadline.
+    const hung: Embedder = {
+      ...embedder,
+      info: { ...embedder.info, inProcess: false },
+      embedQuery: () => Effect.never,
+    }
     const slowReranker: Reranker = { provider: "test", model: "hung", rerank: () => Effect.never }
     const started = Date.now()
     const result = await search(
@@ -196,7 +201,7 @@ describe("searchRecall", () => {
     // A model in this process is not timed: its first call may load the model for longer.
     const loading: Embedder = {
       ...embedder,
-      info: { ...embedder.info, provider: "embedded" },
+      info: { ...embedder.info, inProcess: true },
       embedQuery: (text) => Effect.delay(embedder.embedQuery(text), "300 millis"),
     }
     const patient = await search(

@@ -180,6 +180,7 @@ export const makeStaticTableEmbedder = (
         paid: false,
         maxBatch: 512,
         remote: false,
+        inProcess: true,
         // Its words are English (USE-lite's vocabulary and English word lists).
         readsCjk: false,
       },

@@ -122,6 +122,7 @@ export const makeUseLiteEmbedder = (options: UseLiteOptions = {}): Embedder => {
       paid: false,
       maxBatch: Math.max(1, options.maxBatch ?? 32),
       remote: false,
+      inProcess: true,
       // An English SentencePiece vocabulary: CJK text is mostly unknown pieces.
       readsCjk: false,
     },

@@ -116,6 +116,7 @@ export const makeSentenceReranker = (
   return {
     provider: embedder.info.provider,
     model: `sentence-max/${embedder.info.model}`,
+    ...(embedder.info.inProcess === true ? { inProcess: true } : {}),
     ...(embedder.info.readsCjk === false ? { readsCjk: false } : {}),
     rerank: (query, documents, topK) =>
       Effect.gen(function* () {

@@ -46,6 +46,7 @@ export const makeDeterministicEmbedder = (
       paid: false,
       maxBatch: 128,
       remote: false,
+      inProcess: true,
     },
     embedDocuments: (input) =>
       Effect.sync(() => {
