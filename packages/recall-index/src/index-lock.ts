@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { IndexBusyError } from "./errors.js"
+import { processAlive } from "./process-alive.js"
 import type { RecallStorageError } from "./errors.js"
 import { storageFailure } from "./recall-database.js"
 
@@ -27,14 +28,7 @@ export class IndexerProcess extends Context.Service<IndexerProcess, IndexerProce
 /** The Node process: `process.pid`, liveness by signal 0 (EPERM still means alive). */
 export const nodeIndexerProcessLayer: Layer.Layer<IndexerProcess> = Layer.succeed(IndexerProcess, {
   pid: process.pid,
-  isAlive: (pid) => {
-    try {
-      process.kill(pid, 0)
-      return true
-    } catch (error) {
-      return (error as { code?: string }).code === "EPERM"
-    }
-  },
+  isAlive: processAlive,
 })
 
 /** A held lock. */

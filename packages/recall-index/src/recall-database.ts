@@ -27,6 +27,7 @@ import {
 } from "node:fs"
 import { basename, dirname, join, resolve } from "node:path"
 import { RECALL_DATABASE_FILE } from "./data-directory.js"
+import { processAlive } from "./process-alive.js"
 import { RecallStorageError } from "./errors.js"
 import type { RecallStorageOperation } from "./errors.js"
 import {
@@ -189,16 +190,6 @@ const newerSchema = (path: string, version: number): RecallStorageError =>
 
 /** How long a process waits for another one's migration before it gives up. */
 const MIGRATION_WAIT_MS = 10 * 60_000
-
-const processAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: alive, another user's.
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
 
 /** The lock's content (a pid) and whether it is stale (its process gone, or older than the wait). */
 const lockHolder = (lock: string): { content: string; stale: boolean } | undefined => {
