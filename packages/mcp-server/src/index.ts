@@ -15,6 +15,8 @@ export { defineBatonTool, toolSuccess, toolFailure } from "./baton-tool.js"
 export type { BatonTool, ToolContext, ToolFailure, ToolOutcome } from "./baton-tool.js"
 export { batonTools } from "./default-tools.js"
 export { DrainingTransport } from "./draining-transport.js"
+export { DEFAULT_MAX_LINE_BYTES, LineTransport } from "./line-transport.js"
+export type { LineTransportOptions } from "./line-transport.js"
 export {
   handoffValidateTool,
   handoffValidateInput,

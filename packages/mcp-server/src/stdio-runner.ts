@@ -1,14 +1,15 @@
 /**
  * Serves the `baton` MCP server on this process's stdin/stdout (used by `baton mcp`).
  * Guarantees: stdout carries only MCP messages (one-line logs go to stderr, never quoting client
- * input); when stdin ends, every request already received is answered before the server closes;
+ * input); a request line too long or not JSON-RPC is answered with an error and the server keeps
+ * serving (`LineTransport`); when stdin ends, every request already received is answered before the server closes;
  * resolves once closed.
  */
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { BatonTool } from "./baton-tool.js"
 import { createBatonServer } from "./baton-server.js"
 import { batonTools } from "./default-tools.js"
 import { DrainingTransport } from "./draining-transport.js"
+import { LineTransport } from "./line-transport.js"
 
 /** Options for {@link runStdio}; the default tool list is {@link batonTools}. */
 export interface StdioOptions {
@@ -22,7 +23,7 @@ const describeTransportError = (error: Error): string =>
 /** Runs the server on stdio until stdin ends and every pending request is answered. */
 export const runStdio = async (options: StdioOptions = {}): Promise<void> => {
   const server = createBatonServer({ tools: options.tools ?? batonTools })
-  const transport = new DrainingTransport(new StdioServerTransport())
+  const transport = new DrainingTransport(new LineTransport())
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve()
   })

@@ -124,4 +124,45 @@ describe("baton mcp with piped input", () => {
     expect(responses.map((r) => r.id)).toEqual([1, 2])
     expect(responses[1]?.result.structuredContent?.valid).toBe(true)
   })
+
+  it("answers an 11 MiB request and a line that is not JSON-RPC, and keeps serving", async () => {
+    const child = spawn(process.execPath, [batonBin, "mcp"], { stdio: ["pipe", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve))
+    // Over the SDK transport's 10 MiB buffer, which ended the server (exit 0) without a reply.
+    const huge = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: {
+        name: "handoff_validate",
+        arguments: { handoff: { summary: "x".repeat(11 * 1024 * 1024), resume: false } },
+      },
+    }
+    child.stdin.write(`${JSON.stringify(huge)}\n`)
+    child.stdin.write('{"jsonrpc":"1.0","id":2,"method":"ping"}\n')
+    child.stdin.end(`${JSON.stringify({ jsonrpc: "2.0", id: 3, method: "ping" })}\n`)
+    expect(await exited).toBe(0)
+    const responses = stdout
+      .trim()
+      .split("\n")
+      .map(
+        (line) =>
+          JSON.parse(line) as {
+            id: number
+            result?: { isError?: boolean; content?: Array<{ text: string }> }
+            error?: { code: number }
+          },
+      )
+    expect(responses.map((r) => r.id).sort()).toEqual([1, 2, 3])
+    const byId = new Map(responses.map((r) => [r.id, r]))
+    expect(byId.get(1)?.result?.isError).toBe(true)
+    expect(byId.get(1)?.result?.content?.[0]?.text).toContain("HandoffTooLarge")
+    expect(byId.get(2)?.error?.code).toBe(-32600)
+    expect(byId.get(3)?.result).toEqual({})
+    expect(stderr).toBe("baton mcp: ignored a message that is not JSON-RPC 2.0\n")
+  })
 })
