@@ -514,6 +514,30 @@ describe("recall tools before anything is indexed", () => {
     }
   })
 
+  it("fail with the storage error when a file is where the data directory should be", async () => {
+    const previous = process.env["BATON_DATA_DIR"]
+    const file = join(root, "data-dir-is-a-file")
+    const { writeFileSync } = await import("node:fs")
+    writeFileSync(file, "not a directory")
+    process.env["BATON_DATA_DIR"] = file
+    try {
+      for (const [tool, args] of [
+        ["recall_status", {}],
+        ["recall_search", { query: "anything" }],
+        ["grep", { pattern: "x" }],
+        ["recent_sessions", {}],
+      ] as const) {
+        const failed = await call(tool, args)
+        expect(failed.isError, tool).toBe(true)
+        expect(JSON.stringify(failed.content)).toContain(
+          `${file} is not a directory (a file is in the way)`,
+        )
+      }
+    } finally {
+      process.env["BATON_DATA_DIR"] = previous
+    }
+  })
+
   it("say the files that failed when every file so far failed to index", async () => {
     const previous = process.env["BATON_DATA_DIR"]
     const dataDir = join(root, "all-failed")

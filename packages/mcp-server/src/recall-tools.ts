@@ -12,7 +12,7 @@
  * arm) is built once per server process. With the `auto` default, each search embeds the query
  * in the space the index was last embedded in (USE-lite or the static table).
  */
-import { existsSync } from "node:fs"
+import { statSync } from "node:fs"
 import { homedir } from "node:os"
 import { isAbsolute, join } from "node:path"
 import { z } from "zod"
@@ -78,7 +78,21 @@ const withIndex = async <A>(
     import("@baton/recall-index"),
   ])
   const dir = dataDir(process.env)
-  if (!existsSync(join(dir, recall.RECALL_DATABASE_FILE))) return undefined
+  // No index yet, unless the path cannot hold one (a file where the directory should be): that
+  // is the error an index run meets, not an empty index.
+  try {
+    if (statSync(join(dir, recall.RECALL_DATABASE_FILE), { throwIfNoEntry: false }) === undefined)
+      return undefined
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error)
+    return toolFailure(
+      new recall.RecallStorageError({
+        operation: /ENOTDIR/.test(reason) ? "create-directory" : "open",
+        path: /ENOTDIR/.test(reason) ? dir : join(dir, recall.RECALL_DATABASE_FILE),
+        reason,
+      }),
+    )
+  }
   connections ??= recall.makeRecallDatabasePool()
   const result = await Effect.runPromise(
     Effect.result(

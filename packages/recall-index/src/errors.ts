@@ -88,13 +88,15 @@ export class RecallStorageError extends Data.TaggedError("RecallStorageError")<{
       )
     }
     if (this.operation === "create-directory") {
-      const what = /EEXIST|ENOTDIR/.test(this.reason)
-        ? "is not a directory (a file is in the way)"
-        : /EACCES|EPERM|EROFS/.test(this.reason)
-          ? "cannot be created here (no permission, or a read-only file system)"
-          : /ENOSPC/.test(this.reason)
-            ? "cannot be created: the disk is full"
-            : `cannot be created (${this.reason})`
+      const what = /^dangling symbolic link/.test(this.reason)
+        ? `cannot be created: ${this.reason.replace(/^dangling symbolic link: /, "")}`
+        : /EEXIST|ENOTDIR/.test(this.reason)
+          ? "is not a directory (a file is in the way)"
+          : /EACCES|EPERM|EROFS/.test(this.reason)
+            ? "cannot be created here (no permission, or a read-only file system)"
+            : /ENOSPC/.test(this.reason)
+              ? "cannot be created: the disk is full"
+              : `cannot be created (${this.reason})`
       return (
         `the recall index directory ${this.path} ${what}: set BATON_DATA_DIR to a directory ` +
         "you can write (default: $XDG_DATA_HOME/baton, else ~/.local/share/baton)"

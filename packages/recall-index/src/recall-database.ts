@@ -15,10 +15,12 @@ import type { Kysely } from "kysely"
 import {
   closeSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   statSync,
   unlinkSync,
@@ -346,8 +348,26 @@ export const makeDirectory = (dir: string, mode: number): void => {
       mkdirSync(at, { mode })
     } catch (error) {
       // Made by another process in between: fine when it is a directory.
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || !isDirectory(at)) throw error
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || !isDirectory(at)) {
+        const target = danglingLinkTarget(at)
+        if (target === undefined) throw error
+        throw new Error(
+          `dangling symbolic link: ${at} is a symbolic link to ${target}, which does not exist ` +
+            `(create ${target}, or remove the link)`,
+          { cause: error },
+        )
+      }
     }
+  }
+}
+
+/** Where `path` points when it is a symbolic link to nothing; otherwise undefined. */
+const danglingLinkTarget = (path: string): string | undefined => {
+  try {
+    if (!lstatSync(path).isSymbolicLink() || existsSync(path)) return undefined
+    return readlinkSync(path)
+  } catch {
+    return undefined
   }
 }
 

@@ -12,6 +12,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  symlinkSync,
   truncateSync,
   writeFileSync,
 } from "node:fs"
@@ -225,6 +226,17 @@ describe("a data directory that cannot be one", () => {
       )
     }
     expect(readFileSync(file, "utf8")).toBe("not a directory")
+    // A link to nothing is named as one, with its target (it is not "a file in the way").
+    const link = join(dirname(dataDir), "a-link")
+    symlinkSync(join(dirname(dataDir), "gone"), link)
+    for (const dir of [link, join(link, "below")]) {
+      expect((await open(dir))?.message).toBe(
+        `the recall index directory ${dir} cannot be created: ${link} is a symbolic link to ` +
+          `${join(dirname(dataDir), "gone")}, which does not exist (create ` +
+          `${join(dirname(dataDir), "gone")}, or remove the link): set BATON_DATA_DIR to a ` +
+          "directory you can write (default: $XDG_DATA_HOME/baton, else ~/.local/share/baton)",
+      )
+    }
     // Where mkdir answers ENOENT under an existing parent (Linux /proc), Node's recursive mkdir
     // loops forever; the index fails at once instead.
     if (existsSync("/proc/self")) {
