@@ -16,7 +16,8 @@ const fileArgument = {
 
 const doctor: CommandSpec = {
   name: "doctor",
-  summary: "Check this machine: Node, directories, Codex, Claude Code, vector store, embedders",
+  summary:
+    "Check this machine: Node, the baton command, directories, the recall index, Codex, Claude Code, vector store, embedders",
   details: [
     "Read-only: reports what it finds and never creates or changes anything.",
     "Every check is ok, warn or fail, with a hint saying what to do.",

@@ -5,6 +5,15 @@ import type { DoctorFacts, WritableDirFacts } from "./doctor-facts.js"
 
 const healthy: DoctorFacts = {
   nodeVersion: "20.20.2",
+  batonOnPath: "/usr/local/bin/baton",
+  claudeOnPath: "/usr/local/bin/claude",
+  recallIndex: {
+    _tag: "Readable",
+    path: "/d/recall-index.db",
+    bytes: 3 * 1024 * 1024,
+    schemaVersion: 10,
+    sessions: 1234,
+  },
   dataDir: {
     path: "/d",
     source: "$BATON_DATA_DIR",
@@ -58,16 +67,61 @@ describe("assessDoctorFacts", () => {
     const checks = assessDoctorFacts(healthy)
     expect(checks.map((c) => c.id)).toEqual([
       "node",
+      "baton-command",
       "data-dir",
+      "recall-index",
       "jobs-dir",
       "codex-home",
       "claude-config",
+      "claude-binary",
       "codex-binary",
       "vector-store",
       "embedder",
     ])
     expect(checks.every((c) => c.status === "ok" && c.hint === null)).toBe(true)
     expect(byId({})["codex-binary"]?.summary).toBe("codex-cli 0.169.0 (source: PATH)")
+  })
+
+  it("warns when baton or claude is not on PATH: the plugins start baton", () => {
+    expect(byId({ batonOnPath: undefined })["baton-command"]).toMatchObject({
+      status: "warn",
+      summary: "baton is not on PATH",
+      hint: expect.stringContaining("npm install -g @baton/cli"),
+    })
+    expect(byId({ claudeOnPath: undefined })["claude-binary"]).toMatchObject({
+      status: "warn",
+      summary: "claude not found on PATH",
+    })
+  })
+
+  it("reports the recall index: its size and sessions, none yet, or why it cannot be used", () => {
+    expect(byId({})["recall-index"]).toMatchObject({
+      status: "ok",
+      summary: "/d/recall-index.db",
+      detail: "1,234 sessions, 3.0 MiB, schema 10",
+    })
+    expect(byId({ recallIndex: { _tag: "Missing" } })["recall-index"]).toMatchObject({
+      status: "ok",
+      summary: "no index yet",
+    })
+    const damaged = "the recall index at /d/recall-index.db is damaged (file is not a database)"
+    expect(
+      byId({ recallIndex: { _tag: "Unusable", path: "/d/recall-index.db", message: damaged } })[
+        "recall-index"
+      ],
+    ).toMatchObject({ status: "fail", detail: damaged })
+    // A data directory that is not one fails on its own; the index is not checked twice.
+    expect(byId({ dataDir: dir({ _tag: "NotADirectory" }) })["recall-index"]).toBeUndefined()
+  })
+
+  it("names a data directory under a symbolic link to nothing", () => {
+    expect(
+      byId({ dataDir: dir({ _tag: "DanglingLink", link: "/d", target: "/gone" }) })["data-dir"],
+    ).toMatchObject({
+      status: "fail",
+      summary: "/d — under a symbolic link to nothing",
+      detail: "/d points to /gone, which does not exist (from $BATON_DATA_DIR)",
+    })
   })
 
   it("fails Node older than 20", () => {

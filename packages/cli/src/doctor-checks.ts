@@ -6,8 +6,10 @@
  */
 import type {
   CodexFacts,
+  CommandOnPath,
   DoctorFacts,
   PresenceFacts,
+  RecallIndexFacts,
   VectorStoreFacts,
   WritableDirFacts,
 } from "./doctor-facts.js"
@@ -44,6 +46,15 @@ const check = (
 /** Formats permission bits as four octal digits, e.g. `0700`. */
 export const formatMode = (mode: number): string =>
   `0${(mode & 0o777).toString(8).padStart(3, "0")}`
+
+/** Text from another program without terminal escapes or control characters (one line). */
+const printable = (text: string): string =>
+  text
+    // eslint-disable-next-line no-control-regex
+    .replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, "")
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\x00-\x1f\x7f]+/g, " ")
+    .trim()
 
 const shellArg = (path: string): string =>
   /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`
@@ -84,6 +95,14 @@ const assessWritableDir = (id: string, envName: string, dir: WritableDirFacts): 
               : `nearest existing parent ${dir.nearestExisting} is not writable (${from})`,
             `Create it (mkdir -p -m 700 ${shellArg(dir.path)}), or set ${envName} to a writable place`,
           )
+    case "DanglingLink":
+      return check(
+        id,
+        "fail",
+        `${dir.path} — under a symbolic link to nothing`,
+        `${dir.link} points to ${dir.target}, which does not exist (${from})`,
+        `Create ${shellArg(dir.target)}, remove the link, or set ${envName}`,
+      )
     case "NotADirectory":
       return check(
         id,
@@ -138,6 +157,63 @@ const assessWritableDir = (id: string, envName: string, dir: WritableDirFacts): 
     }
   }
 }
+
+const assessBatonCommand = (found: CommandOnPath): DoctorCheck =>
+  found === undefined
+    ? check(
+        "baton-command",
+        "warn",
+        "baton is not on PATH",
+        "the Codex and Claude Code plugins start `baton` for their SessionStart hook and MCP server; without it the agents have no Baton tools",
+        "Install it: npm install -g @baton/cli (from a checkout, put a `baton` on PATH that runs node <checkout>/packages/cli/dist/bin.js)",
+      )
+    : check("baton-command", "ok", found, "what the plugins' hook and MCP server start")
+
+const assessRecallIndex = (index: RecallIndexFacts, dataDir: WritableDirFacts): DoctorCheck[] => {
+  // A data directory that cannot hold an index is the data-dir check's failure already.
+  if (dataDir._tag !== "Present") return []
+  switch (index._tag) {
+    case "Missing":
+      return [
+        check(
+          "recall-index",
+          "ok",
+          "no index yet",
+          "'baton recall index' builds it (the plugins' SessionStart hook does it in the background)",
+        ),
+      ]
+    case "Readable": {
+      const sessions = `${index.sessions.toLocaleString("en-US")} ${index.sessions === 1 ? "session" : "sessions"}`
+      const size = `${(index.bytes / (1024 * 1024)).toFixed(1)} MiB`
+      const schema =
+        index.schemaVersion === undefined
+          ? "schema not migrated yet"
+          : `schema ${index.schemaVersion}`
+      return [check("recall-index", "ok", index.path, `${sessions}, ${size}, ${schema}`)]
+    }
+    case "Unusable":
+      return [
+        check(
+          "recall-index",
+          "fail",
+          `${index.path} — cannot be used`,
+          index.message,
+          "Do what the line above says; recall searches and index runs fail until then",
+        ),
+      ]
+  }
+}
+
+const assessClaudeBinary = (found: CommandOnPath): DoctorCheck =>
+  found === undefined
+    ? check(
+        "claude-binary",
+        "warn",
+        "claude not found on PATH",
+        "recall still indexes Claude Code's transcripts; the Claude Code plugin needs the claude command",
+        "Install Claude Code (npm i -g @anthropic-ai/claude-code) if you use it",
+      )
+    : check("claude-binary", "ok", found, "found on PATH")
 
 const assessCodexHome = (home: PresenceFacts): DoctorCheck => {
   const from = origin(home.source)
@@ -239,7 +315,7 @@ const assessCodexBinary = (codex: CodexFacts): DoctorCheck => {
           return check(
             "codex-binary",
             "warn",
-            `codex --version failed: ${codex.version.reason}`,
+            `codex --version failed: ${printable(codex.version.reason)}`,
             where,
             installCodexHint,
           )
@@ -309,7 +385,9 @@ const assessEmbedder = (embedder: DoctorFacts["embedder"]): DoctorCheck => {
       "fail",
       embedder.message,
       `from ${embedder.variable}`,
-      `Fix ${embedder.variable}, or unset BATON_EMBEDDER for the offline embedded default`,
+      embedder.variable === "BATON_EMBEDDER" || embedder.variable === "BATON_EMBED_MAX_TOKENS"
+        ? `Fix ${embedder.variable}, or unset it${embedder.variable === "BATON_EMBEDDER" ? " for the offline embedded default" : ""}`
+        : `Fix ${embedder.variable}, or unset BATON_EMBEDDER for the offline embedded default`,
     )
   const unusedKey = embedder.voyageKeySet
     ? "; VOYAGE_API_KEY is set but unused (BATON_EMBEDDER=voyage opts in)"
@@ -373,10 +451,13 @@ const assessEmbedder = (embedder: DoctorFacts["embedder"]): DoctorCheck => {
 /** Assesses every fact, in report order. */
 export const assessDoctorFacts = (facts: DoctorFacts): readonly DoctorCheck[] => [
   assessNode(facts.nodeVersion),
+  assessBatonCommand(facts.batonOnPath),
   assessWritableDir("data-dir", "BATON_DATA_DIR", facts.dataDir),
+  ...assessRecallIndex(facts.recallIndex, facts.dataDir),
   assessWritableDir("jobs-dir", "BATON_JOBS_DIR", facts.jobsDir),
   assessCodexHome(facts.codexHome),
   assessClaude(facts.claudeConfig, facts.claudeProjects),
+  assessClaudeBinary(facts.claudeOnPath),
   assessCodexBinary(facts.codex),
   assessVectorStore(facts.vectorStore),
   assessEmbedder(facts.embedder),

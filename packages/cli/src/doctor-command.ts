@@ -4,10 +4,16 @@
  * and the embedder probe (@baton/recall-index's configuration reader and word table) are
  * imported only here, when doctor runs.
  */
+import { join } from "node:path"
 import type { CommandRunner } from "./command-spec.js"
 import { assessDoctorFacts } from "./doctor-checks.js"
 import { gatherDoctorFacts } from "./doctor-facts.js"
-import type { DoctorProbes, EmbedderFacts, VectorStoreFacts } from "./doctor-facts.js"
+import type {
+  DoctorProbes,
+  EmbedderFacts,
+  RecallIndexFacts,
+  VectorStoreFacts,
+} from "./doctor-facts.js"
 import { doctorPassed, renderDoctorJson, renderDoctorText } from "./doctor-report.js"
 import { readPackageVersion } from "./package-version.js"
 
@@ -66,6 +72,22 @@ const probeEmbedderFacts = async (env: DoctorProbes["env"]): Promise<EmbedderFac
   }
 }
 
+const probeRecallIndexFacts = async (dataDir: string): Promise<RecallIndexFacts> => {
+  try {
+    const recall = await import("@baton/recall-index")
+    const found = recall.checkRecallIndexFile(join(dataDir, recall.RECALL_DATABASE_FILE))
+    return found._tag === "Unusable"
+      ? { _tag: "Unusable", path: found.path, message: found.error.message }
+      : found
+  } catch (error) {
+    return {
+      _tag: "Unusable",
+      path: dataDir,
+      message: `the recall index could not be checked: ${error instanceof Error ? error.message : String(error)}`,
+    }
+  }
+}
+
 /** Runs `baton doctor [--json]`. */
 export const runDoctor: CommandRunner = async (invocation, io) => {
   const facts = await gatherDoctorFacts({
@@ -74,6 +96,7 @@ export const runDoctor: CommandRunner = async (invocation, io) => {
     codexTimeoutMs: codexVersionTimeoutMs,
     probeVectorStore: probeVectorStoreFacts,
     probeEmbedder: probeEmbedderFacts,
+    probeRecallIndex: probeRecallIndexFacts,
   })
   const checks = assessDoctorFacts(facts)
   io.stdout(

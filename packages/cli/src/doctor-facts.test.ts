@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises"
+import { chmod, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -34,6 +34,7 @@ const probes = (env: Record<string, string>): DoctorProbes => ({
       voyageKeySet: false,
       staticTable: undefined,
     }),
+  probeRecallIndex: () => Promise.resolve({ _tag: "Missing" }),
 })
 
 describe.skipIf(process.platform === "win32")("gatherDoctorFacts", () => {
@@ -60,6 +61,26 @@ describe.skipIf(process.platform === "win32")("gatherDoctorFacts", () => {
     expect(facts.claudeConfig).toMatchObject({ path: join(root, "home", ".claude"), exists: false })
     expect(await readdir(root)).toEqual(before)
     expect(await readdir(codexHome)).toEqual([])
+  })
+
+  it("finds baton and claude on PATH, and a data directory under a link to nothing", async () => {
+    const bin = join(root, "path-bin")
+    await mkdir(bin)
+    await writeFile(join(bin, "baton"), "#!/bin/sh\n")
+    await chmod(join(bin, "baton"), 0o755)
+    await writeFile(join(bin, "claude"), "not executable")
+    const link = join(root, "dangling")
+    await symlink(join(root, "nowhere"), link)
+    const facts = await gatherDoctorFacts(
+      probes({ PATH: bin, BATON_DATA_DIR: join(link, "baton") }),
+    )
+    expect(facts.batonOnPath).toBe(join(bin, "baton"))
+    expect(facts.claudeOnPath).toBeUndefined()
+    expect(facts.dataDir).toMatchObject({
+      _tag: "DanglingLink",
+      link,
+      target: join(root, "nowhere"),
+    })
   })
 
   it("reports a file where a directory belongs", async () => {

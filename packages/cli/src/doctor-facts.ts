@@ -1,15 +1,16 @@
 /**
  * Gathers what `baton doctor` reports: file-system state of Baton's and the agents' directories,
- * the Codex binary and its version, the vector store probe and the embedder choice. Guarantees:
- * read-only — it stats, checks access and runs `codex --version`, and never creates, changes or
- * deletes anything; every probe failure becomes a fact, never a throw. The Codex binary is found
+ * `baton` and `claude` on PATH, the recall index (opened read-only), the Codex binary and its
+ * version, the vector store probe and the embedder choice. Guarantees: read-only — it stats,
+ * checks access, reads the index and runs `codex --version`, and never creates, changes or
+ * deletes anything of Baton's (SQLite may add an index's `-wal`/`-shm` side files, as any reader); every probe failure becomes a fact, never a throw. The Codex binary is found
  * by @baton/ipc-codex's discovery (the one `baton codex probe` and the transports use), imported
  * only when the facts are gathered.
  */
 import { constants } from "node:fs"
-import { access, stat } from "node:fs/promises"
+import { access, lstat, readlink, stat } from "node:fs/promises"
 import { homedir } from "node:os"
-import { dirname, join } from "node:path"
+import { delimiter, dirname, join } from "node:path"
 import {
   resolveClaudeConfigDir,
   resolveCodexHome,
@@ -34,6 +35,8 @@ export type WritableDirFacts = ResolvedPath &
         readonly creatable: boolean
       }
     | { readonly _tag: "NotADirectory" }
+    /** The path, or a directory above it, is a symbolic link to nothing. */
+    | { readonly _tag: "DanglingLink"; readonly link: string; readonly target: string }
     | { readonly _tag: "Inaccessible"; readonly reason: string }
   )
 
@@ -65,10 +68,29 @@ export type CodexFacts =
   | { readonly _tag: "Unusable"; readonly path: string; readonly reason: string }
   | { readonly _tag: "NotFound"; readonly searched: ReadonlyArray<string> }
 
+/** Where a command was found on PATH, or undefined when it was not. */
+export type CommandOnPath = string | undefined
+
+/** The recall index file in the data directory, as read-only inspection found it. */
+export type RecallIndexFacts =
+  | { readonly _tag: "Missing" }
+  | {
+      readonly _tag: "Readable"
+      readonly path: string
+      readonly bytes: number
+      readonly schemaVersion: number | undefined
+      readonly sessions: number
+    }
+  | { readonly _tag: "Unusable"; readonly path: string; readonly message: string }
+
 /** Everything doctor assesses. */
 export interface DoctorFacts {
   readonly nodeVersion: string
+  /** `baton` on PATH: what the plugin's hook and MCP server start. */
+  readonly batonOnPath: CommandOnPath
+  readonly claudeOnPath: CommandOnPath
   readonly dataDir: WritableDirFacts
+  readonly recallIndex: RecallIndexFacts
   readonly jobsDir: WritableDirFacts
   readonly codexHome: PresenceFacts
   readonly claudeConfig: PresenceFacts
@@ -106,6 +128,8 @@ export interface DoctorProbes {
   readonly probeVectorStore: () => Promise<VectorStoreFacts>
   /** Reads the embedder choice from `env` and, for an embedded one, loads the word table. */
   readonly probeEmbedder: (env: DoctorProbes["env"]) => Promise<EmbedderFacts>
+  /** Opens the recall index in `dataDir` read-only (never creates it). */
+  readonly probeRecallIndex: (dataDir: string) => Promise<RecallIndexFacts>
 }
 
 const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException).code
@@ -131,6 +155,48 @@ const nearestExistingAncestor = async (path: string): Promise<string | undefined
   }
 }
 
+/** The first symbolic link to nothing on the way to `path` (which does not exist), if any. */
+const danglingLinkOnPath = async (
+  path: string,
+): Promise<{ readonly link: string; readonly target: string } | undefined> => {
+  const missing: Array<string> = []
+  for (let current = path; ; current = dirname(current)) {
+    try {
+      await stat(current)
+      break
+    } catch {
+      missing.push(current)
+    }
+    if (dirname(current) === current) break
+  }
+  for (const candidate of missing.reverse()) {
+    try {
+      if ((await lstat(candidate)).isSymbolicLink())
+        return { link: candidate, target: await readlink(candidate) }
+    } catch {
+      // Not there at all: the next component cannot be a link either.
+      return undefined
+    }
+  }
+  return undefined
+}
+
+/** The first executable `name` in PATH's directories, or undefined. */
+const findOnPath = async (name: string, env: DoctorProbes["env"]): Promise<CommandOnPath> => {
+  for (const dir of (env["PATH"] ?? "").split(delimiter)) {
+    if (dir === "") continue
+    const candidate = join(dir, name)
+    try {
+      if (!(await stat(candidate)).isFile()) continue
+      await access(candidate, constants.X_OK)
+      return candidate
+    } catch {
+      // Not here.
+    }
+  }
+  return undefined
+}
+
 const inspectWritableDir = async (resolved: ResolvedPath): Promise<WritableDirFacts> => {
   try {
     const info = await stat(resolved.path)
@@ -151,6 +217,8 @@ const inspectWritableDir = async (resolved: ResolvedPath): Promise<WritableDirFa
         reason: error instanceof Error ? error.message : String(error),
       }
     }
+    const dangling = await danglingLinkOnPath(resolved.path)
+    if (dangling !== undefined) return { ...resolved, _tag: "DanglingLink", ...dangling }
     const nearestExisting = await nearestExistingAncestor(resolved.path)
     const creatable = nearestExisting !== undefined && (await canWrite(nearestExisting))
     return { ...resolved, _tag: "Missing", nearestExisting, creatable }
@@ -208,7 +276,11 @@ export const gatherDoctorFacts = async (probes: DoctorProbes): Promise<DoctorFac
   const home =
     probes.home ?? (env["HOME"] !== undefined && env["HOME"] !== "" ? env["HOME"] : homedir())
   const claudeConfig = resolveClaudeConfigDir(env, home, cwd)
+  const dataDirPath = resolveDataDir(env, home, cwd)
   const [
+    batonOnPath,
+    claudeOnPath,
+    recallIndex,
     dataDir,
     jobsDir,
     codexHome,
@@ -218,7 +290,10 @@ export const gatherDoctorFacts = async (probes: DoctorProbes): Promise<DoctorFac
     vectorStore,
     embedder,
   ] = await Promise.all([
-    inspectWritableDir(resolveDataDir(env, home, cwd)),
+    findOnPath("baton", env),
+    findOnPath("claude", env),
+    probes.probeRecallIndex(dataDirPath.path),
+    inspectWritableDir(dataDirPath),
     inspectWritableDir(resolveJobsDir(env, home, cwd)),
     inspectPresence(resolveCodexHome(env, home, cwd)),
     inspectPresence(claudeConfig),
@@ -229,7 +304,10 @@ export const gatherDoctorFacts = async (probes: DoctorProbes): Promise<DoctorFac
   ])
   return {
     nodeVersion: process.versions.node,
+    batonOnPath,
+    claudeOnPath,
     dataDir,
+    recallIndex,
     jobsDir,
     codexHome,
     claudeConfig: claudeConfigFacts,

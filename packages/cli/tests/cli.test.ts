@@ -123,10 +123,13 @@ describe("baton doctor --json", () => {
     const check = (id: string) => report.checks.find((c) => c.id === id)
     expect(report.checks.map((c) => c.id)).toEqual([
       "node",
+      "baton-command",
       "data-dir",
+      "recall-index",
       "jobs-dir",
       "codex-home",
       "claude-config",
+      "claude-binary",
       "codex-binary",
       "vector-store",
       "embedder",
@@ -143,6 +146,11 @@ describe("baton doctor --json", () => {
       summary: `${join(codexHome, "tools", "baton", "jobs")} — not created yet`,
       detail: "will be created 0700 on first use (from $CODEX_HOME)",
     })
+    expect(check("baton-command")).toMatchObject({
+      status: "warn",
+      summary: "baton is not on PATH",
+    })
+    expect(check("recall-index")).toMatchObject({ status: "ok", summary: "no index yet" })
     expect(check("codex-home")?.status).toBe("ok")
     expect(check("claude-config")).toMatchObject({
       status: "warn",
@@ -166,6 +174,27 @@ describe("baton doctor --json", () => {
     expect(run.code).toBe(0)
     expect(await readdir(codexHome)).toEqual([])
     expect(await readdir(home)).toEqual([])
+  })
+
+  it("fails the recall-index check for a damaged index, and leaves the file as it was", async () => {
+    const data = file("damaged-data")
+    await mkdir(data, { mode: 0o700 })
+    const garbage = Buffer.from("this is not a SQLite database, just bytes ".repeat(200))
+    await writeFile(join(data, "recall-index.db"), garbage)
+    const run = await runBaton(["doctor", "--json"], {
+      env: { HOME: file("home"), PATH: "", BATON_DATA_DIR: data },
+    })
+    const report = JSON.parse(run.stdout) as {
+      checks: Array<{ id: string; status: string; summary: string; detail: string }>
+    }
+    expect(report.checks.find((c) => c.id === "recall-index")).toMatchObject({
+      status: "fail",
+      summary: `${join(data, "recall-index.db")} — cannot be used`,
+      detail: expect.stringContaining("is damaged (") as unknown,
+    })
+    expect(run.code).toBe(1)
+    expect((await readFile(join(data, "recall-index.db"))).equals(garbage)).toBe(true)
+    expect(await readdir(data)).toEqual(["recall-index.db"])
   })
 
   it("exits 1 when a check fails (BATON_CODEX_BINARY names a missing file)", async () => {
@@ -229,6 +258,32 @@ describe("baton handoff validate", () => {
     })
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/^OK: valid handoff/)
+  })
+
+  it("caps stdin and devices at 8 MiB with the same clear error as files (exit 1)", async () => {
+    for (const command of ["validate", "hash"]) {
+      const run = await runBaton(["handoff", command, "-"], { input: " ".repeat(9 * 1024 * 1024) })
+      expect(run.code).toBe(1)
+      expect(run.stderr).toBe("baton: cannot read '<stdin>': larger than 8388608 bytes\n")
+    }
+    const device = await runBaton(["handoff", "validate", "/dev/zero"])
+    expect(device.code).toBe(1)
+    expect(device.stderr).toBe("baton: cannot read '/dev/zero': larger than 8388608 bytes\n")
+  })
+
+  it("refuses invalid UTF-8 and repeated keys instead of accepting a changed handoff (exit 1)", async () => {
+    await writeFile(
+      file("latin1.json"),
+      Buffer.concat([Buffer.from('{"summary":"caf'), Buffer.from([0xe9]), Buffer.from('","resume":false}')]),
+    )
+    const latin1 = await runBaton(["handoff", "validate", file("latin1.json")])
+    expect(latin1.code).toBe(1)
+    expect(latin1.stderr).toMatch(/^baton: HandoffInvalid: .*UTF-8/)
+    const dup = await runBaton(["handoff", "hash", "-"], {
+      input: '{"summary":"s","resume":true,"resume":false}',
+    })
+    expect(dup.code).toBe(1)
+    expect(dup.stderr).toMatch(/^baton: HandoffInvalid: .*must not repeat a key/)
   })
 
   it("rejects a schema violation naming the field and rule (exit 1)", async () => {

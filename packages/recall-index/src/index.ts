@@ -84,6 +84,8 @@ export { checkGrepInput, GREP_WINDOW_CHARS, grepRecords } from "./record-grep.js
 export { GREP_WORKER_STARTUP_MS, grepInConnection, grepRecordsIsolated } from "./grep-worker.js"
 export { recentSessions } from "./recent-sessions.js"
 export { recallStatus } from "./recall-status.js"
+export { checkRecallIndexFile } from "./index-file-check.js"
+export type { RecallIndexFileCheck } from "./index-file-check.js"
 export { emptyIndexFacts } from "./empty-index.js"
 export { activateEmbedder } from "./vector-tables.js"
 export { EmbedderError, normalizeVector } from "./embedder.js"
