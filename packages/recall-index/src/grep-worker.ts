@@ -10,15 +10,19 @@
  * start-up allowance the worker is terminated and the call fails with a {@link RecallQueryError}
  * on `pattern` that says what to change; the caller's thread never runs the pattern. A literal
  * grep needs none of this (an escaped string cannot backtrack) and runs in-process, as does any
- * grep when the database is not a file or the built module is missing.
+ * grep when the database is not a file or the built module is missing. At most
+ * {@link GREP_WORKER_SLOTS} workers run at once per process; the others wait for a slot, and a
+ * worker's deadline starts when it does (concurrent greps are not called runaway for sharing CPU).
  */
 import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
+import { availableParallelism } from "node:os"
 import { fileURLToPath } from "node:url"
 import { Worker } from "node:worker_threads"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Semaphore from "effect/Semaphore"
 import type { Database } from "better-sqlite3"
 import { RecallNotFoundError, RecallQueryError, RecallStorageError } from "./errors.js"
 import type { RecallQueryField, RecallStorageOperation } from "./errors.js"
@@ -29,6 +33,20 @@ import { stopWorker } from "./worker-stop.js"
 
 /** Time a grep worker is given to start (load its modules, open the database) on top of the scan budget. */
 export const GREP_WORKER_STARTUP_MS = 3_000
+
+/**
+ * Regex grep workers that run at once in this process: half the cores, at least one. More would
+ * share the cores, and each one's deadline (wall-clock) would then pass while it waits for CPU —
+ * calling a sound pattern runaway. The others wait for a slot; the deadline starts with the worker.
+ */
+export const GREP_WORKER_SLOTS = Math.max(1, Math.floor(availableParallelism() / 2))
+
+const workerSlots = Semaphore.makeUnsafe(GREP_WORKER_SLOTS)
+
+let liveWorkers = 0
+
+/** Regex grep workers this process runs now (at most {@link GREP_WORKER_SLOTS}). */
+export const liveGrepWorkers = (): number => liveWorkers
 
 /** What a worker posts back. */
 type Answer =
@@ -130,30 +148,35 @@ export const grepRecordsIsolated = (
     // Refused patterns and bad filters fail here, without a worker.
     const { maxScanMs } = yield* checkGrepInput(input, yield* Clock.currentTimeMillis)
     const budget = maxScanMs + GREP_WORKER_STARTUP_MS
-    const answer = yield* Effect.callback<Answer | "timeout">((resume) => {
-      const require = createRequire(import.meta.url)
-      const worker = new Worker(WORKER_SOURCE, {
-        eval: true,
-        workerData: { driver: require.resolve("better-sqlite3"), module, path: db.path, input },
-      })
-      let settled = false
-      const settle = (value: Answer | "timeout") => {
-        if (settled) return
-        settled = true
-        clearTimeout(timer)
-        void stopWorker(worker)
-        resume(Effect.succeed(value))
-      }
-      const timer = setTimeout(() => settle("timeout"), budget)
-      worker.once("message", (message: Answer) => settle(message))
-      worker.once("error", (error) =>
-        settle({ failed: { _tag: "Error", message: String(error.message) } }),
-      )
-      worker.once("exit", (code) =>
-        settle({ failed: { _tag: "Error", message: `the grep worker exited (code ${code})` } }),
-      )
-      return Effect.sync(() => settle("timeout"))
-    })
+    const answer = yield* Semaphore.withPermit(
+      workerSlots,
+      Effect.callback<Answer | "timeout">((resume) => {
+        const require = createRequire(import.meta.url)
+        const worker = new Worker(WORKER_SOURCE, {
+          eval: true,
+          workerData: { driver: require.resolve("better-sqlite3"), module, path: db.path, input },
+        })
+        liveWorkers += 1
+        let settled = false
+        const settle = (value: Answer | "timeout") => {
+          if (settled) return
+          settled = true
+          liveWorkers -= 1
+          clearTimeout(timer)
+          void stopWorker(worker)
+          resume(Effect.succeed(value))
+        }
+        const timer = setTimeout(() => settle("timeout"), budget)
+        worker.once("message", (message: Answer) => settle(message))
+        worker.once("error", (error) =>
+          settle({ failed: { _tag: "Error", message: String(error.message) } }),
+        )
+        worker.once("exit", (code) =>
+          settle({ failed: { _tag: "Error", message: `the grep worker exited (code ${code})` } }),
+        )
+        return Effect.sync(() => settle("timeout"))
+      }),
+    )
     if (answer === "timeout") return yield* Effect.fail(slowPattern(Math.round(budget / 1000)))
     if ("ok" in answer) return answer.ok
     const f = answer.failed

@@ -81,7 +81,13 @@ export {
   unsafePatternReason,
 } from "./regex-safety.js"
 export { checkGrepInput, GREP_WINDOW_CHARS, grepRecords } from "./record-grep.js"
-export { GREP_WORKER_STARTUP_MS, grepInConnection, grepRecordsIsolated } from "./grep-worker.js"
+export {
+  GREP_WORKER_SLOTS,
+  GREP_WORKER_STARTUP_MS,
+  grepInConnection,
+  grepRecordsIsolated,
+  liveGrepWorkers,
+} from "./grep-worker.js"
 export { recentSessions } from "./recent-sessions.js"
 export { recallStatus } from "./recall-status.js"
 export { checkRecallIndexFile } from "./index-file-check.js"

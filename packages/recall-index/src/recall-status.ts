@@ -98,93 +98,118 @@ export interface RecallStatusOptions {
   readonly timezone?: string | undefined
 }
 
-/** Reports the state of the recall index. */
+/**
+ * Runs `reads` in one read transaction (one snapshot of a WAL database), so counts taken by
+ * separate queries agree while an index run commits; joins a transaction already open.
+ */
+const inOneSnapshot = <A, E>(
+  reads: Effect.Effect<A, E, RecallDatabase>,
+): Effect.Effect<A, E, RecallDatabase> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    return yield* Effect.acquireUseRelease(
+      Effect.sync(() => {
+        if (db.sqlite.inTransaction) return false
+        db.sqlite.exec("begin")
+        return true
+      }),
+      () => reads,
+      (began) =>
+        Effect.sync(() => {
+          if (began && db.sqlite.inTransaction) db.sqlite.exec("commit")
+        }),
+    )
+  })
+
+/** Reports the state of the recall index, every count from one snapshot. */
 export const recallStatus = (
   options: RecallStatusOptions = {},
 ): Effect.Effect<RecallStatus, RecallQueryError | RecallStorageError, RecallDatabase> =>
-  Effect.gen(function* () {
-    const db = yield* RecallDatabase
-    const now = yield* Clock.currentTimeMillis
-    const timezone = yield* resolveTimeZone(options.timezone)
-    // With the process service (the CLI and the MCP server provide it), a lock whose process is
-    // gone — an index run stopped by Ctrl-C or a kill — is no running index, though its lease has
-    // not run out yet (the next run takes it over at once).
-    const host = yield* Effect.serviceOption(IndexerProcess)
-    const base = yield* indexStatus(now)
-    const read = <A>(f: () => A) => Effect.try({ try: f, catch: storageFailure("read", db.path) })
-    const perSource = yield* decodeRows(
-      SourceRows,
-      db.path,
-      yield* read(() => db.sqlite.prepare(COUNTS_BY_SOURCE_SQL).all()),
-    )
-    const embedders = yield* decodeRows(
-      EmbedderRows,
-      db.path,
-      yield* read(() =>
-        (
-          db.sqlite
-            .prepare(
-              `select e.fingerprint, e.dim, e.vec_table,
+  inOneSnapshot(
+    Effect.gen(function* () {
+      const db = yield* RecallDatabase
+      const now = yield* Clock.currentTimeMillis
+      const timezone = yield* resolveTimeZone(options.timezone)
+      // With the process service (the CLI and the MCP server provide it), a lock whose process is
+      // gone — an index run stopped by Ctrl-C or a kill — is no running index, though its lease has
+      // not run out yet (the next run takes it over at once).
+      const host = yield* Effect.serviceOption(IndexerProcess)
+      const base = yield* indexStatus(now)
+      const read = <A>(f: () => A) => Effect.try({ try: f, catch: storageFailure("read", db.path) })
+      const perSource = yield* decodeRows(
+        SourceRows,
+        db.path,
+        yield* read(() => db.sqlite.prepare(COUNTS_BY_SOURCE_SQL).all()),
+      )
+      const embedders = yield* decodeRows(
+        EmbedderRows,
+        db.path,
+        yield* read(() =>
+          (
+            db.sqlite
+              .prepare(
+                `select e.fingerprint, e.dim, e.vec_table,
                     e.vector_count as vectors,
                     coalesce((select value from meta where key = 'embedder_fingerprint'), '')
                       = e.fingerprint as active
              from embedders e order by e.created_at`,
-            )
-            .all() as Array<{ vec_table: string }>
-        ).map((row) => ({ ...row, elements: vectorElementsOf(db.sqlite, row.vec_table) })),
-      ),
-    )
-    const lock = yield* decodeRows(
-      LockRow,
-      db.path,
-      (yield* read(() =>
-        db.sqlite
-          .prepare("select pid, acquired_at, lease_until from index_lock where id = 1")
-          .get(),
-      )) ?? null,
-    )
-    const counts = (source: string): SourceCounts => {
-      const row = perSource.find((r) => r.source === source)
-      return { sessions: row?.sessions ?? 0, turns: row?.turns ?? 0, chunks: row?.chunks ?? 0 }
-    }
-    return {
-      ...base,
-      databasePath: db.path,
-      empty: base.sessions === 0,
-      bySource: { claude: counts("claude"), codex: counts("codex") },
-      embedders: embedders.map((e) => ({
-        fingerprint: e.fingerprint,
-        dim: e.dim,
-        vectors: e.vectors,
-        active: e.active === 1,
-        elements: e.elements,
-      })),
-      newestActivityHuman:
-        base.newestActivity === null ? null : whenHuman(base.newestActivity, now, timezone),
-      lastRunAgo: base.lastRun === null ? null : relativeAge(base.lastRun.finishedAt, now),
-      indexing:
-        lock !== null &&
-        lock.lease_until > now &&
-        (host._tag === "None" || host.value.isAlive(lock.pid))
-          ? { pid: lock.pid, since: new Date(lock.acquired_at).toISOString() }
-          : null,
-      roots: options.environment === undefined ? null : transcriptRoots(options.environment),
-      embeddingFailure: yield* read(() => {
-        const raw = db.sqlite
-          .prepare("select value from meta where key = 'embedding_failure'")
-          .pluck()
-          .get()
-        if (typeof raw !== "string") return null
-        try {
-          const parsed = JSON.parse(raw) as Partial<EmbeddingFailure>
-          return typeof parsed.at === "string" &&
-            typeof parsed.fingerprint === "string" &&
-            typeof parsed.reason === "string"
-            ? { at: parsed.at, fingerprint: parsed.fingerprint, reason: parsed.reason }
-            : null
-        } catch {
-          return null
-        }
-      }),
-    }
-  })
+              )
+              .all() as Array<{ vec_table: string }>
+          ).map((row) => ({ ...row, elements: vectorElementsOf(db.sqlite, row.vec_table) })),
+        ),
+      )
+      const lock = yield* decodeRows(
+        LockRow,
+        db.path,
+        (yield* read(() =>
+          db.sqlite
+            .prepare("select pid, acquired_at, lease_until from index_lock where id = 1")
+            .get(),
+        )) ?? null,
+      )
+      const counts = (source: string): SourceCounts => {
+        const row = perSource.find((r) => r.source === source)
+        return { sessions: row?.sessions ?? 0, turns: row?.turns ?? 0, chunks: row?.chunks ?? 0 }
+      }
+      return {
+        ...base,
+        databasePath: db.path,
+        empty: base.sessions === 0,
+        bySource: { claude: counts("claude"), codex: counts("codex") },
+        embedders: embedders.map((e) => ({
+          fingerprint: e.fingerprint,
+          dim: e.dim,
+          vectors: e.vectors,
+          active: e.active === 1,
+          elements: e.elements,
+        })),
+        newestActivityHuman:
+          base.newestActivity === null ? null : whenHuman(base.newestActivity, now, timezone),
+        lastRunAgo: base.lastRun === null ? null : relativeAge(base.lastRun.finishedAt, now),
+        indexing:
+          lock !== null &&
+          lock.lease_until > now &&
+          (host._tag === "None" || host.value.isAlive(lock.pid))
+            ? { pid: lock.pid, since: new Date(lock.acquired_at).toISOString() }
+            : null,
+        roots: options.environment === undefined ? null : transcriptRoots(options.environment),
+        embeddingFailure: yield* read(() => {
+          const raw = db.sqlite
+            .prepare("select value from meta where key = 'embedding_failure'")
+            .pluck()
+            .get()
+          if (typeof raw !== "string") return null
+          try {
+            const parsed = JSON.parse(raw) as Partial<EmbeddingFailure>
+            return typeof parsed.at === "string" &&
+              typeof parsed.fingerprint === "string" &&
+              typeof parsed.reason === "string"
+              ? { at: parsed.at, fingerprint: parsed.fingerprint, reason: parsed.reason }
+              : null
+          } catch {
+            return null
+          }
+        }),
+      }
+    }),
+  )

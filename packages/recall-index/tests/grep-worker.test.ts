@@ -5,7 +5,13 @@ import { Effect } from "effect"
 import { appendFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { GREP_WORKER_STARTUP_MS, grepRecords, grepRecordsIsolated } from "@baton/recall-index"
+import {
+  GREP_WORKER_SLOTS,
+  GREP_WORKER_STARTUP_MS,
+  grepRecords,
+  grepRecordsIsolated,
+  liveGrepWorkers,
+} from "@baton/recall-index"
 import type { GrepInput } from "@baton/recall-index"
 import { generateBulkCorpus } from "@baton/recall-index/testing"
 import { runIndex, tempDir, withIndex, writeTree } from "./index-harness.js"
@@ -73,6 +79,22 @@ describe("grepRecordsIsolated", () => {
     // The timer ran all along: the pattern never ran on this thread.
     expect(ticks).toBeGreaterThan((took / 50) * 0.5)
   }, 30_000)
+
+  it("runs at most GREP_WORKER_SLOTS workers at once; the rest wait, and all answer alike", async () => {
+    const dataDir = await indexed()
+    const input = { pattern: "sh(a|o)rd", regex: true } as const
+    const expected = await grep(dataDir, input, false)
+    let most = 0
+    const sampler = setInterval(() => (most = Math.max(most, liveGrepWorkers())), 1)
+    const outcomes = await Promise.all(
+      Array.from({ length: GREP_WORKER_SLOTS + 4 }, () => grep(dataDir, input, true)),
+    )
+    clearInterval(sampler)
+    expect(most).toBeGreaterThan(0)
+    expect(most).toBeLessThanOrEqual(GREP_WORKER_SLOTS)
+    for (const outcome of outcomes) expect(outcome).toEqual(expected)
+    expect(liveGrepWorkers()).toBe(0)
+  }, 60_000)
 
   it("gives what the in-process grep gives, and fails as it fails", async () => {
     const dataDir = await indexed()

@@ -6,12 +6,15 @@ import Database from "better-sqlite3"
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
+import { Effect, Layer } from "effect"
 import {
   embedBacklog,
   forgetSessions,
+  IndexerProcess,
   indexStatus,
   pruneDeleted,
   RECALL_DATABASE_FILE,
+  RecallDatabase,
   recallStatus,
 } from "@baton/recall-index"
 import type { Embedder } from "@baton/recall-index"
@@ -237,5 +240,51 @@ describe("stored counts", () => {
     )
     expect((await runIndex(dataDir, { environment })).appended).toBe(1)
     await expectCountsExact(dataDir)
+  })
+})
+
+describe("recallStatus under a concurrent writer", () => {
+  it("takes every count from one snapshot, and leaves no transaction open", async () => {
+    const { dataDir, environment } = setup()
+    await runIndex(dataDir, { environment })
+    await withSqlite(dataDir, (sqlite) =>
+      sqlite
+        .prepare(
+          "insert into index_lock (id, pid, run_token, acquired_at, lease_until) values (1, 4242, 't', ?, ?)",
+        )
+        .run(Date.now(), Date.now() + 600_000),
+    )
+    const path = join(dataDir, RECALL_DATABASE_FILE)
+    // Another process's writer commits while status reads: between the counts and the reads
+    // after the lock's liveness check (which status asks at that point).
+    const writer = new Database(path)
+    cleanups.push(() => writer.close())
+    const commitsMidway = Layer.succeed(IndexerProcess, {
+      pid: 1,
+      isAlive: () => {
+        writer
+          .prepare(
+            "insert into meta (key, value) values ('embedding_failure', ?) on conflict(key) do update set value = excluded.value",
+          )
+          .run(JSON.stringify({ at: "2026-12-03T00:00:00Z", fingerprint: "f", reason: "r" }))
+        return true
+      },
+    })
+    const seen = await withIndex(
+      dataDir,
+      Effect.gen(function* () {
+        const status = yield* recallStatus()
+        const db = yield* RecallDatabase
+        return { status, inTransaction: db.sqlite.inTransaction }
+      }),
+      undefined,
+      commitsMidway,
+    )
+    expect(seen.status.indexing).toMatchObject({ pid: 4242 })
+    expect(seen.status.embeddingFailure).toBeNull()
+    expect(seen.inTransaction).toBe(false)
+    // The next status sees the commit.
+    const after = await withIndex(dataDir, recallStatus())
+    expect(after.embeddingFailure).toMatchObject({ reason: "r" })
   })
 })
