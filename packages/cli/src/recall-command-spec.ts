@@ -85,7 +85,7 @@ const index: CommandSpec = {
   subcommands: [],
   exitCodes:
     "0 indexed (or nothing to index) · 1 failed, or another indexer is running · 2 bad usage",
-  load: load("runRecallIndex"),
+  load: async () => (await import("./recall-background.js")).runRecallIndexEarly,
 }
 
 const search: CommandSpec = {

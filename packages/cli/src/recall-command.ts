@@ -8,11 +8,9 @@
  * returns at once, leaving a detached child that takes the indexer lock and logs to
  * `<data dir>/recall-index.log`; `--watch` stops cleanly on Ctrl-C (the lock is released).
  */
-import { spawn } from "node:child_process"
-import { closeSync, existsSync, openSync, renameSync, statSync, writeSync } from "node:fs"
+import { existsSync, statSync } from "node:fs"
 import { constants as osConstants, getPriority, homedir, setPriority } from "node:os"
 import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -91,12 +89,16 @@ import {
   sourceName,
 } from "./recall-report.js"
 import type { EmptyIndexReport } from "./recall-report.js"
+import {
+  BACKGROUND_ENV,
+  backgroundArgs,
+  backgroundStarted,
+  openRecallLog,
+  RECALL_LOG_FILE,
+  spawnBackgroundIndex,
+} from "./recall-background.js"
 
-/** Set in the environment of a `--background` child. */
-const BACKGROUND_ENV = "BATON_RECALL_BACKGROUND"
-/** Name of the background log in the data directory. */
-export const RECALL_LOG_FILE = "recall-index.log"
-const LOG_ROTATE_BYTES = 1_048_576
+export { RECALL_LOG_FILE } from "./recall-background.js"
 
 type Services = RecallDatabase | TranscriptFileSystem | IndexerProcess
 
@@ -285,17 +287,6 @@ const closeEmbedder = async (embedder: Embedder | undefined): Promise<void> => {
 // ---------------------------------------------------------------------------------------------
 // index
 
-const openLog = (ctx: Context): number => {
-  makeDirectory(ctx.dataDir, 0o700)
-  const path = join(ctx.dataDir, RECALL_LOG_FILE)
-  try {
-    if (statSync(path).size > LOG_ROTATE_BYTES) renameSync(path, `${path}.1`)
-  } catch {
-    // No log yet.
-  }
-  return openSync(path, "a", 0o600)
-}
-
 /**
  * Lowers this thread's scheduling priority to below normal (nice 10 on Unix) unless it is lower
  * already; threads it starts later (USE-lite's worker) inherit it, so a background refresh
@@ -313,10 +304,6 @@ const lowerPriority = (): number | undefined => {
 }
 
 const startBackground = (ctx: Context, invocation: Invocation): CommandOutcome => {
-  const args = ["recall", "index"]
-  const source = stringFlag(invocation, "source")
-  if (source !== undefined) args.push("--source", source)
-  if (has(invocation, "no-embed")) args.push("--no-embed")
   const logPath = join(ctx.dataDir, RECALL_LOG_FILE)
   const reason = (error: unknown) => (error instanceof Error ? error.message : String(error))
   try {
@@ -333,38 +320,26 @@ const startBackground = (ctx: Context, invocation: Invocation): CommandOutcome =
       }),
     )
   }
-  let log: number | undefined
+  let log: number
   try {
-    log = openLog(ctx)
-    writeSync(log, `${new Date().toISOString()} baton ${args.join(" ")}\n`)
+    log = openRecallLog(ctx.dataDir)
   } catch (error) {
-    if (log !== undefined) closeSync(log)
     // The directory is there but the log cannot be written (read-only, the disk full).
     return failed(
       ctx,
       new RecallStorageError({ operation: "write", path: logPath, reason: reason(error) }),
     )
   }
+  let pid: number | undefined
   try {
-    const child = spawn(
-      process.execPath,
-      [fileURLToPath(new URL("./bin.js", import.meta.url)), ...args],
-      {
-        cwd: ctx.io.cwd,
-        env: { ...ctx.io.env, [BACKGROUND_ENV]: "1", BATON_PROGRESS: "0" },
-        detached: true,
-        stdio: ["ignore", log, log],
-      },
+    pid = spawnBackgroundIndex(ctx.io, backgroundArgs(invocation), log)
+  } catch (error) {
+    return failed(
+      ctx,
+      new RecallStorageError({ operation: "write", path: logPath, reason: reason(error) }),
     )
-    child.unref()
-    if (ctx.json) printJson(ctx, { background: true, pid: child.pid ?? null, log: logPath })
-    else if (!has(invocation, "quiet")) {
-      ctx.io.stdout(`Indexing in the background (pid ${child.pid ?? "?"}); log: ${logPath}\n`)
-    }
-    return completed(0)
-  } finally {
-    closeSync(log)
   }
+  return backgroundStarted(ctx.io, invocation, pid, logPath)
 }
 
 interface RunResult {

@@ -791,7 +791,27 @@ describe("baton recall index modes", () => {
     expect(text).toContain("Indexed 2 transcripts")
     const status = json((await runBaton(["recall", "status", "--json"], { env })).stdout)
     expect(status).toMatchObject({ sessions: 2, indexing: null })
-  }, 90_000)
+    // With the data directory there, the hook's path loads no index module: the same child.
+    const again = await runBaton(
+      ["recall", "index", "--background", "--json", "--source", "claude"],
+      {
+        env,
+      },
+    )
+    expect(again.code).toBe(0)
+    expect(json(again.stdout)).toMatchObject({ ok: true, background: true, log })
+    const secondRun = Date.now()
+    while (Date.now() - secondRun < 60_000) {
+      text = readFileSync(log, "utf8")
+      // The second child's nice line, then its summary.
+      const second = text.split("at low priority")[2]
+      if (second !== undefined && second.split("\n").length > 2) break
+      await new Promise((r) => setTimeout(r, 200))
+    }
+    expect(text).toMatch(/baton recall index --source claude\n/)
+    expect(text.match(/at low priority \(nice \d+\)/g)).toHaveLength(2)
+    expect(text.split("at low priority")[2]?.split("\n").length).toBeGreaterThan(2)
+  }, 120_000)
 
   it("a data directory that is a file fails with what to set, in the foreground and background", async () => {
     const { env, home } = homeWithHistory("data-dir-file")

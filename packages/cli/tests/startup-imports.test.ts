@@ -59,3 +59,13 @@ describe("recall search's early start", () => {
     ])
   })
 })
+
+describe("recall index --background's early start (the plugins' SessionStart hook)", () => {
+  it("loads no effect and no index module to start the background run", async () => {
+    const { files, external } = await staticGraph(join(distDir, "recall-background.js"))
+    const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]))
+    expect(external.filter((specifier) => !builtins.has(specifier))).toEqual([])
+    const names = files.map((file) => file.slice(distDir.length))
+    expect(names).not.toContain("recall-command.js")
+  })
+})
