@@ -115,7 +115,7 @@ export type { DaemonTransportOptions } from "./daemon-transport.js"
 export { nodeSocketFileSystem, verifyDaemonSocket } from "./socket-trust.js"
 export type { PathFacts, SocketFileSystem, TrustedSocket } from "./socket-trust.js"
 
-export { connectStdio, stdioTransport } from "./stdio-transport.js"
+export { connectStdio, stderrSummary, stdioTransport } from "./stdio-transport.js"
 export type { StdioConnection, StdioTransportOptions } from "./stdio-transport.js"
 
 export {

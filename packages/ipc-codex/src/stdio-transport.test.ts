@@ -5,7 +5,7 @@ import { PassThrough } from "node:stream"
 import * as Effect from "effect/Effect"
 import { afterEach, beforeEach, describe, expect, test } from "vitest"
 import { jsonlFrameLink, makeLineSplitter } from "./jsonl-link.js"
-import { connectStdio } from "./stdio-transport.js"
+import { connectStdio, stderrSummary } from "./stdio-transport.js"
 
 describe("JSONL framing", () => {
   test("lines split across chunks, several per chunk, CRLF and blank lines", () => {
@@ -192,5 +192,29 @@ describe("stdio transport", () => {
       ),
     )
     expect(error).toMatchObject({ _tag: "SpawnError" })
+  })
+})
+
+describe("stderrSummary", () => {
+  test("keeps Codex's fatal error, not its backtrace frames", () => {
+    // The shape codex 0.169 prints for CODEX_HOME=/nonexistent (app-server exits 1).
+    const codex = [
+      'WARNING: proceeding, even though we could not create PATH aliases: CODEX_HOME points to "/nonexistent", but that path does not exist',
+      'Error: CODEX_HOME points to "/nonexistent", but that path does not exist',
+      "",
+      "Stack backtrace:",
+      ...Array.from({ length: 12 }, (_, i) => `   ${i}: <unknown>`),
+      "",
+    ].join("\n")
+    expect(stderrSummary(codex)).toBe(
+      'Error: CODEX_HOME points to "/nonexistent", but that path does not exist',
+    )
+    expect(stderrSummary("Error: first\n\nCaused by:\n    no such file\n")).toBe(
+      "Error: first | Caused by: | no such file",
+    )
+    expect(stderrSummary("\x1b[31mboom\x1b[0m\n   3: <unknown>\nlast words\n")).toBe(
+      "boom | last words",
+    )
+    expect(stderrSummary("")).toBe("")
   })
 })

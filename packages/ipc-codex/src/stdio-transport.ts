@@ -62,6 +62,30 @@ const boundedTail = (limit: number) => {
   }
 }
 
+/**
+ * The lines of a process's stderr that say why it stopped: from its `Error:` line (Codex's
+ * fatal errors) up to the stack backtrace, else the last lines that are not backtrace frames;
+ * terminal escapes removed; at most 5 lines, joined with " | ".
+ */
+export const stderrSummary = (text: string): string => {
+  const lines = text
+    // eslint-disable-next-line no-control-regex
+    .replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, "")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "")
+  const frame = (line: string) => /^\d+: /.test(line) || /^at /.test(line)
+  const fatal = lines.findIndex((line) => /^Error: /.test(line))
+  if (fatal === -1)
+    return lines
+      .filter((line) => !frame(line) && line !== "Stack backtrace:")
+      .slice(-5)
+      .join(" | ")
+  const rest = lines.slice(fatal)
+  const end = rest.findIndex((line) => line === "Stack backtrace:" || frame(line))
+  return (end === -1 ? rest : rest.slice(0, end)).slice(0, 5).join(" | ")
+}
+
 const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null
 
 const killGroup = (child: ChildProcess, signal: NodeJS.Signals) => {
@@ -140,7 +164,7 @@ const openStdioLink = (
               }
             })
             child.once("close", (code, signal) => {
-              const tail = stderr.read().trim().split("\n").slice(-5).join(" | ")
+              const tail = stderrSummary(stderr.read())
               sink.closed(
                 `codex app-server exited (${signal ?? `code ${code}`})${tail === "" ? "" : `; stderr: ${tail}`}`,
               )
