@@ -7,23 +7,31 @@
 export interface CliIo {
   readonly stdout: (text: string) => void
   readonly stderr: (text: string) => void
-  readonly readStdin: () => Promise<string>
+  /** All of stdin as bytes; rejects (code `EFBIG`) as soon as more than `maxBytes` arrive. */
+  readonly readStdin: (maxBytes: number) => Promise<Uint8Array>
   readonly env: Readonly<Record<string, string | undefined>>
   readonly cwd: string
 }
 
-const readAll = async (stream: NodeJS.ReadableStream): Promise<string> => {
+const readAll = async (stream: NodeJS.ReadableStream, maxBytes: number): Promise<Uint8Array> => {
   const chunks: Buffer[] = []
-  for await (const chunk of stream)
-    chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk)
-  return Buffer.concat(chunks).toString("utf8")
+  let total = 0
+  // Leaving the loop early (the throw) ends the iteration and stops reading the stream.
+  for await (const chunk of stream) {
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk
+    total += bytes.length
+    if (total > maxBytes)
+      throw Object.assign(new Error(`larger than ${maxBytes} bytes`), { code: "EFBIG" })
+    chunks.push(bytes)
+  }
+  return Buffer.concat(chunks)
 }
 
 /** The real process: `process.stdout`, `process.stderr`, `process.stdin`, `process.env`, `process.cwd()`. */
 export const processCliIo = (): CliIo => ({
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
-  readStdin: () => readAll(process.stdin),
+  readStdin: (maxBytes) => readAll(process.stdin, maxBytes),
   env: process.env,
   cwd: process.cwd(),
 })

@@ -20,7 +20,7 @@ import type { Effect as EffectType } from "effect"
 import type { CliIo } from "./cli-io.js"
 import type { CommandOutcome, CommandRunner, Invocation } from "./command-spec.js"
 import { cliUsageError } from "./errors.js"
-import { readInputText } from "./handoff-input.js"
+import { readInputBytes } from "./handoff-input.js"
 import { resolveThreadId } from "./thread-id-argument.js"
 
 type Failed = Extract<CommandOutcome, { _tag: "Failed" }>
@@ -34,7 +34,10 @@ const settingFlags = {
   headroom: "headroomThreshold",
 } as const
 
-/** The job settings given as flags; a value that is not a number is bad usage. */
+/**
+ * The job settings given as flags; anything out of range is bad usage naming the flag: budgets are
+ * whole milliseconds ≥ 0 written in decimal, `--headroom` a fraction between 0 and 1.
+ */
 const parseSettings = (
   invocation: Invocation,
   helpCommand: string,
@@ -43,13 +46,22 @@ const parseSettings = (
   for (const [flag, key] of Object.entries(settingFlags)) {
     const value = invocation.flags[flag]
     if (value === undefined) continue
-    const n = typeof value === "string" && value.trim() !== "" ? Number(value) : Number.NaN
-    if (!Number.isFinite(n))
-      return {
-        _tag: "Failed",
-        json: invocation.flags["json"] === true,
-        error: cliUsageError(`--${flag} needs a number, got '${String(value)}'`, helpCommand),
-      }
+    const text = typeof value === "string" ? value.trim() : ""
+    const bad = (problem: string): Failed => ({
+      _tag: "Failed",
+      json: invocation.flags["json"] === true,
+      error: cliUsageError(
+        `--${flag} ${problem}, got '${String(value).slice(0, 80)}'`,
+        helpCommand,
+      ),
+    })
+    // Decimal only: Number() would also take "0x10", "1e3" or "" (0).
+    if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(text)) return bad("needs a decimal number")
+    const n = Number(text)
+    if (key === "headroomThreshold") {
+      if (!(n >= 0 && n <= 1)) return bad("must be between 0 and 1 (a fraction of the window)")
+    } else if (!Number.isSafeInteger(n) || n < 0)
+      return bad("must be a whole number of milliseconds, 0 or more")
     settings[key] = n
   }
   return { _tag: "Settings", settings }
@@ -134,7 +146,11 @@ export const renderStatusText = (status: CompactionStatus): string => {
 const renderScheduled = (report: ScheduleReport): string =>
   `${report.alreadyScheduled ? "already scheduled: " : "scheduled: "}${renderJob(report.job)}${
     report.handoffPath === null ? "" : `  handoff stored at ${report.handoffPath}\n`
-  }End this turn now; Baton compacts the thread once it is idle${report.job.resume ? " and then continues it" : ""}.\n`
+  }${
+    report.job.terminal
+      ? ""
+      : `End this turn now; Baton compacts the thread once it is idle${report.job.resume ? " and then continues it" : ""}.\n`
+  }`
 
 const print = (io: CliIo, json: boolean, value: object, text: string): CommandOutcome => {
   io.stdout(json ? `${JSON.stringify({ ok: true, ...value })}\n` : text)
@@ -191,7 +207,7 @@ export const runCompactScheduleWithHandoff: CommandRunner = async (invocation, i
         help,
       ),
     }
-  const input = await readInputText(file, io)
+  const input = await readInputBytes(file, io)
   if (input._tag === "Failure") return { _tag: "Failed", json, error: input.failure }
   const { parseHandoffJsonResult } = await import("@baton/handoff")
   const parsed = parseHandoffJsonResult(input.success)
@@ -205,6 +221,18 @@ export const runCompactCancel: CommandRunner = async (invocation, io) => {
   const resolved = resolveThreadId(invocation.positionals[0], io, "baton compact cancel")
   if (resolved._tag === "Invalid") return { _tag: "Failed", json, error: resolved.error }
   const jobId = invocation.positionals[1] ?? ""
+  // A job id is a file-name component the scheduler made (letters, digits, '.', '_', '-').
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(jobId) || jobId.includes(".."))
+    return {
+      _tag: "Failed",
+      json,
+      error: cliUsageError(
+        jobId === ""
+          ? "no job id: pass the job id that schedule or status printed"
+          : `'${jobId.slice(0, 80)}' is not a job id (letters, digits, '.', '_', '-'; the id schedule or status printed)`,
+        "baton compact cancel",
+      ),
+    }
   const { compaction, run } = await load(io)
   const result = await run(compaction.cancelCompaction(resolved.threadId, jobId))
   if (result._tag === "Failure") return { _tag: "Failed", json, error: result.failure }

@@ -21,7 +21,7 @@ const captureIo = () => {
   const io: CliIo = {
     stdout: (text) => void out.push(text),
     stderr: (text) => void err.push(text),
-    readStdin: () => Promise.resolve(""),
+    readStdin: () => Promise.resolve(new Uint8Array()),
     env: {},
     cwd: "/",
   }

@@ -6,7 +6,7 @@
  */
 import type { CommandOutcome, CommandRunner, Invocation } from "./command-spec.js"
 import type { CliIo } from "./cli-io.js"
-import { readInputText } from "./handoff-input.js"
+import { readInputBytes } from "./handoff-input.js"
 
 /** A valid handoff's facts, as printed by both commands. */
 export interface HandoffFacts {
@@ -23,7 +23,7 @@ type Checked =
 
 const checkHandoffFile = async (invocation: Invocation, io: CliIo): Promise<Checked> => {
   const json = invocation.flags["json"] === true
-  const input = await readInputText(invocation.positionals[0] ?? "-", io)
+  const input = await readInputBytes(invocation.positionals[0] ?? "-", io)
   if (input._tag === "Failure") return { _tag: "Failed", error: input.failure, json }
   const { canonicalJson, handoffDigest, handoffLimits, parseHandoffJsonResult } =
     await import("@baton/handoff")

@@ -1,7 +1,9 @@
 /**
- * Reads a handoff's text from a file or stdin (`-`). Guarantees: never throws — a missing,
- * unreadable, non-regular or oversized file becomes an `InputUnreadableError` naming the path as
- * given; a leading UTF-8 byte order mark is dropped; nothing is written.
+ * Reads a handoff's bytes (or text) from a file or stdin (`-`). Guarantees: never throws — a
+ * missing, unreadable or oversized input becomes an `InputUnreadableError` naming the path as
+ * given; never reads more than `maxInputBytes` + one chunk (a device like /dev/zero or an endless
+ * pipe is cut off at the cap); nothing is written. Bytes are returned undecoded so the handoff
+ * library can refuse invalid UTF-8 instead of replacing it.
  */
 import { open } from "node:fs/promises"
 import { resolve } from "node:path"
@@ -17,6 +19,14 @@ export type InputText =
   | { readonly _tag: "Success"; readonly success: string }
   | { readonly _tag: "Failure"; readonly failure: InputUnreadableError }
 
+/** The bytes read, or why they could not be read. */
+export type InputBytes =
+  | { readonly _tag: "Success"; readonly success: Uint8Array }
+  | { readonly _tag: "Failure"; readonly failure: InputUnreadableError }
+
+const tooLarge = () =>
+  Object.assign(new Error(`larger than ${maxInputBytes} bytes`), { code: "EFBIG" })
+
 const reasons: Readonly<Record<string, string>> = {
   ENOENT: "no such file",
   EACCES: "permission denied",
@@ -27,31 +37,52 @@ const reasons: Readonly<Record<string, string>> = {
 
 const withoutBom = (text: string): string => (text.startsWith("\uFEFF") ? text.slice(1) : text)
 
-const readFileText = async (path: string, cwd: string): Promise<string> => {
+const readFileBytes = async (path: string, cwd: string): Promise<Uint8Array> => {
   const handle = await open(resolve(cwd, path), "r")
   try {
     const info = await handle.stat()
     if (info.isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" })
-    if (info.isFile() && info.size > maxInputBytes) {
-      throw Object.assign(new Error(`larger than ${maxInputBytes} bytes`), { code: "EFBIG" })
+    if (info.isFile() && info.size > maxInputBytes) throw tooLarge()
+    // Bounded reads: a character device or FIFO has no size, so stop at the cap ourselves.
+    const chunks: Array<Buffer> = []
+    let total = 0
+    for (;;) {
+      const { bytesRead, buffer } = await handle.read({ buffer: Buffer.alloc(64 * 1024) })
+      if (bytesRead === 0) break
+      total += bytesRead
+      if (total > maxInputBytes) throw tooLarge()
+      chunks.push(buffer.subarray(0, bytesRead))
     }
-    return await handle.readFile("utf8")
+    return Buffer.concat(chunks)
   } finally {
     await handle.close()
   }
 }
 
-/** Reads `path` (relative to `io.cwd`), or stdin when `path` is `-`. */
-export const readInputText = async (path: string, io: CliIo): Promise<InputText> => {
+const failed = (
+  path: string,
+  error: unknown,
+): { _tag: "Failure"; failure: InputUnreadableError } => {
+  const code = (error as NodeJS.ErrnoException).code ?? ""
+  const reason = reasons[code] ?? (error instanceof Error ? error.message : String(error))
+  return { _tag: "Failure", failure: inputUnreadableError(path === "-" ? "<stdin>" : path, reason) }
+}
+
+/** Reads `path` (relative to `io.cwd`), or stdin when `path` is `-`, as bytes, at most `maxInputBytes`. */
+export const readInputBytes = async (path: string, io: CliIo): Promise<InputBytes> => {
   try {
-    const text = path === "-" ? await io.readStdin() : await readFileText(path, io.cwd)
-    return { _tag: "Success", success: withoutBom(text) }
+    const bytes =
+      path === "-" ? await io.readStdin(maxInputBytes) : await readFileBytes(path, io.cwd)
+    return { _tag: "Success", success: bytes }
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? ""
-    const reason = reasons[code] ?? (error instanceof Error ? error.message : String(error))
-    return {
-      _tag: "Failure",
-      failure: inputUnreadableError(path === "-" ? "<stdin>" : path, reason),
-    }
+    return failed(path, error)
   }
+}
+
+/** Reads `path` (or stdin for `-`) as UTF-8 text; a leading byte order mark is dropped. */
+export const readInputText = async (path: string, io: CliIo): Promise<InputText> => {
+  const read = await readInputBytes(path, io)
+  return read._tag === "Failure"
+    ? read
+    : { _tag: "Success", success: withoutBom(Buffer.from(read.success).toString("utf8")) }
 }

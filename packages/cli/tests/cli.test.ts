@@ -233,6 +233,52 @@ describe("baton doctor --json", () => {
   })
 })
 
+describe("baton compact: bad settings and ids are bad usage (exit 2) naming the flag", () => {
+  const thread = "019a0000-0000-7000-8000-00000000000a"
+  const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+    [["--headroom", "2"], "--headroom must be between 0 and 1"],
+    [["--headroom", "abc"], "--headroom needs a decimal number"],
+    [["--idle-debounce-ms", "1.5"], "--idle-debounce-ms must be a whole number of milliseconds"],
+    [["--idle-debounce-ms", "-5"], "--idle-debounce-ms must be a whole number of milliseconds"],
+    [["--compaction-ms", "0x10"], "--compaction-ms needs a decimal number"],
+  ]
+  for (const [flags, message] of cases)
+    it(`schedule ${flags.join(" ")}`, async () => {
+      const run = await runBaton(["compact", "schedule", thread, ...flags], {
+        env: { PATH: "", HOME: file("home"), BATON_JOBS_DIR: file("jobs-usage") },
+      })
+      expect(run.code).toBe(2)
+      expect(run.stderr).toContain(`baton: ${message}`)
+      expect(run.stderr).not.toContain("headroomThreshold")
+    })
+
+  it("a schedule whose worker cannot reach the thread fails (exit 1, ok:false) with the cause", async () => {
+    const env = {
+      PATH: "",
+      HOME: file("home"),
+      CODEX_HOME: file("codex-home-missing"),
+      BATON_JOBS_DIR: file("jobs-unreachable"),
+      BATON_CODEX_BINARY: "/nonexistent/codex",
+    }
+    const run = await runBaton(["compact", "schedule", thread], { env })
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain("baton: ScheduleFailed:")
+    expect(run.stderr).toContain("BATON_CODEX_BINARY=/nonexistent/codex")
+    expect(run.stdout).not.toContain("End this turn")
+    const json = await runBaton(["compact", "schedule", thread, "--json"], { env })
+    expect(json.code).toBe(1)
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, error: { _tag: "ScheduleFailed" } })
+  }, 60_000)
+
+  it("cancel with a job id that is not an id", async () => {
+    const run = await runBaton(["compact", "cancel", thread, "../../x"], {
+      env: { PATH: "", HOME: file("home"), BATON_JOBS_DIR: file("jobs-usage") },
+    })
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain("'../../x' is not a job id")
+  })
+})
+
 describe("baton handoff validate", () => {
   it("accepts a valid handoff and prints size, limit and digest", async () => {
     const run = await runBaton(["handoff", "validate", file("valid.json")])
@@ -274,7 +320,11 @@ describe("baton handoff validate", () => {
   it("refuses invalid UTF-8 and repeated keys instead of accepting a changed handoff (exit 1)", async () => {
     await writeFile(
       file("latin1.json"),
-      Buffer.concat([Buffer.from('{"summary":"caf'), Buffer.from([0xe9]), Buffer.from('","resume":false}')]),
+      Buffer.concat([
+        Buffer.from('{"summary":"caf'),
+        Buffer.from([0xe9]),
+        Buffer.from('","resume":false}'),
+      ]),
     )
     const latin1 = await runBaton(["handoff", "validate", file("latin1.json")])
     expect(latin1.code).toBe(1)

@@ -37,5 +37,7 @@ export const runBaton = (
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
     child.on("error", reject)
     child.on("close", (code) => resolve({ code, stdout, stderr }))
+    // A child may stop reading early (an input cap): that is its answer, not a test error.
+    child.stdin.on("error", () => undefined)
     child.stdin.end(options.input ?? "")
   })

@@ -1,7 +1,8 @@
 // schedule / status / cancel / recovery over a real temp journal, a world of fake processes, a
 // launcher that records launches, and TestClock.
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
+import { readFileSync, writeFileSync } from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -42,6 +43,8 @@ interface World {
   readonly launches: Array<{ threadId: string; jobId: string }>
   nextPid: number
   failLaunch: boolean
+  /** The launched worker fails the job at once (nothing could reach the thread) and exits. */
+  workerFailsJob: boolean
   ids: number
 }
 
@@ -54,6 +57,7 @@ const makeWorld = async (): Promise<World> => {
     launches: [],
     nextPid: 2000,
     failLaunch: false,
+    workerFailsJob: false,
     ids: 0,
   }
 }
@@ -81,6 +85,25 @@ const run = <A, E>(
           ? Effect.fail(new WorkerLaunchError({ command: "node worker", detail: "ENOENT" }))
           : Effect.sync(() => {
               const pid = world.nextPid++
+              if (world.workerFailsJob) {
+                const file = journalPaths(world.dir, job.threadId).job(job.jobId)
+                const stored = JSON.parse(readFileSync(file, "utf8")) as {
+                  revision: number
+                  job: Record<string, unknown>
+                }
+                stored.revision += 1
+                stored.job = {
+                  ...stored.job,
+                  status: "failed",
+                  reason: "worker_lost_before_dispatch",
+                  detail:
+                    "Worker lost before dispatch (thread not found over stdio: no rollout found); nothing was sent, check the thread id.",
+                  endedAt: 1,
+                }
+                writeFileSync(file, JSON.stringify(stored))
+                world.launches.push({ threadId: job.threadId, jobId: job.jobId })
+                return { pid }
+              }
               world.processes.set(pid, 7)
               world.launches.push({ threadId: job.threadId, jobId: job.jobId })
               return { pid }
@@ -159,6 +182,81 @@ describe("scheduleCompaction", () => {
     expect(files.filter((f) => f.endsWith(".job.json"))).toHaveLength(1)
     const job = await readFile(journalPaths(world.dir, THREAD).job(first.job.jobId), "utf8")
     expect(job).not.toContain("Parser ported")
+  })
+
+  test("concurrent schedules in one process create exactly one job; the others get it back", async () => {
+    const world = await makeWorld()
+    // An earlier finished job, so thread.json exists (the state the race was seen in).
+    const earlier = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }),
+    )
+    await setStatus(world, earlier.job.jobId, { status: "completed", endedAt: 1 })
+    const reports = await run(
+      world,
+      Effect.all(
+        Array.from({ length: 4 }, () =>
+          scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+        ),
+        { concurrency: "unbounded" },
+      ),
+    )
+    expect(reports.filter((r) => !r.alreadyScheduled)).toHaveLength(1)
+    expect(new Set(reports.map((r) => r.job.jobId)).size).toBe(1)
+    expect(reports.every((r) => r.job.jobNumber === 2)).toBe(true)
+    expect(world.launches).toHaveLength(2)
+    const files = await readdir(journalPaths(world.dir, THREAD).threadDir)
+    expect(files.filter((f) => f.endsWith(".job.json"))).toHaveLength(2)
+  })
+
+  test("an admin lock left by a dead Baton process is moved aside, scheduling goes on", async () => {
+    const world = await makeWorld()
+    const threadDir = journalPaths(world.dir, THREAD).threadDir
+    await mkdir(threadDir, { recursive: true })
+    await writeFile(
+      path.join(threadDir, "admin.lock"),
+      JSON.stringify({ pid: 9999, processStartMs: 3, at: 0 }),
+    )
+    const report = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }),
+    )
+    expect(report.alreadyScheduled).toBe(false)
+    const files = await readdir(threadDir)
+    expect(files.some((f) => f.startsWith("admin.lock.stale-"))).toBe(true)
+    expect(files).not.toContain("admin.lock")
+  })
+
+  test("a job its worker failed at once (thread unreachable) is a ScheduleFailed error with the cause", async () => {
+    const world = await makeWorld()
+    world.workerFailsJob = true
+    const error = await runFlip(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 5_000, threadId: THREAD, handoff: HANDOFF }),
+    )
+    expect(error._tag).toBe("ScheduleFailed")
+    expect(error.message).toContain("thread not found")
+    expect(error.message).toContain("was not scheduled")
+  })
+
+  test("an uppercase thread id is the same thread (normalised to lowercase)", async () => {
+    const world = await makeWorld()
+    const first = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD.toUpperCase(), handoff: null }),
+    )
+    expect(first.job.threadId).toBe(THREAD)
+    const second = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }),
+    )
+    expect(second).toMatchObject({ alreadyScheduled: true, job: { jobId: first.job.jobId } })
+    const status = await run(world, compactionStatus(THREAD.toUpperCase()))
+    expect(status.threadId).toBe(THREAD)
+    expect(status.current?.jobId).toBe(first.job.jobId)
+    const cancelled = await run(world, cancelCompaction(THREAD.toUpperCase(), first.job.jobId))
+    expect(cancelled.cancelRequested).toBe(true)
+    expect(await readdir(world.dir)).toEqual([THREAD])
   })
 
   test("without a handoff the job never resumes", async () => {
@@ -243,6 +341,25 @@ describe("recovery through status", () => {
     expect(status.worker).toMatchObject({ state: "starting", pid: 2000 })
     expect(status.current?.jobId).toBe(job.jobId)
     expect(status.current?.status).toBe("scheduled")
+  })
+
+  test("overlapping status calls while one recovers a dead worker: all answer, one recovers", async () => {
+    const world = await makeWorld()
+    const { job } = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+    )
+    world.processes.delete(2000)
+    const statuses = await run(
+      world,
+      Effect.all(
+        Array.from({ length: 4 }, () => compactionStatus(THREAD)),
+        { concurrency: "unbounded" },
+      ),
+    )
+    expect(statuses.filter((s) => s.recovered !== null)).toHaveLength(1)
+    for (const status of statuses)
+      expect(status.current).toMatchObject({ jobId: job.jobId, status: "failed" })
   })
 
   test("a launched worker that died before taking the lock: the job fails, nothing was sent", async () => {
@@ -344,6 +461,19 @@ describe("recovery through status", () => {
 })
 
 describe("cancelCompaction", () => {
+  test("a scheduled job that is not the thread's current job (orphaned by a race) is ended by cancel", async () => {
+    const world = await makeWorld()
+    const orphan = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }),
+    )
+    await setStatus(world, orphan.job.jobId, { status: "completed", endedAt: 1 })
+    await run(world, scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }))
+    await setStatus(world, orphan.job.jobId, { status: "scheduled", endedAt: null })
+    const report = await run(world, cancelCompaction(THREAD, orphan.job.jobId))
+    expect(report).toMatchObject({ cancelRequested: true, job: { status: "cancelled" } })
+  })
+
   test("writes the marker for a running job; an ended job is reported as already ended", async () => {
     const world = await makeWorld()
     const { job } = await run(

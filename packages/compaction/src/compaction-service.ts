@@ -28,8 +28,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import type { JobLockHeldError, WorkerLaunchError } from "./errors.js"
-import { InvalidJobSettingsError, JournalCorruptError } from "./errors.js"
+import type { JobLockHeldError, ThreadBusyError, WorkerLaunchError } from "./errors.js"
+import { InvalidJobSettingsError, JournalCorruptError, ScheduleFailedError } from "./errors.js"
 import type { JournalError } from "./errors.js"
 import { transition } from "./job-machine.js"
 import type { JobEvent } from "./job-machine.js"
@@ -41,6 +41,7 @@ import { JOURNAL_FILE_MODE, Journal, journalPaths } from "./journal.js"
 import type { HistoryEntry, StoredJob } from "./journal.js"
 import { jobMetrics } from "./metrics.js"
 import type { JobMetrics } from "./metrics.js"
+import { withThreadAdminLock } from "./thread-admin-lock.js"
 
 /** Starts the worker process for a job; returns its pid. */
 export interface WorkerLauncherShape {
@@ -144,7 +145,9 @@ export type ScheduleError =
   | HandoffValidationError
   | JournalError
   | JobLockHeldError
+  | ThreadBusyError
   | WorkerLaunchError
+  | ScheduleFailedError
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString())
 
@@ -172,9 +175,10 @@ export const jobView = (job: JobRecord): JobView => ({
   metrics: jobMetrics(job),
 })
 
+/** A valid thread id, normalised to lowercase: a UUID's case never makes a second thread. */
 const checkThreadId = (threadId: string): Effect.Effect<string, InvalidThreadIdError> =>
   isCodexThreadId(threadId)
-    ? Effect.succeed(threadId)
+    ? Effect.succeed(threadId.toLowerCase())
     : Effect.fail(new InvalidThreadIdError({ value: threadId }))
 
 const LaunchRecordSchema = Schema.Struct({
@@ -187,8 +191,9 @@ const LaunchRecordSchema = Schema.Struct({
 const LAUNCH_GRACE_MS = 10_000
 
 /**
- * Applies one event outside a worker (recovery, launch failure): runs the transition's log,
- * persist and metrics effects. Only `WorkerLost` comes here, which never sends or starts timers.
+ * Applies one event outside a worker (recovery, launch failure, cancelling an orphaned scheduled
+ * job): runs the transition's log and persist effects. Only `WorkerLost`, and `CancelRequested`
+ * on a scheduled job, come here: neither sends or starts timers.
  */
 const applyOutsideWorker = (
   stored: StoredJob,
@@ -261,18 +266,43 @@ const noWorker: WorkerView = { state: "none", pid: null, leaseExpiresAt: null }
  * how). Returns what it found and what it did.
  */
 export const recoverThread = (
-  threadId: string,
+  givenThreadId: string,
 ): Effect.Effect<
-  {
-    readonly current: StoredJob | null
-    readonly worker: WorkerView
-    readonly recovered: Recovery | null
-  },
-  JournalError | JobLockHeldError | InvalidThreadIdError,
+  ThreadLook,
+  JournalError | JobLockHeldError | ThreadBusyError | InvalidThreadIdError,
   CompactionServices
 > =>
   Effect.gen(function* () {
-    yield* checkThreadId(threadId)
+    const threadId = yield* checkThreadId(givenThreadId)
+    const journal = yield* Journal
+    // Look first without the admin lock; only a recovery takes it (and then looks again, since
+    // a concurrent call may have recovered the thread meanwhile).
+    const look = yield* lookAndRecover(threadId, false)
+    if (look !== "needs_recovery") return look
+    const locked = yield* withThreadAdminLock(journal.dir, threadId, lookAndRecover(threadId, true))
+    return locked === "needs_recovery" ? yield* Effect.die("unreachable") : locked
+  })
+
+/** What `recoverThread` found and did. */
+export interface ThreadLook {
+  readonly current: StoredJob | null
+  readonly worker: WorkerView
+  readonly recovered: Recovery | null
+}
+
+/**
+ * The look at the thread's current job and worker; with `recover`, ends a dead worker's job (the
+ * caller holds the admin lock), else answers `needs_recovery`.
+ */
+const lookAndRecover = (
+  threadId: string,
+  recover: boolean,
+): Effect.Effect<
+  ThreadLook | "needs_recovery",
+  JournalError | JobLockHeldError,
+  CompactionServices
+> =>
+  Effect.gen(function* () {
     const journal = yield* Journal
     const probe = yield* ProcessProbe
     const current = yield* journal.currentJob(threadId)
@@ -332,13 +362,26 @@ export const recoverThread = (
         }
       } else lostDetail = launch === null ? "no worker was launched" : "the worker holds no lock"
     }
-    // Take the lock (moving a stale one aside, logged), end the job by the table, release.
-    const { lock: ours } = yield* acquireJobLock({
-      dir: journal.dir,
-      threadId,
-      jobId: current.job.jobId,
-      leaseMs: 30_000,
-    })
+    if (!recover) return "needs_recovery" as const
+    // Take the lock (moving a stale one aside, logged), end the job by the table, release. A
+    // worker that took it meanwhile is alive: report the job as it stands.
+    const taken = yield* Effect.result(
+      acquireJobLock({ dir: journal.dir, threadId, jobId: current.job.jobId, leaseMs: 30_000 }),
+    )
+    if (Result.isFailure(taken)) {
+      const error = taken.failure
+      if (error._tag !== "JobLockHeld") return yield* error
+      return {
+        current: yield* journal.readJob(threadId, current.job.jobId),
+        worker: {
+          state: "running" as const,
+          pid: error.holderPid,
+          leaseExpiresAt: new Date(error.leaseExpiresAt).toISOString(),
+        },
+        recovered: null,
+      }
+    }
+    const ours = taken.success.lock
     const result = yield* Effect.gen(function* () {
       const fresh = yield* journal.readJob(threadId, current.job.jobId)
       if (isTerminalStatus(fresh.job.status)) return { stored: fresh, recovered: null }
@@ -395,8 +438,10 @@ export interface ScheduleCompactionInput {
 }
 
 /**
- * Schedules compaction of a thread and launches its worker; returns at once. An unfinished job
- * is returned as is (`alreadyScheduled`, no second worker).
+ * Schedules compaction of a thread and launches its worker; returns once the worker took its first
+ * look. An unfinished job is returned as is (`alreadyScheduled`, no second worker). A job its
+ * worker ended as failed meanwhile (nothing sent: the thread could not be reached) is
+ * ScheduleFailedError, with the job's reason and detail.
  */
 export const scheduleCompaction = (
   input: ScheduleCompactionInput,
@@ -412,7 +457,45 @@ export const scheduleCompaction = (
     const fs = yield* JournalFileSystem
     const probe = yield* ProcessProbe
     const paths = journalPaths(journal.dir, threadId)
-    const before = yield* recoverThread(threadId)
+    // Under the thread's admin lock (in-process and cross-process): look (recovering a dead
+    // worker's job), then create the job only if none is unfinished. Concurrent schedulers queue
+    // here, so exactly one creates the job and the others return it (`alreadyScheduled`).
+    const decided = yield* withThreadAdminLock(
+      journal.dir,
+      threadId,
+      Effect.gen(function* () {
+        const before = yield* lookAndRecover(threadId, true)
+        if (before === "needs_recovery") return yield* Effect.die("unreachable")
+        if (before.current !== null && !isTerminalStatus(before.current.job.status))
+          return { _tag: "Existing" as const, before, stored: before.current }
+        const jobId = yield* (yield* JobIds).next
+        const now = yield* Clock.currentTimeMillis
+        const bound =
+          handoff === null
+            ? null
+            : yield* bindHandoff({
+                threadId,
+                jobId,
+                handoff,
+                createdAt: new Date(now).toISOString(),
+              })
+        const scheduled = yield* journal.schedule({
+          job: {
+            jobId,
+            threadId,
+            userFingerprint: "",
+            resume: handoff?.resume === true,
+            handoffDigest: bound?.digest ?? null,
+            settings,
+          },
+          handoff: bound,
+        })
+        return scheduled.alreadyScheduled
+          ? { _tag: "Existing" as const, before, stored: scheduled.stored }
+          : { _tag: "Created" as const, before, scheduled, jobId, bound }
+      }),
+    )
+    const before = decided.before
     const existingView = (stored: StoredJob, worker: WorkerView): ScheduleReport => ({
       alreadyScheduled: true,
       job: jobView(stored.job),
@@ -420,39 +503,14 @@ export const scheduleCompaction = (
       worker,
       recovered: before.recovered,
     })
-    if (before.current !== null && !isTerminalStatus(before.current.job.status))
-      return existingView(before.current, before.worker)
-
-    const jobId = yield* (yield* JobIds).next
-    const now = yield* Clock.currentTimeMillis
-    const bound =
-      handoff === null
-        ? null
-        : yield* bindHandoff({ threadId, jobId, handoff, createdAt: new Date(now).toISOString() })
-    const scheduled = yield* journal
-      .schedule({
-        job: {
-          jobId,
-          threadId,
-          userFingerprint: "",
-          resume: handoff?.resume === true,
-          handoffDigest: bound?.digest ?? null,
-          settings,
-        },
-        handoff: bound,
-      })
-      .pipe(
-        // Another scheduler won the race for this thread: report its job.
-        Effect.catchTag("JournalConflict", (error) =>
-          Effect.flatMap(journal.currentJob(threadId), (winner) =>
-            winner !== null && winner.job.jobId !== jobId && !isTerminalStatus(winner.job.status)
-              ? Effect.succeed({ stored: winner, alreadyScheduled: true })
-              : Effect.fail(error),
-          ),
-        ),
+    if (decided._tag === "Existing")
+      return existingView(
+        decided.stored,
+        decided.stored === before.current
+          ? before.worker
+          : { state: "starting", pid: null, leaseExpiresAt: null },
       )
-    if (scheduled.alreadyScheduled)
-      return existingView(scheduled.stored, { state: "starting", pid: null, leaseExpiresAt: null })
+    const { scheduled, jobId, bound } = decided
 
     const launched = yield* Effect.result(
       (yield* WorkerLauncher).launch({ threadId, jobId, dir: journal.dir }),
@@ -484,6 +542,19 @@ export const scheduleCompaction = (
       yield* Effect.sleep(25)
       latest = yield* journal.readJob(threadId, jobId)
     }
+    // A worker that ended the job and exited is seen here, not left "scheduled".
+    latest = yield* journal.readJob(threadId, jobId)
+    // The worker ended the job before anything was sent (thread unreachable): a failure, not a
+    // schedule the agent should end its turn for.
+    if (latest.job.status === "failed")
+      return yield* new ScheduleFailedError({
+        threadId,
+        jobId,
+        jobNumber: latest.job.jobNumber,
+        status: latest.job.status,
+        reason: latest.job.reason,
+        detail: latest.job.detail,
+      })
     return {
       alreadyScheduled: false,
       job: jobView(latest.job),
@@ -501,13 +572,14 @@ export const scheduleCompaction = (
 
 /** The thread's current job, its worker, and the metrics history (recovering a dead worker first). */
 export const compactionStatus = (
-  threadId: string,
+  givenThreadId: string,
 ): Effect.Effect<
   CompactionStatus,
-  JournalError | JobLockHeldError | InvalidThreadIdError,
+  JournalError | JobLockHeldError | ThreadBusyError | InvalidThreadIdError,
   CompactionServices
 > =>
   Effect.gen(function* () {
+    const threadId = yield* checkThreadId(givenThreadId)
     const journal = yield* Journal
     const found = yield* recoverThread(threadId)
     const inspection = yield* journal.inspect(threadId)
@@ -531,14 +603,15 @@ export const compactionStatus = (
  * request was sent cannot recall it: the job ends `cancelled` with `outcomeMayBeUnknown`.
  */
 export const cancelCompaction = (
-  threadId: string,
+  givenThreadId: string,
   jobId: string,
 ): Effect.Effect<
   CancelReport,
-  JournalError | JobLockHeldError | InvalidThreadIdError,
+  JournalError | JobLockHeldError | ThreadBusyError | InvalidThreadIdError,
   CompactionServices
 > =>
   Effect.gen(function* () {
+    const threadId = yield* checkThreadId(givenThreadId)
     const journal = yield* Journal
     const found = yield* recoverThread(threadId)
     const stored = yield* journal.readJob(threadId, jobId)
@@ -555,6 +628,20 @@ export const cancelCompaction = (
       kind: "note",
       detail: "cancel requested",
     })
+    // A scheduled job that is not the thread's current job has no worker that will ever run it
+    // (one job per thread; left behind by an older Baton's scheduling race): end it here.
+    if (stored.job.status === "scheduled" && found.current?.job.jobId !== jobId) {
+      const ended = yield* applyOutsideWorker(stored, {
+        _tag: "CancelRequested",
+        at: yield* Clock.currentTimeMillis,
+      })
+      return {
+        job: jobView(ended.job),
+        cancelRequested: true,
+        alreadyEnded: false,
+        recovered: found.recovered,
+      }
+    }
     return {
       job: jobView(stored.job),
       cancelRequested: true,

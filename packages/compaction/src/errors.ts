@@ -86,7 +86,17 @@ export class JobLockHeldError extends Data.TaggedError("JobLockHeld")<{
   readonly leaseExpiresAt: number
 }> {
   override get message(): string {
-    return `thread lock ${this.path} is held by live worker pid ${this.holderPid} for job ${this.holderJobId} (lease until ${new Date(this.leaseExpiresAt).toISOString()})`
+    return `thread lock ${this.path} is held by live process pid ${this.holderPid} for job ${this.holderJobId} (lease until ${new Date(this.leaseExpiresAt).toISOString()})`
+  }
+}
+
+/** Another live Baton process is scheduling or recovering this thread and kept at it too long. */
+export class ThreadBusyError extends Data.TaggedError("ThreadBusy")<{
+  readonly threadId: string
+  readonly holderPid: number
+}> {
+  override get message(): string {
+    return `thread ${this.threadId} is busy: Baton process pid ${this.holderPid} is scheduling or recovering its compaction job; try again in a few seconds`
   }
 }
 
@@ -117,6 +127,23 @@ export class WorkerLaunchError extends Data.TaggedError("WorkerLaunch")<{
 }> {
   override get message(): string {
     return `could not start the compaction worker (${this.command}): ${this.detail}`
+  }
+}
+
+/**
+ * The job was created but ended before anything was sent, while scheduling waited for its worker
+ * (the thread could not be reached: unknown thread, Codex missing or broken). Nothing to wait for.
+ */
+export class ScheduleFailedError extends Data.TaggedError("ScheduleFailed")<{
+  readonly threadId: string
+  readonly jobId: string
+  readonly jobNumber: number
+  readonly status: string
+  readonly reason: string | null
+  readonly detail: string | null
+}> {
+  override get message(): string {
+    return `compaction of thread ${this.threadId} was not scheduled: job ${this.jobId} (#${this.jobNumber}) ended ${this.status}${this.reason === null ? "" : ` (${this.reason})`} at once. ${this.detail ?? "Nothing was sent."}`
   }
 }
 

@@ -1,8 +1,12 @@
 /**
  * The headroom guard for the automatic continuation (never for compaction itself). Pure.
  * Freshness is decided by the caller (the sample must belong to our compaction turn and arrive
- * after its compaction item completed); the guard judges the numbers: they must exist, show
- * that context was reclaimed, and leave the used fraction at or under the threshold.
+ * after its compaction item completed); the guard judges the numbers: they must exist and leave
+ * the window used after compaction at or under the threshold. Headroom is about the context the
+ * continuation will run in, not about how much the compaction reclaimed: a short thread's
+ * compacted context can be larger than before (the summary), and a sample that repeats the
+ * pre-compaction usage overstates what is left, so "no reduction" is never by itself a reason to
+ * skip. A context still above the threshold after compaction always skips.
  */
 import type { HeadroomProblem, TokenUsageSample } from "./job-record.js"
 
@@ -12,10 +16,11 @@ export type HeadroomVerdict =
   | { readonly ok: false; readonly problem: HeadroomProblem; readonly usedFraction: number | null }
 
 /**
- * Judges fresh usage after compaction against the usage before it and a threshold (0..1;
- * exactly the threshold is allowed). Missing or non-finite numbers, a non-positive window or
- * negative tokens are `missing_token_telemetry`; no reduction is
- * `stale_or_unreclaimed_token_telemetry` (skipped when nothing was measured before).
+ * Judges fresh usage after compaction against a threshold (0..1; exactly the threshold is
+ * allowed). Missing or non-finite numbers, a non-positive window or negative tokens are
+ * `missing_token_telemetry`; above the threshold is `above_headroom_threshold`. `before` is
+ * accepted for the record only (`stale_or_unreclaimed_token_telemetry` is no longer produced;
+ * older job records may still carry it).
  */
 export const assessHeadroom = (input: {
   readonly before: TokenUsageSample | null
@@ -34,9 +39,6 @@ export const assessHeadroom = (input: {
   )
     return { ok: false, problem: "missing_token_telemetry", usedFraction: null }
   const usedFraction = tokens / window
-  const beforeTokens = input.before?.totalTokens ?? null
-  if (beforeTokens !== null && Number.isFinite(beforeTokens) && tokens >= beforeTokens)
-    return { ok: false, problem: "stale_or_unreclaimed_token_telemetry", usedFraction }
   if (usedFraction > input.threshold)
     return { ok: false, problem: "above_headroom_threshold", usedFraction }
   return { ok: true, usedFraction }

@@ -144,7 +144,12 @@ export type {
 } from "./compaction-service.js"
 
 export { runCompactionWorker, selectedThreadSource } from "./worker-process.js"
-export type { OpenedThread, RunCompactionWorkerOptions, ThreadSource } from "./worker-process.js"
+export type {
+  OpenedThread,
+  RunCompactionWorkerOptions,
+  ThreadSource,
+  ThreadSourceFailure,
+} from "./worker-process.js"
 
 export {
   nodeCompactionLayer,
@@ -167,5 +172,7 @@ export {
   JournalConflictError,
   JournalCorruptError,
   JournalIoError,
+  ScheduleFailedError,
+  ThreadBusyError,
 } from "./errors.js"
 export type { JournalError } from "./errors.js"

@@ -369,6 +369,8 @@ type EventInput = JobEvent extends infer E
 interface ScenarioOptions {
   readonly resume?: boolean
   readonly handoff?: boolean
+  /** Tokens used before the compaction (default 90 000 of 100 000). */
+  readonly before?: number
 }
 
 /** A small event script with a running clock (1 s per step unless `at` is given). */
@@ -402,7 +404,7 @@ const script = (options: ScenarioOptions = {}) => {
     /** Worker start, 90 000 / 100 000 before, stable idle: the compaction request goes out. */
     toRequested() {
       api.send({ _tag: "WorkerStarted", pid: 7 })
-      api.usage("user-turn", 90_000)
+      api.usage("user-turn", options.before ?? 90_000)
       return api.toStableIdle()
     },
     toCompactionItemDone() {
@@ -541,9 +543,20 @@ describe("reference scenarios (§16.2)", () => {
     expect(s.sent("SendContinuation")).toBe(0)
   })
 
-  test("stale_telemetry: after = before → completed (stale_or_unreclaimed)", () => {
+  test("stale_telemetry: after = before above the threshold → completed (above_headroom_threshold)", () => {
     const s = script().compactWith(90_000)
-    expect(s.job.resumeSkipReason).toBe("stale_or_unreclaimed_token_telemetry")
+    expect(s.job.resumeSkipReason).toBe("above_headroom_threshold")
+  })
+
+  test("no reduction but headroom: a short thread that grew by compaction still continues", () => {
+    const s = script({ before: 1_010 }).compactWith(6_950).verify()
+    expect(s.job).toMatchObject({ status: "continuation_requested", resumeSkipped: null })
+    expect(s.sent("SendContinuation")).toBe(1)
+  })
+
+  test("no reduction but headroom: after = before under the threshold still continues", () => {
+    const s = script({ before: 7_620 }).compactWith(7_622).verify()
+    expect(s.job.status).toBe("continuation_requested")
   })
 
   test("exact_headroom: 60 000 / 100 000 → continuation sent, 30 000 reclaimed", () => {
@@ -564,6 +577,24 @@ describe("reference scenarios (§16.2)", () => {
 })
 
 describe("extra scenarios", () => {
+  test("a budget under a minute is said in seconds or ms, never '0 min'", () => {
+    for (const [idleWaitMs, words] of [
+      [30_000, "within 30 s"],
+      [500, "within 500 ms"],
+      [120_000, "within 2 min"],
+    ] as const) {
+      const job = { ...initial(), settings: { ...initial().settings, idleWaitMs } }
+      const waiting = transition(job, { _tag: "WorkerStarted", at: T0 + 1, pid: 7 }).job
+      const ended = transition(waiting, {
+        _tag: "DeadlineExpired",
+        at: T0 + 2,
+        budget: "idle_wait",
+      }).job
+      expect(ended.status).toBe("expired")
+      expect(ended.detail).toContain(words)
+    }
+  })
+
   test("usage without a turn id (extension IPC) is fresh only once our compaction item completed", () => {
     const s = script().toRequested()
     s.send({ _tag: "CompactionAccepted" })
@@ -584,13 +615,13 @@ describe("extra scenarios", () => {
     expect(jobMetrics(s.job)).toMatchObject({ tokensBefore: 90_000, tokensAfter: 12_000 })
   })
 
-  test("usage without a turn id that shows no reduction is stale, not fresh headroom", () => {
+  test("usage without a turn id that shows no reduction and no headroom skips the continuation", () => {
     const s = script().toCompactionItemDone()
     s.usage(null, 90_000)
     s.send({ _tag: "CompactionTurnCompleted", turnId: "turn-c" })
     expect(s.job).toMatchObject({
       status: "completed",
-      resumeSkipReason: "stale_or_unreclaimed_token_telemetry",
+      resumeSkipReason: "above_headroom_threshold",
     })
   })
 

@@ -104,7 +104,13 @@ export type JobEvent =
     }
   | { readonly _tag: "DeadlineExpired"; readonly at: number; readonly budget: Budget }
   /** The worker can no longer observe the thread: it died, its lock was recovered, or it lost the connection for good. */
-  | { readonly _tag: "WorkerLost"; readonly at: number; readonly detail: string }
+  | {
+      readonly _tag: "WorkerLost"
+      readonly at: number
+      readonly detail: string
+      /** What to do before nothing-was-sent ends; default "schedule again" (a retry can help). */
+      readonly nextStep?: string
+    }
 
 /** The tag of a job event. */
 export type JobEventTag = JobEvent["_tag"]
@@ -370,12 +376,18 @@ const deadline =
       ? onExpiry(job, e)
       : null
 
-const minutes = (ms: number): string => `${Math.round(ms / 60_000)} min`
+/** A budget in words: minutes from a minute up, seconds below, ms below a second. */
+const minutes = (ms: number): string =>
+  ms >= 60_000
+    ? `${Math.round(ms / 60_000)} min`
+    : ms >= 1_000
+      ? `${Math.round(ms / 1_000)} s`
+      : `${ms} ms`
 
 const lostBeforeDispatch: Handler<"WorkerLost"> = (job, e) =>
   end(job, e, "failed", {
     reason: "worker_lost_before_dispatch",
-    detail: `Worker lost before dispatch (${e.detail}); nothing was sent, schedule again.`,
+    detail: `Worker lost before dispatch (${e.detail}); nothing was sent, ${e.nextStep ?? "schedule again"}.`,
   })
 
 const lostAfterSend =

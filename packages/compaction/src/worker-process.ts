@@ -35,7 +35,38 @@ export interface OpenedThread {
 /** Opens the thread for the worker (scoped); fails with a sentence saying why nothing can reach it. */
 export type ThreadSource = (
   threadId: string,
-) => Effect.Effect<OpenedThread, { readonly detail: string }, Scope.Scope>
+) => Effect.Effect<OpenedThread, ThreadSourceFailure, Scope.Scope>
+
+/** Why the thread could not be opened, and what the user should do (default: schedule again). */
+export interface ThreadSourceFailure {
+  readonly detail: string
+  readonly nextStep?: string
+}
+
+const CHECK_SETUP =
+  "check that Codex runs here (codex on PATH or BATON_CODEX_BINARY, the right CODEX_HOME), then schedule again"
+
+/** An opening failure as a sentence: nothing of the job was sent while opening, so never "outcome unknown"; says whether retrying can help. */
+export const openFailure = (
+  kind: string,
+  error: { readonly _tag: string; readonly message: string },
+): ThreadSourceFailure => {
+  if (error._tag === "ThreadNotFoundError")
+    return {
+      detail: `thread not found over ${kind}: ${error.message}`,
+      nextStep:
+        "check the thread id (exactly $CODEX_THREAD_ID) and CODEX_HOME; scheduling again as is will not help",
+    }
+  if (error._tag === "DisconnectedError" && "reason" in error && typeof error.reason === "string")
+    return {
+      detail: `opening the thread over ${kind} failed: the ${kind} connection was lost (${error.reason})`,
+      nextStep: CHECK_SETUP,
+    }
+  return {
+    detail: `opening the thread over ${kind} failed: ${error.message}`,
+    nextStep: CHECK_SETUP,
+  }
+}
 
 /** The default source: ipc-codex's selector (extension owner → daemon → stdio), then open it. */
 export const selectedThreadSource =
@@ -45,13 +76,13 @@ export const selectedThreadSource =
       const selection = yield* selectTransport({ ...options, threadId })
       const why = selection.reasons.map((r) => `${r.transport}: ${r.verdict} (${r.detail})`)
       if (selection.openController === null || selection.kind === null)
-        return yield* Effect.fail({
+        return yield* Effect.fail<ThreadSourceFailure>({
           detail: `no transport can reach the thread: ${why.join("; ")}`,
+          nextStep: CHECK_SETUP,
         })
+      const kind = selection.kind
       const controller = yield* selection.openController.pipe(
-        Effect.mapError((error) => ({
-          detail: `opening the thread over ${selection.kind} failed: ${error.message}`,
-        })),
+        Effect.mapError((error) => openFailure(kind, error)),
       )
       return { controller, transport: { kind: selection.kind, detail: why.join("; ") } }
     })
@@ -88,6 +119,7 @@ export const runCompactionWorker = (
           _tag: "WorkerLost",
           at,
           detail: opened.failure.detail,
+          ...(opened.failure.nextStep === undefined ? {} : { nextStep: opened.failure.nextStep }),
         })
         for (const effect of step.effects)
           if (effect._tag === "AppendLog")

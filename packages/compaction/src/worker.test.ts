@@ -15,7 +15,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import { TestClock } from "effect/testing"
 import { describe, expect, test } from "vitest"
-import { ProcessProbe } from "./job-lock.js"
+import { acquireJobLock, ProcessProbe } from "./job-lock.js"
 import type { JobRecord } from "./job-record.js"
 import { newJob } from "./job-record.js"
 import { memoryJournalFileSystemLayer } from "./journal-file-system.js"
@@ -174,6 +174,47 @@ describe("runWorker", () => {
     expect(kinds.indexOf("compaction_requested")).toBeLessThan(kinds.indexOf("compact"))
     expect(kinds.indexOf("continuation_requested")).toBeLessThan(kinds.indexOf("startTurn"))
     noText(entries)
+  })
+
+  test("a worker whose thread lock belongs to another job's live worker ends its scheduled job as failed", async () => {
+    const server = makeFakeAppServer({ threads: [{ id: THREAD }] })
+    const program = Effect.gen(function* () {
+      const journal = yield* Journal
+      const connection = yield* fakeTransport(server).connect
+      const controller = yield* connectionThreadController(connection, THREAD)
+      yield* journal.schedule({
+        job: {
+          jobId: JOB,
+          threadId: THREAD,
+          userFingerprint: "",
+          resume: false,
+          handoffDigest: null,
+        },
+        handoff: null,
+      })
+      yield* acquireJobLock({
+        dir: journal.dir,
+        threadId: THREAD,
+        jobId: "job-other",
+        leaseMs: 60_000,
+      })
+      const stored = yield* runWorker({ threadId: THREAD, jobId: JOB, controller })
+      return { stored, events: yield* journal.readEvents(THREAD, JOB) }
+    })
+    const { stored, events } = await Effect.runPromise(
+      Effect.scoped(program).pipe(
+        Effect.provide(
+          journalLayer("/jobs").pipe(Layer.provideMerge(memoryJournalFileSystemLayer())),
+        ),
+        Effect.provide(probe),
+        Effect.provide(TestClock.layer()),
+      ),
+    )
+    expect(stored.job.status).toBe("failed")
+    expect(stored.job.reason).toBe("worker_lost_before_dispatch")
+    expect(stored.job.detail).toContain("job-other")
+    expect(events.entries.some((e) => e.to === "failed")).toBe(true)
+    expect(requests(server, "thread/compact/start")).toHaveLength(0)
   })
 
   test("resume=false: completed, no continuation", async () => {

@@ -22,6 +22,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import type { JobLockHeldError, JobLockLostError, JournalError } from "./errors.js"
 import type { JobEffect, JobEvent, TimerName, TransitionLogEntry } from "./job-machine.js"
@@ -244,12 +245,37 @@ export const runWorker = (
       let stored = yield* journal.readJob(threadId, jobId)
       if (isTerminalStatus(stored.job.status)) return stored
 
-      const acquired = yield* Effect.acquireRelease(
+      const taken = yield* Effect.result(
         acquireJobLock({ dir: journal.dir, threadId, jobId, leaseMs }),
-        ({ lock }) =>
-          Effect.ignore(
-            releaseJobLock(journal.dir, lock).pipe(Effect.provideService(JournalFileSystem, fs)),
+      )
+      if (Result.isFailure(taken)) {
+        const error = taken.failure
+        // Another job's worker holds the thread: this job can never run (one job per thread).
+        // Nothing was sent, so end it now by the table instead of leaving it scheduled forever.
+        if (
+          error._tag !== "JobLockHeld" ||
+          error.holderJobId === jobId ||
+          stored.job.status !== "scheduled"
+        )
+          return yield* error
+        const step = transition(stored.job, {
+          _tag: "WorkerLost",
+          at: yield* now,
+          detail: `the thread lock is held by pid ${error.holderPid} for another job (${error.holderJobId})`,
+        })
+        const entries: Array<EventLogEntry> = []
+        for (const effect of step.effects)
+          if (effect._tag === "AppendLog") entries.push({ kind: "transition", ...effect.entry })
+        yield* journal.appendEvents(threadId, jobId, entries)
+        return yield* journal.saveJob(step.job, stored.revision)
+      }
+      const acquired = taken.success
+      yield* Effect.addFinalizer(() =>
+        Effect.ignore(
+          releaseJobLock(journal.dir, acquired.lock).pipe(
+            Effect.provideService(JournalFileSystem, fs),
           ),
+        ),
       )
       const inputs = yield* Queue.unbounded<Input>()
       const offer = (input: Input) => Queue.offer(inputs, input)

@@ -406,7 +406,7 @@ describe.concurrent(
       expect(r.router.requests(START_TURN)).toHaveLength(0)
     })
 
-    test("stale_telemetry: after = before (90 000) → completed, stale_or_unreclaimed_token_telemetry", async () => {
+    test("stale_telemetry: after = before (90 000) → completed, above_headroom_threshold", async () => {
       const r = await runScenario({
         handoff: "resume",
         script: (ctx) => compaction(ctx, { tokens: 90_000 }),
@@ -415,7 +415,7 @@ describe.concurrent(
       expect(r.job).toMatchObject({
         status: "completed",
         resumeSkipped: "insufficient_headroom",
-        resumeSkipReason: "stale_or_unreclaimed_token_telemetry",
+        resumeSkipReason: "above_headroom_threshold",
       })
       expect(r.router.requests(START_TURN)).toHaveLength(0)
     })

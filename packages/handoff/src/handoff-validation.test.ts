@@ -364,6 +364,40 @@ describe("parseHandoffJson", () => {
     })
   }
 
+  it("refuses a key repeated in one object (also when spelled with escapes), without quoting it", () => {
+    for (const text of [
+      '{"summary":"s","nextStep":"n","resume":true,"resume":false}',
+      '{"summary":"s","resume":true,"preserve":[{"a":1}],"\\u0073ummary":"t"}',
+    ]) {
+      const error = failure(parseHandoffJsonResult(text))
+      expect(error).toMatchObject({ _tag: "HandoffInvalid", path: "" })
+      expect(error.message).toContain("must not repeat a key")
+    }
+    // The same key in different objects, and key-like strings in values and arrays, are fine.
+    expect(
+      Result.isSuccess(
+        parseHandoffJsonResult(
+          '{"summary":"x: \\"summary\\":","preserve":["summary",":"],"nextStep":"n","resume":true}',
+        ),
+      ),
+    ).toBe(true)
+  })
+
+  it("refuses bytes that are not UTF-8 instead of replacing them (the digest binds the bytes)", () => {
+    const bytes = new Uint8Array([
+      ...new TextEncoder().encode('{"summary":"caf'),
+      0xe9,
+      ...new TextEncoder().encode('","resume":false}'),
+    ])
+    expect(failure(parseHandoffJsonResult(bytes))).toMatchObject({
+      _tag: "HandoffInvalid",
+      path: "",
+    })
+    expect(failure(parseHandoffJsonResult(bytes)).message).toContain("UTF-8")
+    const good = new TextEncoder().encode('\uFEFF{"summary":"café","resume":false}')
+    expect(Result.isSuccess(parseHandoffJsonResult(good))).toBe(true)
+  })
+
   it("never quotes the input in a syntax error (V8 messages can)", () => {
     const text = `{"summary": "x" "${githubToken}"}\n{"x": tru}`
     for (const candidate of [text, `{"a":\n ${githubToken}}`]) {

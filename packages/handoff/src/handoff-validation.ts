@@ -12,7 +12,7 @@ import type { HandoffValidationError, SecretLocation } from "./errors.js"
 import { formatFieldPath } from "./field-path.js"
 import { decodeHandoff, handoffLimits } from "./handoff-schema.js"
 import type { Handoff } from "./handoff-schema.js"
-import { parseJsonText } from "./json-text.js"
+import { decodeUtf8Text, parseJsonText } from "./json-text.js"
 import { findSecrets } from "./secret-scan.js"
 
 const utf8 = new TextEncoder()
@@ -68,12 +68,19 @@ export const validateHandoff = (input: unknown): Effect.Effect<Handoff, HandoffV
 const withoutBom = (text: string): string =>
   typeof text === "string" && text.startsWith("\uFEFF") ? text.slice(1) : text
 
-/** Parses JSON text and validates it as a handoff: JSON → schema → size → secrets. */
+/**
+ * Parses JSON text (or UTF-8 bytes, decoded strictly) and validates it as a handoff:
+ * UTF-8 → JSON (no repeated keys) → schema → size → secrets.
+ */
 export const parseHandoffJsonResult = (
-  text: string,
+  text: string | Uint8Array,
 ): Result.Result<Handoff, HandoffValidationError> =>
-  Result.flatMap(parseJsonText(withoutBom(text)), validateHandoffResult)
+  Result.flatMap(text instanceof Uint8Array ? decodeUtf8Text(text) : Result.succeed(text), (t) =>
+    Result.flatMap(parseJsonText(withoutBom(t)), validateHandoffResult),
+  )
 
 /** Effect form of parseHandoffJsonResult, for the CLI and other text boundaries. */
-export const parseHandoffJson = (text: string): Effect.Effect<Handoff, HandoffValidationError> =>
+export const parseHandoffJson = (
+  text: string | Uint8Array,
+): Effect.Effect<Handoff, HandoffValidationError> =>
   Effect.suspend(() => Effect.fromResult(parseHandoffJsonResult(text)))
