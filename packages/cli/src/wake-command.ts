@@ -64,6 +64,12 @@ const wakeContext = (io: CliIo) => {
   }
 }
 
+/** The watcher lock when its watcher runs (pid and start time checked, as the takeover does). */
+const liveWatcher = (fs: wake.WakeFileSystemShape, wakeDir: string) =>
+  Effect.runPromise(
+    wake.readLiveWatcherLock(fs, wakeDir, hostname(), wake.nodeContinuationProcesses.isAlive),
+  )
+
 /** Runs an Effect; a tagged failure becomes the command's Failed outcome. */
 const attempt = async <A>(
   program: Effect.Effect<A, TaggedFailure>,
@@ -116,6 +122,16 @@ export const runWakeCreate: CommandRunner = async (invocation, io) => {
   const maxHours = positiveInt(flag(invocation, "max-hours"))
   if (maxGenerations === null) return usage("--max-generations must be a positive integer")
   if (maxHours === null) return usage("--max-hours must be a positive integer")
+  const model = flag(invocation, "model")
+  if (model !== undefined && !wake.isValidModel(model))
+    return usage(
+      `--model ${JSON.stringify(model.slice(0, 80))} is not a model name: a letter or digit, then letters, digits, '.', '_', ':' or '-' (at most 128)`,
+    )
+  const effort = flag(invocation, "effort")
+  if (effort !== undefined && !wake.isValidReasoningEffort(effort))
+    return usage(
+      `--effort ${JSON.stringify(effort.slice(0, 80))} is not a reasoning effort: one lower-case word such as low, medium or high`,
+    )
   const thread = flag(invocation, "thread") ?? io.env["CODEX_THREAD_ID"] ?? null
   const { store, fs } = wakeContext(io)
   const cwd = flag(invocation, "cwd")
@@ -182,10 +198,7 @@ export const runWakeArm: CommandRunner = async (invocation, io) => {
   const { store, fs } = wakeContext(io)
   const armed = await attempt(wake.armJob(store, job.value), isJson(invocation))
   if (armed._tag === "Failed") return armed
-  const watcher = await Effect.runPromise(
-    Effect.orElseSucceed(wake.readWatcherLock(fs, store.wakeDir), () => null),
-  )
-  const running = watcher !== null && watcher.leaseExpiresAt > Date.now()
+  const running = (await liveWatcher(fs, store.wakeDir)) !== null
   if (!running && !isJson(invocation))
     io.stderr("baton: no wake watcher runs; start one with 'baton wake watch --detach'\n")
   return reportTransition(invocation, io, "armed", armed.value.stored, { watcherRunning: running })
@@ -228,6 +241,12 @@ export const runWakeStop: CommandRunner = async (invocation, io) => {
   })
 }
 
+/** The note on secrets masked in the capsule (none: empty). */
+const masked = (count: number): string =>
+  count === 0
+    ? ""
+    : `; ${count} likely secret(s) masked in the capsule (checkpoint.md keeps them as written)`
+
 /** `baton wake refresh`. */
 export const runWakeRefresh: CommandRunner = async (invocation, io) => {
   const job = await resolveJob(invocation, io, "refresh")
@@ -247,8 +266,9 @@ export const runWakeRefresh: CommandRunner = async (invocation, io) => {
           capsuleBytes: capsule.bytes,
           clipped: capsule.clipped.map((c) => c.section),
           missingSections: report.missing,
+          maskedSecrets: capsule.maskedSecrets,
         })
-      : `refreshed ${stored.job.jobId}: capsule ${capsule.bytes} bytes, ${stored.job.memory.ready ? "ready" : "not ready"}${capsule.clipped.length > 0 ? `, clipped: ${capsule.clipped.map((c) => c.section).join(", ")}` : ""}\n`,
+      : `refreshed ${stored.job.jobId}: capsule ${capsule.bytes} bytes, ${stored.job.memory.ready ? "ready" : "not ready"}${capsule.clipped.length > 0 ? `, clipped: ${capsule.clipped.map((c) => c.section).join(", ")}` : ""}${masked(capsule.maskedSecrets)}\n`,
   )
   return done
 }
@@ -281,11 +301,20 @@ export const runWakeCheckpoint: CommandRunner = async (invocation, io) => {
           ready: stored.job.memory.ready,
           capsuleBytes: stored.job.memory.capsuleBytes,
           problems,
+          maskedSecrets: stored.job.memory.maskedSecrets ?? 0,
         })
-      : `checkpoint written for ${job.value}; capsule ${stored.job.memory.capsuleBytes ?? "—"} bytes, ${problems.length === 0 ? "ready" : `not ready: ${problems.join("; ")}`}\n`,
+      : `checkpoint written for ${job.value}; capsule ${stored.job.memory.capsuleBytes ?? "—"} bytes, ${problems.length === 0 ? "ready" : `not ready: ${problems.join("; ")}`}${masked(stored.job.memory.maskedSecrets ?? 0)}\n`,
   )
   return done
 }
+
+/** Whether the capsule `baton wake capsule` printed is fresh, and what to do when it is not. */
+const capsuleFreshnessLine = (freshness: wake.CapsuleFreshness): string =>
+  freshness.capsuleModified
+    ? "capsule: stale — edited by hand; 'baton wake refresh' rewrites it"
+    : freshness.checkpointNewerThanCapsule
+      ? "capsule: stale — checkpoint.md changed since it was projected; run 'baton wake refresh'"
+      : "capsule: fresh — projected from the current checkpoint.md"
 
 /** `baton wake capsule`. */
 export const runWakeCapsule: CommandRunner = async (invocation, io) => {
@@ -315,6 +344,8 @@ export const runWakeCapsule: CommandRunner = async (invocation, io) => {
         })
       : text,
   )
+  // stdout stays the capsule itself (pipeable); the freshness verdict goes to stderr.
+  if (!json) io.stderr(`${capsuleFreshnessLine(status.value.freshness)}\n`)
   return done
 }
 
@@ -328,13 +359,18 @@ export const runWakeStatus: CommandRunner = async (invocation, io) => {
     const all = await attempt(
       Effect.all([
         wake.listJobs(store),
-        Effect.orElseSucceed(wake.readWatcherLock(fs, store.wakeDir), () => null),
+        wake.readLiveWatcherLock(
+          fs,
+          store.wakeDir,
+          hostname(),
+          wake.nodeContinuationProcesses.isAlive,
+        ),
       ]),
       json,
     )
     if (all._tag === "Failed") return all
     const [{ jobs, unreadable }, watcher] = all.value
-    const running = watcher !== null && watcher.leaseExpiresAt > Date.now()
+    const running = watcher !== null
     io.stdout(
       json
         ? jsonLine({ jobs, unreadable, watcher: { running, pid: watcher?.pid ?? null } })
@@ -342,7 +378,13 @@ export const runWakeStatus: CommandRunner = async (invocation, io) => {
     )
     return done
   }
-  const report = await attempt(wake.jobStatus(store, fs, resolved.value), json)
+  const report = await attempt(
+    wake.jobStatus(store, fs, resolved.value, {
+      host: hostname(),
+      probe: wake.nodeContinuationProcesses.isAlive,
+    }),
+    json,
+  )
   if (report._tag === "Failed") return report
   io.stdout(json ? jsonLine({ status: report.value }) : renderStatusText(report.value))
   return done
@@ -388,10 +430,8 @@ const selfStartTicks = async (): Promise<number | null> => {
 const detachWatcher = async (invocation: Invocation, io: CliIo): Promise<CommandOutcome> => {
   const json = isJson(invocation)
   const { store, fs } = wakeContext(io)
-  const current = await Effect.runPromise(
-    Effect.orElseSucceed(wake.readWatcherLock(fs, store.wakeDir), () => null),
-  )
-  if (current !== null && current.leaseExpiresAt > Date.now()) {
+  const current = await liveWatcher(fs, store.wakeDir)
+  if (current !== null) {
     io.stdout(
       json
         ? jsonLine({ started: false, watcherPid: current.pid })
@@ -434,12 +474,16 @@ const detachWatcher = async (invocation: Invocation, io: CliIo): Promise<Command
 /** `baton wake watch`. */
 export const runWakeWatch: CommandRunner = async (invocation, io) => {
   const json = isJson(invocation)
-  if (invocation.flags["detach"] === true) return detachWatcher(invocation, io)
   const usage = (problem: string): Failed => ({
     _tag: "Failed",
     json,
     error: cliUsageError(problem, "baton wake watch"),
   })
+  const detach = invocation.flags["detach"] === true
+  if (detach && invocation.flags["once"] === true)
+    return usage(
+      "--once and --detach do not combine: run 'baton wake watch --once' in the foreground, or --detach alone",
+    )
   let limits: Partial<wake.WatcherLimits> = {}
   const limitsText = flag(invocation, "limits")
   if (limitsText !== undefined) {
@@ -449,14 +493,19 @@ export const runWakeWatch: CommandRunner = async (invocation, io) => {
     } catch {
       return usage("--limits must be a JSON object of millisecond numbers")
     }
-    const decoded = Schema.decodeUnknownResult(LimitsSchema)(parsed)
+    const decoded = Schema.decodeUnknownResult(LimitsSchema)(parsed, {
+      onExcessProperty: "error",
+    })
     if (Result.isFailure(decoded))
-      return usage(`--limits: ${decoded.failure.message.slice(0, 300)}`)
+      return usage(
+        `--limits: ${decoded.failure.message.slice(0, 300)} (known keys: ${Object.keys(wake.defaultWatcherLimits).join(", ")})`,
+      )
     limits = decoded.success
   }
   const maxConcurrent = positiveInt(flag(invocation, "max-concurrent"))
   if (maxConcurrent === null) return usage("--max-concurrent must be a positive integer")
   if (maxConcurrent !== undefined) limits = { ...limits, maxConcurrentRuns: maxConcurrent }
+  if (detach) return detachWatcher(invocation, io)
 
   const { store, fs } = wakeContext(io)
   const codexHome = resolveCodexHome(io.env, homedir(), io.cwd).path
@@ -534,6 +583,24 @@ export const runWakeDoctor: CommandRunner = async (invocation, io) => {
             `${wakeDir} is readable by others (mode ${mode.toString(8)})`,
           ),
   )
+  if (mode !== null) {
+    // A real write probe: a read-only mount or directory fails every job change later.
+    const probe = join(wakeDir, `.doctor-write-probe-${process.pid}`)
+    const { rm, writeFile } = await import("node:fs/promises")
+    try {
+      await writeFile(probe, "", { flag: "wx", mode: 0o600 })
+      await rm(probe, { force: true })
+    } catch (error) {
+      const code = (error as { code?: unknown }).code
+      checks.push(
+        check(
+          "fail",
+          "wake directory writable",
+          `${wakeDir} cannot be written (${typeof code === "string" ? code : String(error)}): jobs cannot be created or changed; fix its permissions or set BATON_WAKE_DIR`,
+        ),
+      )
+    }
+  }
   const binary = await Effect.runPromise(
     Effect.result(ipc.discoverCodexBinary({ ...ipc.nodeBinaryHost(), env: io.env })),
   )
@@ -572,11 +639,9 @@ export const runWakeDoctor: CommandRunner = async (invocation, io) => {
           : check("fail", "quota read", reading.detail),
     )
   }
-  const lock = await Effect.runPromise(
-    Effect.orElseSucceed(wake.readWatcherLock(fs, wakeDir), () => null),
-  )
+  const lock = await liveWatcher(fs, wakeDir)
   checks.push(
-    lock !== null && lock.leaseExpiresAt > Date.now()
+    lock !== null
       ? check("ok", "watcher", `running (pid ${lock.pid} on ${lock.host})`)
       : check(
           "warn",

@@ -8,6 +8,16 @@ import type { JobListEntry, JobStatusReport, WatcherEvent } from "@baton/wake"
 const iso = (ms: number | null | undefined): string =>
   ms === null || ms === undefined ? "—" : new Date(ms).toISOString()
 
+/**
+ * Free text from a job (a pause reason, an error detail) made safe for one terminal line: control
+ * characters (newlines, ANSI escapes) are shown as `\n`, `\x1b`, … instead of acting.
+ */
+const oneLine = (text: string): string =>
+  // eslint-disable-next-line no-control-regex
+  text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) =>
+    c === "\n" ? "\\n" : c === "\t" ? "\\t" : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
+  )
+
 /** One JSON line `{ok: true, ...fields}`. */
 export const jsonLine = (fields: Readonly<Record<string, unknown>>): string =>
   `${JSON.stringify({ ok: true, ...fields })}\n`
@@ -23,26 +33,30 @@ export const renderStatusText = (report: JobStatusReport): string => {
     `  reset hint     ${iso(report.resetsAt)} (schedules checks; only 'allowed' launches)`,
     `  continuations  ${report.generation} of ${report.bounds.maxGenerations}; windows waited ${report.windows}; retries ${report.retryCount}${report.nextRetryAt === null ? "" : ` (next ${iso(report.nextRetryAt)})`}`,
   ]
+  if (report.cooldownUntil !== null && report.state === "quota_waiting")
+    lines.push(
+      `  cooldown       no launch before ${iso(report.cooldownUntil)} (the last continuation hit the usage limit)`,
+    )
   if (report.run !== null)
     lines.push(
       `  running        continuation ${report.run.generation}, pid ${report.run.pid ?? "—"}, thread ${report.run.threadId ?? "—"}, since ${iso(report.run.launchedAt)}`,
     )
   if (report.lastRun !== null)
     lines.push(
-      `  last run       ${report.lastRun.generation}: ${report.lastRun.failure}${report.lastRun.detail === null ? "" : ` — ${report.lastRun.detail}`} (ended ${iso(report.lastRun.endedAt)})`,
+      `  last run       ${report.lastRun.generation}: ${report.lastRun.failure}${report.lastRun.detail === null ? "" : ` — ${oneLine(report.lastRun.detail)}`} (ended ${iso(report.lastRun.endedAt)})`,
     )
   lines.push(
-    `  capsule        ${report.memory.ready ? "ready" : "not ready"}, ${report.memory.capsuleBytes ?? "—"} of ${report.memory.capsuleMaxBytes} bytes${report.memory.checkpointNewerThanCapsule ? "; checkpoint changed since: run refresh" : ""}${report.memory.capsuleModified ? "; capsule edited by hand: refresh overwrites it" : ""}`,
+    `  capsule        ${report.memory.ready ? "ready" : "not ready"}, ${report.memory.capsuleBytes ?? "—"} of ${report.memory.capsuleMaxBytes} bytes${report.memory.maskedSecrets > 0 ? `; ${report.memory.maskedSecrets} likely secret(s) masked (checkpoint.md keeps them: remove them there)` : ""}${report.memory.checkpointNewerThanCapsule ? "; checkpoint changed since: run refresh" : ""}${report.memory.capsuleModified ? "; capsule edited by hand: refresh overwrites it" : ""}`,
   )
   for (const problem of report.memory.problems) lines.push(`  problem        ${problem}`)
   if (report.seal !== null)
     lines.push(`  sealed         ${iso(report.seal.sealedAt)} (${report.seal.file})`)
   if (report.checkpointRequested && report.checkpointRequest !== null)
     lines.push(
-      `  checkpoint     requested at ${report.checkpointRequest.band} (${iso(report.checkpointRequest.requestedAt)}): ${report.checkpointRequest.detail}`,
+      `  checkpoint     requested at ${report.checkpointRequest.band} (${iso(report.checkpointRequest.requestedAt)}): ${oneLine(report.checkpointRequest.detail)}`,
     )
-  if (report.pauseReason !== null) lines.push(`  paused         ${report.pauseReason}`)
-  if (report.lastError !== null) lines.push(`  attention      ${report.lastError}`)
+  if (report.pauseReason !== null) lines.push(`  paused         ${oneLine(report.pauseReason)}`)
+  if (report.lastError !== null) lines.push(`  attention      ${oneLine(report.lastError)}`)
   lines.push(
     `  watcher        ${report.watcher.running ? `running (pid ${report.watcher.pid} on ${report.watcher.host})` : "not running — start it with 'baton wake watch --detach'"}`,
     `  checkpoint.md  ${report.paths.checkpoint}`,

@@ -1,7 +1,8 @@
 // `baton wake …` through the built dist/bin.js, on a private wake directory: the job commands,
 // their refusals and usage errors, and one watcher pass with no jobs (no Codex needed).
-import { mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { spawnSync } from "node:child_process"
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
+import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runBaton } from "./run-baton.js"
@@ -125,9 +126,105 @@ describe("baton wake (built dist/bin.js)", () => {
     const badLimits = await baton(["watch", "--once", "--limits", '{"tailMs":"soon"}'])
     expect(badLimits.code).toBe(2)
     expect(badLimits.stderr).toContain("--limits")
+    const unknownLimit = await baton(["watch", "--once", "--limits", '{"nope":1}'])
+    expect(unknownLimit.code).toBe(2)
+    expect(unknownLimit.stderr).toContain("nope")
+    const onceDetached = await baton(["watch", "--once", "--detach"])
+    expect(onceDetached.code).toBe(2)
+    expect(onceDetached.stderr).toContain("--once and --detach")
+    const badModel = await baton(["create", "--objective", "x", "--model", "-x y"])
+    expect(badModel.code).toBe(2)
+    expect(badModel.stderr).toContain("--model")
     const badId = await baton(["status", "../../etc"])
     expect(badId.code).toBe(1)
     expect(badId.stderr).toContain("InvalidJobId")
+  }, 60_000)
+
+  it("capsule says fresh or stale; secrets are masked in the capsule; a pause reason prints inert; completed jobs refuse a checkpoint", async () => {
+    const created = await baton(["create", "--objective", "x", "--json"])
+    const jobId = json(created.stdout)["jobId"] as string
+    const secret = "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R"
+    const withSecret = CHECKPOINT.replace("new grammar.", `new grammar with token ${secret}.`)
+    const written = await baton(["checkpoint", jobId, "--file", "-"], withSecret)
+    expect(written.stdout).toContain("1 likely secret(s) masked")
+    const dir = join(root, "wake", "jobs", jobId)
+    expect(await readFile(join(dir, "checkpoint.md"), "utf8")).toContain(secret)
+    expect(await readFile(join(dir, "memory-capsule.md"), "utf8")).not.toContain(secret)
+    const fresh = await baton(["capsule", jobId])
+    expect(fresh.stdout).not.toContain(secret)
+    expect(fresh.stderr).toContain("capsule: fresh")
+    await writeFile(join(dir, "checkpoint.md"), `${CHECKPOINT}\n## Blockers\nnone\n`)
+    expect((await baton(["capsule", jobId])).stderr).toContain("capsule: stale")
+    await baton(["refresh", jobId])
+    expect((await baton(["arm", jobId])).code).toBe(0)
+    await baton(["pause", jobId, "--reason", "line one\nline two \u001b[31mred"])
+    const status = await baton(["status", jobId])
+    expect(status.stdout).toContain("line one\\nline two \\x1b[31mred")
+    expect(status.stdout).not.toContain("\u001b")
+    await baton(["complete", jobId])
+    const late = await baton(["checkpoint", jobId, "--file", "-", "--json"], CHECKPOINT)
+    expect(late.code).toBe(1)
+    expect(json(late.stdout)).toMatchObject({ ok: false, error: { _tag: "JobRefused" } })
+  }, 60_000)
+
+  it("a killed watcher's lock (lease still current) reads as not running at once: status, doctor, arm, watch --detach", async () => {
+    const dir = join(root, "dead-watcher")
+    await mkdir(dir, { recursive: true, mode: 0o700 })
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid
+    const now = Date.now()
+    await writeFile(
+      join(dir, "watcher.lock"),
+      JSON.stringify({
+        schemaVersion: 1,
+        pid: dead,
+        startTicks: null,
+        host: hostname(),
+        token: `${hostname()}:${dead}:${now}:1`,
+        acquiredAt: now,
+        leaseExpiresAt: now + 30_000,
+      }),
+    )
+    const extra = { BATON_WAKE_DIR: dir }
+    const status = await baton(["status", "--json"], undefined, extra)
+    expect(json(status.stdout)).toMatchObject({ watcher: { running: false } })
+    const created = await baton(["create", "--objective", "x", "--json"], undefined, extra)
+    const jobId = json(created.stdout)["jobId"] as string
+    await baton(["checkpoint", jobId, "--file", "-"], CHECKPOINT, extra)
+    const armed = await baton(["arm", jobId, "--json"], undefined, extra)
+    expect(json(armed.stdout)).toMatchObject({ watcherRunning: false })
+    const one = await baton(["status", jobId, "--json"], undefined, extra)
+    expect(json(one.stdout)).toMatchObject({ status: { watcher: { running: false } } })
+    const doctor = await baton(["doctor", "--json"], undefined, extra)
+    expect(doctor.stdout).toContain("not running (unsupervised)")
+    const detached = await baton(["watch", "--detach", "--json"], undefined, extra)
+    const started = json(detached.stdout)
+    try {
+      expect(started).toMatchObject({ ok: true, started: true })
+    } finally {
+      if (typeof started["watcherPid"] === "number") process.kill(started["watcherPid"], "SIGTERM")
+    }
+  }, 60_000)
+
+  it("doctor fails on a wake directory it cannot write", async () => {
+    const dir = join(root, "read-only-wake")
+    await mkdir(dir, { recursive: true, mode: 0o700 })
+    // Root ignores mode bits: make the directory immutable instead (skipped where neither works).
+    const root_ = process.getuid?.() === 0
+    const locked = root_
+      ? spawnSync("chattr", ["+i", dir]).status === 0
+      : (spawnSync("chmod", ["500", dir]).status ?? 1) === 0
+    if (!locked) return
+    try {
+      const doctor = await baton(["doctor", "--json"], undefined, { BATON_WAKE_DIR: dir })
+      expect(doctor.code).toBe(1)
+      const checks = json(doctor.stdout)["checks"] as Array<{ name: string; status: string }>
+      expect(checks).toContainEqual(
+        expect.objectContaining({ name: "wake directory writable", status: "fail" }),
+      )
+    } finally {
+      if (root_) spawnSync("chattr", ["-i", dir])
+      else spawnSync("chmod", ["700", dir])
+    }
   }, 60_000)
 
   it("watch --once with no jobs: takes the lock, reads nothing, releases it", async () => {

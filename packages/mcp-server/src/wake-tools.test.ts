@@ -120,7 +120,41 @@ describe("wake tools", () => {
     expect(z.object(wakeCreateOutput).parse(created.structuredContent)).toMatchObject({
       state: "monitoring",
       ready: true,
+      armed: true,
+      armRefused: null,
     })
+  })
+
+  it("arm: true that cannot arm says so; a completed job refuses a checkpoint; a blank objective is refused", async () => {
+    const unready = await call("wake_create", {
+      objective: "Port the grammar",
+      cwd: root,
+      checkpoint: "## Objective\n\n## Next actions\n",
+      arm: true,
+    })
+    const created = z.object(wakeCreateOutput).parse(unready.structuredContent)
+    expect(created).toMatchObject({ state: "draft", armed: false })
+    expect(created.armRefused).toMatch(/^the checkpoint is not ready: /)
+    const written = await call("wake_checkpoint", {
+      jobId: created.jobId,
+      checkpoint: CHECKPOINT,
+      arm: true,
+    })
+    expect(z.object(wakeCheckpointOutput).parse(written.structuredContent)).toMatchObject({
+      state: "monitoring",
+      armed: true,
+    })
+    await call("wake_complete", { jobId: created.jobId })
+    const late = await call("wake_checkpoint", {
+      jobId: created.jobId,
+      checkpoint: CHECKPOINT,
+      arm: true,
+    })
+    expect(late.isError).toBe(true)
+    expect(JSON.stringify(late.content)).toContain("completed jobs are immutable")
+    const blank = await call("wake_create", { objective: "   ", cwd: root })
+    expect(blank.isError).toBe(true)
+    expect(JSON.stringify(blank.content)).toContain("objective")
   })
 
   it("refusals and bad ids are tool errors naming what to fix", async () => {

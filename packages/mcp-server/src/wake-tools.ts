@@ -7,7 +7,7 @@
  * signal a continuation gives. @baton/wake and effect load on the first call.
  */
 import { randomBytes } from "node:crypto"
-import { homedir } from "node:os"
+import { homedir, hostname } from "node:os"
 import { isAbsolute } from "node:path"
 import type { Effect as EffectTypes } from "effect"
 import { z } from "zod"
@@ -41,16 +41,20 @@ const loadWake = async () => {
     Effect.runPromise(Effect.result(program))
   const watcherRunning = async () => {
     const lock = await Effect.runPromise(
-      Effect.orElseSucceed(wake.readWatcherLock(fs, wakeDir), () => null),
+      wake.readLiveWatcherLock(fs, wakeDir, hostname(), wake.nodeContinuationProcesses.isAlive),
     )
-    return lock !== null && lock.leaseExpiresAt > Date.now()
+    return lock !== null
   }
   return { Effect, wake, store, fs, run, watcherRunning }
 }
 
 /** Input of `wake_create`. */
 export const wakeCreateInput = {
-  objective: z.string().min(1).describe("One concise goal for the whole task."),
+  objective: z
+    .string()
+    .trim()
+    .min(1, "objective must say the goal: it is empty or only whitespace")
+    .describe("One concise goal for the whole task."),
   threadId: z
     .string()
     .optional()
@@ -84,6 +88,11 @@ export const wakeCreateOutput = {
   capsulePath: z.string(),
   ready: z.boolean().describe("true when the checkpoint can be armed"),
   problems: z.array(z.string()).describe("what keeps the checkpoint from being ready"),
+  armed: z.boolean().describe("true when this call armed the job"),
+  armRefused: z
+    .string()
+    .nullable()
+    .describe("why arm: true did not arm the job (null when it did or was not asked)"),
   watcherRunning: z.boolean().describe("false: run `baton wake watch --detach`"),
 }
 
@@ -122,13 +131,18 @@ export const wakeCreateTool = defineBatonTool({
         problems = written.problems
         state = written.stored.job.state
       }
-      if (input.arm === true && problems.length === 0 && state === "draft")
-        state = (yield* wake.armJob(store, jobId)).stored.job.state
-      return { created, jobId, problems, state }
+      let armRefused: string | null = null
+      if (input.arm === true) {
+        if (problems.length > 0) armRefused = `the checkpoint is not ready: ${problems.join("; ")}`
+        else if (state !== "draft")
+          armRefused = `the job already exists in state ${state}; use wake_checkpoint with arm: true to re-arm it`
+        else state = (yield* wake.armJob(store, jobId)).stored.job.state
+      }
+      return { created, jobId, problems, state, armRefused }
     })
     const result = await run(program)
     if (result._tag === "Failure") return toolFailure(result.failure)
-    const { created, jobId, problems, state } = result.success
+    const { created, jobId, problems, state, armRefused } = result.success
     const paths = store.paths(jobId)
     return toolSuccess({
       jobId,
@@ -138,6 +152,8 @@ export const wakeCreateTool = defineBatonTool({
       capsulePath: paths.capsule,
       ready: problems.length === 0,
       problems: [...problems],
+      armed: input.arm === true && armRefused === null,
+      armRefused,
       watcherRunning: await watcherRunning(),
     })
   },
@@ -163,6 +179,15 @@ export const wakeCheckpointOutput = {
   problems: z.array(z.string()),
   capsuleBytes: z.number().int().nullable().describe("the projected capsule's size (≤ 8192)"),
   projections: z.number().int(),
+  armed: z.boolean().describe("true when this call armed (or re-armed) the job"),
+  armRefused: z
+    .string()
+    .nullable()
+    .describe("why arm: true did not arm the job (null when it did or was not asked)"),
+  maskedSecrets: z
+    .number()
+    .int()
+    .describe("likely secrets masked in the capsule (checkpoint.md keeps them as written)"),
 }
 
 /** The `wake_checkpoint` tool. */
@@ -178,15 +203,20 @@ export const wakeCheckpointTool = defineBatonTool({
     const { Effect, wake, store, run } = await loadWake()
     const result = await run(
       Effect.gen(function* () {
+        // A completed job refuses the write itself (JobRefused), so arm never meets one here.
         const written = yield* wake.writeJobCheckpoint(store, input.jobId, input.checkpoint)
         let stored = written.stored
-        if (input.arm === true && written.problems.length === 0 && stored.job.state !== "completed")
-          stored = (yield* wake.armJob(store, input.jobId)).stored
-        return { stored, problems: written.problems }
+        let armRefused: string | null = null
+        if (input.arm === true) {
+          if (written.problems.length > 0)
+            armRefused = `the checkpoint is not ready: ${written.problems.join("; ")}`
+          else stored = (yield* wake.armJob(store, input.jobId)).stored
+        }
+        return { stored, problems: written.problems, armRefused }
       }),
     )
     if (result._tag === "Failure") return toolFailure(result.failure)
-    const { stored, problems } = result.success
+    const { stored, problems, armRefused } = result.success
     return toolSuccess({
       jobId: stored.job.jobId,
       state: stored.job.state,
@@ -194,6 +224,9 @@ export const wakeCheckpointTool = defineBatonTool({
       problems: [...problems],
       capsuleBytes: stored.job.memory.capsuleBytes,
       projections: stored.job.memory.projections,
+      armed: input.arm === true && armRefused === null,
+      armRefused,
+      maskedSecrets: stored.job.memory.maskedSecrets ?? 0,
     })
   },
 })
@@ -283,7 +316,12 @@ export const wakeStatusTool = defineBatonTool({
       Effect.gen(function* () {
         const listed = yield* wake.listJobs(store)
         const report =
-          input.jobId === undefined ? null : yield* wake.jobStatus(store, fs, input.jobId)
+          input.jobId === undefined
+            ? null
+            : yield* wake.jobStatus(store, fs, input.jobId, {
+                host: hostname(),
+                probe: wake.nodeContinuationProcesses.isAlive,
+              })
         return { listed, report }
       }),
     )

@@ -152,3 +152,26 @@ describe("capsule projection", () => {
     })
   })
 })
+
+describe("secrets", () => {
+  test("likely secrets in the checkpoint are masked in the capsule and counted", () => {
+    const secrets = [
+      "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0fGh3iJk6l",
+      "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R",
+      "AKIAIOSFODNN7EXAMPL3",
+      "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+      "hunter2-S3cret-99",
+    ]
+    const capsule = project(
+      withSections({
+        objective: `Deploy with key ${secrets[0]}.`,
+        verifiedFacts: `- token ${secrets[1]}\n- aws ${secrets[2]}`,
+        nextActions: `1. curl -H "Authorization: Bearer ${secrets[3]}"\n2. login with password=${secrets[4]}`,
+      }),
+    )
+    for (const secret of secrets) expect(capsule.text).not.toContain(secret)
+    expect(capsule.text).toContain("[redacted")
+    expect(capsule.maskedSecrets).toBe(5)
+    expect(project(withSections({ objective: "Port the parser." })).maskedSecrets).toBe(0)
+  })
+})

@@ -6,10 +6,13 @@
  * present; clipping is item-aware and by priority: the head of Objective and Next actions (and the
  * other "head" sections), the newest (last) entries of the chronological lists (Verified facts,
  * Decisions); a clipped section says how many items and bytes were left out; text is only ever
- * cut between code points, never inside a multi-byte character. Same input, same bytes.
+ * cut between code points, never inside a multi-byte character; likely secrets (API keys, tokens,
+ * passwords; @baton/handoff's scanner) are masked as `[redacted <kind>]`, so they never reach a
+ * continuation's prompt (the checkpoint file itself is left as written). Same input, same bytes.
  * It must never call a model, read a file or look at the clock.
  */
 import { createHash } from "node:crypto"
+import { findSecrets, maskSecrets } from "@baton/handoff"
 import type { Checkpoint, CheckpointSectionKey } from "./checkpoint.js"
 import { checkpointSectionHeadings } from "./checkpoint.js"
 
@@ -90,6 +93,8 @@ export interface Capsule {
   readonly bytes: number
   readonly sha256: string
   readonly clipped: ReadonlyArray<ClippedSection>
+  /** Likely secrets replaced by `[redacted <kind>]` (counted before clipping). */
+  readonly maskedSecrets: number
 }
 
 const utf8 = (text: string): number => Buffer.byteLength(text, "utf8")
@@ -199,8 +204,14 @@ export const projectCapsule = (input: {
   readonly checkpointText: string
 }): Capsule => {
   const { checkpoint } = input
+  let maskedSecrets = 0
   const items = Object.fromEntries(
-    capsuleSectionOrder.map((key) => [key, splitItems(checkpoint.sections[key])]),
+    capsuleSectionOrder.map((key) => {
+      const section = checkpoint.sections[key]
+      const found = findSecrets(section).length
+      maskedSecrets += found
+      return [key, splitItems(found === 0 ? section : maskSecrets(section))]
+    }),
   ) as Record<CheckpointSectionKey, ReadonlyArray<string>>
   const head = header(input.jobId, sha256Hex(input.checkpointText))
   const skeleton =
@@ -248,7 +259,7 @@ export const projectCapsule = (input: {
     parts.push(`\n\n## ${checkpointSectionHeadings[key]}\n${lines.join("\n")}`)
   }
   const text = `${parts.join("")}\n`
-  return { text, bytes: utf8(text), sha256: sha256Hex(text), clipped }
+  return { text, bytes: utf8(text), sha256: sha256Hex(text), clipped, maskedSecrets }
 }
 
 /** Whether a stored capsule still matches its checkpoint and was not edited by hand. */

@@ -213,6 +213,7 @@ export {
   acquireWatcherLock,
   decodeWatcherLock,
   isLockCurrent,
+  readLiveWatcherLock,
   readWatcherLock,
   releaseWatcherLock,
   renewWatcherLock,

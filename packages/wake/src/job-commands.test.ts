@@ -199,3 +199,41 @@ test("stop reports the run terminated when the watcher ended it first (nothing l
   expect(result.stored.job.state).toBe("stopped")
   expect(process.signals).toEqual([])
 })
+
+test("an armed job's ready checkpoint is never replaced by an unready one; a draft may hold one; completed jobs refuse writes", async () => {
+  const { fs, store } = setup()
+  await Effect.runPromise(fs.ensureDir("/work", 0o700))
+  const result = await run(
+    Effect.gen(function* () {
+      const { stored } = yield* createJob(store, fs, request)
+      const jobId = stored.job.jobId
+      const draftEmpty = yield* writeJobCheckpoint(store, jobId, "")
+      yield* writeJobCheckpoint(store, jobId, READY)
+      yield* armJob(store, jobId)
+      const emptied = yield* Effect.flip(writeJobCheckpoint(store, jobId, ""))
+      const kept = yield* store.readCheckpoint(jobId)
+      const capsuleReady = (yield* store.read(jobId)).job.memory.ready
+      const next = READY.replace("Run the tests.", "Fix the two failures.")
+      yield* writeJobCheckpoint(store, jobId, next)
+      const previous = yield* fs.readText(store.paths(jobId).previousCheckpoint)
+      yield* completeJob(store, jobId)
+      const afterComplete = yield* Effect.flip(writeJobCheckpoint(store, jobId, READY))
+      const final = yield* store.readCheckpoint(jobId)
+      return { draftEmpty, emptied, kept, capsuleReady, previous, afterComplete, final, next }
+    }),
+  )
+  if (result._tag === "Failure") throw new Error(JSON.stringify(result.failure))
+  const { draftEmpty, emptied, kept, capsuleReady, previous, afterComplete, final, next } =
+    result.success
+  expect(draftEmpty.problems.length).toBeGreaterThan(0)
+  expect(emptied._tag).toBe("CheckpointNotReady")
+  expect(emptied.message).toMatch(/armed.*kept unchanged/)
+  expect(kept).toBe(READY)
+  expect(capsuleReady).toBe(true)
+  expect(previous).toBe(READY)
+  expect(afterComplete).toMatchObject({
+    _tag: "JobRefused",
+    reason: "completed jobs are immutable",
+  })
+  expect(final).toBe(next)
+})

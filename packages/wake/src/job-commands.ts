@@ -27,7 +27,8 @@ import type { JobStatusReport } from "./job-status.js"
 import { findJobForThread } from "./job-lookup.js"
 import type { JobStoreShape, StoredJob } from "./job-store.js"
 import { stopContinuation } from "./launcher.js"
-import { readWatcherLock } from "./watcher-lock.js"
+import { readLiveWatcherLock, readWatcherLock } from "./watcher-lock.js"
+import type { HolderProbe } from "./watcher-lock.js"
 import type { WakeFileSystemShape } from "./wake-file-system.js"
 
 /** What `create` takes. */
@@ -99,26 +100,49 @@ export const createJob = (
     return { stored: withDelivery, alreadyExists: false }
   })
 
-/** Writes the checkpoint (≤ 64 KiB) and re-projects the capsule; returns the problems left. */
+/**
+ * Writes the checkpoint (≤ 64 KiB) and re-projects the capsule; returns the problems left. A
+ * completed job is refused; an armed job's ready checkpoint is never replaced by one `arm` would
+ * refuse (a draft may hold an unready one). The replaced version stays in `checkpoint.previous.md`.
+ */
 export const writeJobCheckpoint = (
   store: JobStoreShape,
   jobId: string,
   markdown: string,
 ): Effect.Effect<
   { readonly stored: StoredJob; readonly problems: ReadonlyArray<string> },
-  WakeStoreError
+  WakeStoreError | JobRefusedError
 > =>
   Effect.gen(function* () {
-    yield* store.read(jobId)
+    const before = yield* store.read(jobId)
+    if (before.job.state === "completed")
+      return yield* new JobRefusedError({
+        jobId,
+        state: "completed",
+        command: "checkpoint",
+        reason: "completed jobs are immutable",
+      })
     const bytes = Buffer.byteLength(markdown, "utf8")
     if (bytes > CHECKPOINT_MAX_BYTES)
       return yield* new CheckpointNotReadyError({
         path: store.paths(jobId).checkpoint,
         problems: [`checkpoint is ${bytes} bytes; the limit is ${CHECKPOINT_MAX_BYTES}`],
       })
+    const problems = checkpointProblems(markdown)
+    if (problems.length > 0 && before.job.armedAt !== null) {
+      const current = yield* store.readCheckpoint(jobId)
+      if (current !== null && checkpointProblems(current).length === 0)
+        return yield* new CheckpointNotReadyError({
+          path: store.paths(jobId).checkpoint,
+          problems: [
+            ...problems,
+            "the job is armed, so its ready checkpoint was kept unchanged; write a checkpoint with Objective and Next actions filled",
+          ],
+        })
+    }
     yield* retryWhileBusy(store.writeCheckpoint(jobId, markdown))
     const projection = yield* retryWhileBusy(store.refreshCapsule(jobId))
-    return { stored: projection.stored, problems: checkpointProblems(markdown) }
+    return { stored: projection.stored, problems }
   })
 
 /**
@@ -244,15 +268,22 @@ export const stopJob = (
     return { ...result, terminated }
   })
 
-/** The status report of one job. */
+/**
+ * The status report of one job. With `liveness` (this host and a pid probe) a watcher whose
+ * process is gone reads as not running at once, as the lock takeover sees it.
+ */
 export const jobStatus = (
   store: JobStoreShape,
   fs: WakeFileSystemShape,
   jobId: string,
+  liveness?: { readonly host: string; readonly probe: HolderProbe },
 ): Effect.Effect<JobStatusReport, WakeStoreError> =>
   Effect.gen(function* () {
     const memory = yield* store.memoryStatus(jobId)
-    const watcher = yield* readWatcherLock(fs, store.wakeDir)
+    const watcher =
+      liveness === undefined
+        ? yield* readWatcherLock(fs, store.wakeDir)
+        : yield* readLiveWatcherLock(fs, store.wakeDir, liveness.host, liveness.probe)
     const now = yield* Clock.currentTimeMillis
     return jobStatusReport(memory, store.paths(jobId), watcher, now)
   })

@@ -400,3 +400,47 @@ test("the README's state diagram lists exactly the table's edges", async () => {
     .sort()
   expect(documented).toEqual(machineEdges())
 })
+
+test("a continuation's usage-limit exit holds launches until the 429's reset, else a growing backoff; re-arm clears it", () => {
+  const allowed = (job: JobRecord, at: number) =>
+    transition(job, {
+      _tag: "UsageObserved",
+      at,
+      allowed: true,
+      resetsAt: null,
+      launchSlotFree: true,
+    })
+  const limitExit = (job: JobRecord, at: number, resetsAt: number | null) =>
+    transition(job, {
+      _tag: "RunExited",
+      at,
+      generation: job.generation,
+      failure: "usage_limit",
+      detail: "You've hit your usage limit",
+      resetsAt,
+    }).job
+  // The 429 said one hour: readings that say allowed do not launch before it.
+  let job = limitExit(allowed(inState("quota_waiting"), T0).job, T0, T0 + 3_600_000)
+  expect(job).toMatchObject({ state: "quota_waiting", resetsAt: T0 + 3_600_000 })
+  expect(job.cooldownUntil).toBe(T0 + 3_600_000)
+  expect(allowed(job, T0 + 60_000).job.state).toBe("quota_waiting")
+  expect(allowed(job, T0 + 3_599_999).effects).toEqual([])
+  job = allowed(job, T0 + 3_600_000).job
+  expect(job.state).toBe("running")
+  // No reset known: a backoff doubling with each usage-limit exit in a row (the first was above).
+  const waits: Array<number> = []
+  let now = T0 + 3_600_000
+  for (let i = 0; i < 3; i++) {
+    job = limitExit(job, now, null)
+    waits.push((job.cooldownUntil ?? now) - now)
+    expect(allowed(job, now + waits[i]! - 1).job.state).toBe("quota_waiting")
+    now += waits[i]!
+    job = allowed(job, now).job
+    expect(job.state).toBe("running")
+  }
+  expect(waits).toEqual([120_000, 240_000, 480_000])
+  // A run ending otherwise resets the streak; a user re-arm clears a cooldown.
+  job = transition(job, { _tag: "PauseRequested", at: now, reason: "user" }).job
+  job = transition(job, { _tag: "ResumeRequested", at: now }).job
+  expect(job).toMatchObject({ cooldownUntil: null, usageLimitStreak: 0 })
+})

@@ -84,6 +84,8 @@ export type JobEvent =
       readonly generation: number
       readonly failure: RunFailure
       readonly detail: string | null
+      /** For a usage-limit exit: the reset time (ms) the run's own 429 carried, when known. */
+      readonly resetsAt?: number | null
     }
   /** `wake_complete` / `baton wake complete <job>`. */
   | { readonly _tag: "CompleteSignalled"; readonly at: number }
@@ -187,11 +189,17 @@ const needsAttention = (job: JobRecord, at: number, detail: string): Transition 
     { _tag: "Notify", kind: "needs_attention", detail },
   ])
 
-const enterQuotaWaiting = (job: JobRecord, at: number, resetsAt: number | null): Transition =>
+const enterQuotaWaiting = (
+  job: JobRecord,
+  at: number,
+  resetsAt: number | null,
+  extra: Partial<JobRecord> = {},
+): Transition =>
   moved(
     job,
     at,
     {
+      ...extra,
       state: "quota_waiting",
       retryCount: 0,
       nextRetryAt: null,
@@ -230,6 +238,7 @@ const launch = (job: JobRecord, at: number, launchSlotFree: boolean): Transition
       unknownUsageCount: 0,
       lastError: null,
       run: { generation, launchedAt: at, startedAt: null, pid: null, threadId: null },
+      cooldownUntil: null,
     },
     [{ _tag: "LaunchContinuation", generation }],
   )
@@ -261,6 +270,8 @@ const onUsage = (
     case "monitoring":
       return allowed === false ? enterQuotaWaiting(job, at, resetsAt) : unchanged(job)
     case "quota_waiting":
+      // A continuation's own usage-limit exit outranks an `allowed` reading until the cooldown ends.
+      if (allowed === true && at < (job.cooldownUntil ?? 0)) return unchanged(job)
       if (allowed === true) return launch(job, at, launchSlotFree)
       if (allowed === null) return unknownUsage(job, at)
       // Still blocked: persist only news (a new reset hint, a broken run of unknowns), so a
@@ -360,9 +371,17 @@ const onRunExited = (
   if (job.state !== "running") return moved(job, event.at, { run: null })
   const at = event.at
   const detail = event.detail ?? event.failure
+  if (event.failure !== "usage_limit" && (job.usageLimitStreak ?? 0) > 0)
+    return onRunExited({ ...job, usageLimitStreak: 0 }, event)
   switch (event.failure) {
-    case "usage_limit":
-      return enterQuotaWaiting(job, at, null)
+    case "usage_limit": {
+      // The run hit the limit although usage read allowed: wait for its reset, and at least a
+      // backoff that grows with every such exit in a row, before launching again.
+      const streak = (job.usageLimitStreak ?? 0) + 1
+      const resetsAt = event.resetsAt ?? null
+      const cooldownUntil = Math.max(resetsAt ?? 0, at + retryDelayMs(streak))
+      return enterQuotaWaiting(job, at, resetsAt, { cooldownUntil, usageLimitStreak: streak })
+    }
     case "connection":
     case "stream":
     case "overloaded": {
@@ -483,6 +502,9 @@ export const transition = (job: JobRecord, event: JobEvent): Transition => {
             retryCount: 0,
             nextRetryAt: null,
             unknownUsageCount: 0,
+            // The user re-armed: a usage-limit cooldown no longer holds the job back.
+            cooldownUntil: null,
+            usageLimitStreak: 0,
           })
         case "monitoring":
         case "quota_waiting":

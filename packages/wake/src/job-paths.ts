@@ -4,6 +4,7 @@
  *   jobs/<job-id>/state.json                      job record (schema-versioned, revisioned)
  *   jobs/<job-id>/checkpoint.md                   agent-maintained checkpoint
  *   jobs/<job-id>/memory-capsule.md               projected capsule (≤ 8 KiB)
+ *   jobs/<job-id>/checkpoint.previous.md          the checkpoint the last write replaced
  *   jobs/<job-id>/sealed/capsule-<sha256>.md      immutable sealed capsules, keyed by checkpoint hash
  *   jobs/<job-id>/runs/                           continuation run logs (written by the launcher)
  *   jobs/<job-id>/lock                            the job lock (lease)
@@ -62,6 +63,8 @@ export interface JobPaths {
   readonly dir: string
   readonly state: string
   readonly checkpoint: string
+  /** The checkpoint a write replaced (one level of undo). */
+  readonly previousCheckpoint: string
   readonly capsule: string
   readonly sealedDir: string
   readonly runsDir: string
@@ -77,6 +80,7 @@ export const jobPaths = (wakeDir: string, jobId: string): JobPaths => {
     dir,
     state: path.join(dir, "state.json"),
     checkpoint: path.join(dir, "checkpoint.md"),
+    previousCheckpoint: path.join(dir, "checkpoint.previous.md"),
     capsule: path.join(dir, "memory-capsule.md"),
     sealedDir,
     runsDir: path.join(dir, "runs"),

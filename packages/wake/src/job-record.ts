@@ -84,6 +84,8 @@ export const JobMemorySchema = Schema.Struct({
   projections: Int,
   /** True when the checkpoint has no placeholders and names an objective and next actions. */
   ready: Schema.Boolean,
+  /** Likely secrets masked in the capsule (absent: older records, none counted). */
+  maskedSecrets: Schema.optionalKey(Int),
 })
 
 /** The last capsule projection. */
@@ -174,6 +176,14 @@ export const JobRecordSchema = Schema.Struct({
   continuationThreadId: Schema.optionalKey(NullableString),
   checkpointRequest: Schema.optionalKey(Schema.NullOr(CheckpointRequestSchema)),
   lastRun: Schema.optionalKey(Schema.NullOr(LastRunSchema)),
+  /**
+   * No launch before this time (ms) even when usage reads allowed: set when a continuation itself
+   * hit the usage limit (the signals disagree), from the 429's reset time, at least a growing
+   * backoff. Absent (older records): none.
+   */
+  cooldownUntil: Schema.optionalKey(NullableInt),
+  /** Continuations in a row that ended with a usage limit (grows the cooldown backoff). */
+  usageLimitStreak: Schema.optionalKey(Int),
 })
 
 /** The job record. */

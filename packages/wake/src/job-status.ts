@@ -45,6 +45,8 @@ export interface JobStatusReport {
   readonly quotaBlockedAt: number | null
   /** Server's reset hint (epoch ms): schedules checks, never authorises a launch. */
   readonly resetsAt: number | null
+  /** No launch before this (epoch ms): a continuation itself hit the usage limit. */
+  readonly cooldownUntil: number | null
   readonly pressure: JobRecord["pressure"]
   readonly usedPercent: number | null
   readonly run: JobRecord["run"]
@@ -58,6 +60,8 @@ export interface JobStatusReport {
     readonly capsuleMaxBytes: number
     readonly projections: number
     readonly projectedAt: number | null
+    /** Likely secrets masked in the capsule (the checkpoint keeps them as written). */
+    readonly maskedSecrets: number
     readonly checkpointNewerThanCapsule: boolean
     readonly capsuleModified: boolean
     readonly problems: ReadonlyArray<string>
@@ -112,6 +116,7 @@ export const jobStatusReport = (
     unknownUsageCount: job.unknownUsageCount,
     quotaBlockedAt: job.quotaBlockedAt,
     resetsAt: job.resetsAt,
+    cooldownUntil: job.cooldownUntil ?? null,
     pressure: job.pressure,
     usedPercent: job.usedPercent,
     run: job.run,
@@ -125,6 +130,7 @@ export const jobStatusReport = (
       capsuleMaxBytes: CAPSULE_MAX_BYTES,
       projections: job.memory.projections,
       projectedAt: job.memory.projectedAt,
+      maskedSecrets: job.memory.maskedSecrets ?? 0,
       checkpointNewerThanCapsule: memory.freshness.checkpointNewerThanCapsule,
       capsuleModified: memory.freshness.capsuleModified,
       problems: memory.problems,

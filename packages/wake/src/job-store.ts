@@ -212,6 +212,7 @@ export const makeJobStore = (
           projectedAt: now,
           projections: job.memory.projections + (changed || onDisk !== capsule.text ? 1 : 0),
           ready: checkpointProblems(checkpointText).length === 0,
+          maskedSecrets: capsule.maskedSecrets,
         },
       }
       return { next, capsule, report }
@@ -279,9 +280,14 @@ export const makeJobStore = (
   const writeCheckpoint: JobStoreShape["writeCheckpoint"] = (jobId, text) =>
     locked(
       jobId,
-      Effect.flatMap(readStored(jobId), () =>
-        fs.writeAtomic(paths(jobId).checkpoint, text, WAKE_FILE_MODE),
-      ),
+      Effect.gen(function* () {
+        yield* readStored(jobId)
+        // The replaced version stays recoverable (one level), so no write loses a checkpoint.
+        const previous = yield* fs.readText(paths(jobId).checkpoint)
+        if (previous !== null && previous !== text)
+          yield* fs.writeAtomic(paths(jobId).previousCheckpoint, previous, WAKE_FILE_MODE)
+        yield* fs.writeAtomic(paths(jobId).checkpoint, text, WAKE_FILE_MODE)
+      }),
     )
 
   const refreshCapsule: JobStoreShape["refreshCapsule"] = (jobId) =>

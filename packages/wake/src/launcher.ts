@@ -30,7 +30,12 @@ import type { JobStoreShape } from "./job-store.js"
 import { recoveryPrompt } from "./recovery-prompt.js"
 import { decodeRunMeta, encodeRunMeta, runFiles } from "./run-meta.js"
 import type { RunFiles, RunMeta } from "./run-meta.js"
-import { lastTurnError, scanExecLog, splitCompleteLines } from "./run-signals.js"
+import {
+  exhaustedWindowResetsAt,
+  lastTurnError,
+  scanExecLog,
+  splitCompleteLines,
+} from "./run-signals.js"
 import type { SameThreadTurnsShape } from "./same-thread-turns.js"
 import type { ThreadSignalsShape } from "./thread-signals.js"
 import type { WakeFileSystemShape } from "./wake-file-system.js"
@@ -268,6 +273,8 @@ export interface RunOutcome extends RunClassification {
   readonly lastAgentMessage: string | null
   readonly exit: ProcessExit
   readonly killedBy: string | null
+  /** For a usage-limit end: when the exhausted window resets (ms), from the rollout's snapshot. */
+  readonly resetsAt: number | null
 }
 
 /** Reads an ended run's evidence, classifies it, and records it in the meta file. */
@@ -311,7 +318,11 @@ export const readRunOutcome = (
       threadId,
       lastAgentMessage,
     })
-    return { ...classification, threadId, lastAgentMessage, exit, killedBy }
+    const resetsAt =
+      classification.failure === "usage_limit" && rollout !== null
+        ? exhaustedWindowResetsAt(rollout)
+        : null
+    return { ...classification, threadId, lastAgentMessage, exit, killedBy, resetsAt }
   })
 
 /**

@@ -1,5 +1,12 @@
 import { expect, test } from "vitest"
-import { lastTurnError, scanExecLog, scanRollout, splitCompleteLines } from "./run-signals.js"
+import {
+  exhaustedWindowResetsAt,
+  lastTurnError,
+  scanExecLog,
+  scanRollout,
+  splitCompleteLines,
+} from "./run-signals.js"
+import type { RolloutSignal } from "./run-signals.js"
 
 // Lines as codex-cli 0.169.0 wrote them against the mock (trimmed to the fields read).
 const rollout = [
@@ -49,4 +56,22 @@ test("exec log: thread id, last agent message, the last turn's failure", () => {
     lastTurnFailure: "stream disconnected",
   })
   expect(scanExecLog(['{"type":"turn.completed","usage":{}}'], scan).lastTurnFailure).toBeNull()
+})
+
+test("exhaustedWindowResetsAt: the latest reset of the windows at 100 % in the last snapshot, else null", () => {
+  const snapshot = (primary: number, secondary: number | null): RolloutSignal => ({
+    _tag: "RateLimits",
+    snapshot: {
+      limitId: "codex",
+      primary: { usedPercent: primary, windowDurationMins: 300, resetsAt: 1_000 },
+      secondary:
+        secondary === null
+          ? null
+          : { usedPercent: secondary, windowDurationMins: 10_080, resetsAt: 5_000 },
+    },
+  })
+  expect(exhaustedWindowResetsAt([snapshot(100, 20)])).toBe(1_000_000)
+  expect(exhaustedWindowResetsAt([snapshot(100, 100)])).toBe(5_000_000)
+  expect(exhaustedWindowResetsAt([snapshot(100, null), snapshot(40, null)])).toBeNull()
+  expect(exhaustedWindowResetsAt([])).toBeNull()
 })

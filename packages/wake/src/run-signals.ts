@@ -244,3 +244,21 @@ export const lastTurnError = (
   }
   return null
 }
+
+/**
+ * When an exhausted window of the rollout's last rate-limit snapshot resets (ms): codex records the
+ * 429's `x-codex-*` snapshot before the usage-limit turn end. The latest reset of the windows at
+ * 100 % or more; null when no window reads exhausted (nothing is guessed from message text).
+ */
+export const exhaustedWindowResetsAt = (signals: ReadonlyArray<RolloutSignal>): number | null => {
+  for (let i = signals.length - 1; i >= 0; i--) {
+    const signal = signals[i]!
+    if (signal._tag !== "RateLimits") continue
+    const resets = [signal.snapshot.primary, signal.snapshot.secondary]
+      .filter((w) => w !== null && w !== undefined && w.usedPercent >= 100)
+      .map((w) => w?.resetsAt)
+      .filter((r): r is number => typeof r === "number" && Number.isFinite(r))
+    return resets.length === 0 ? null : Math.max(...resets) * 1000
+  }
+  return null
+}

@@ -88,6 +88,23 @@ export const isLockCurrent = (
       ? probe(info.pid, info.startTicks)
       : Effect.succeed(true)
 
+/**
+ * The lock when its watcher runs, else null: the same test the takeover uses (lease current and,
+ * on this host, pid plus start time alive), so a killed watcher reads as gone at once.
+ */
+export const readLiveWatcherLock = (
+  fs: WakeFileSystemShape,
+  wakeDir: string,
+  host: string,
+  probe: HolderProbe,
+): Effect.Effect<WatcherLockInfo | null> =>
+  Effect.gen(function* () {
+    const info = yield* Effect.orElseSucceed(readWatcherLock(fs, wakeDir), () => null)
+    if (info === null) return null
+    const now = yield* Clock.currentTimeMillis
+    return (yield* isLockCurrent(info, now, host, probe)) ? info : null
+  })
+
 /** Takes the lock or fails with WatcherLockHeldError; never waits. */
 export const acquireWatcherLock = (
   fs: WakeFileSystemShape,

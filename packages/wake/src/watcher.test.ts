@@ -648,7 +648,13 @@ describe("watcher", () => {
         expect(rig.processes.spawned).toHaveLength(1)
         const waiting = yield* stateOf(rig, JOB2)
         expect(waiting.state).toBe("quota_waiting")
+        // Completed from outside while its process lives: the run keeps its slot until it exits.
         yield* rig.store.applyEvent(JOB, { _tag: "CompleteSignalled", at: 4 })
+        yield* TestClock.adjust(5 * MIN)
+        yield* settle
+        expect(rig.processes.spawned).toHaveLength(1)
+        expect((yield* stateOf(rig, JOB2)).state).toBe("quota_waiting")
+        expect(rig.processes.spawned[0]!.signals).toEqual([])
         yield* rig.processes.spawned[0]!.exit({ code: 0, signal: null })
         yield* until(
           Effect.sync(() => rig.processes.spawned.length === 2),
@@ -656,6 +662,83 @@ describe("watcher", () => {
         )
         expect(rig.processes.spawned[1]!.spec.env["BATON_WAKE_JOB_ID"]).toBe(JOB2)
         yield* Fiber.interrupt(fiber)
+      }),
+    ))
+
+  test("pause and re-arm while a run lives: no second run of the job until the first exits", () =>
+    runTest(
+      Effect.gen(function* () {
+        const rig = makeRig(readingOf(false))
+        yield* armedJob(rig)
+        const { fiber } = yield* startWatcher(rig, {
+          limits: { ...testLimits, maxConcurrentRuns: 4 },
+        })
+        yield* until(Effect.map(stateOf(rig), (j) => j.state === "quota_waiting"))
+        rig.quota.set(readingOf(true))
+        yield* until(
+          Effect.sync(() => rig.processes.spawned.length === 1),
+          1_000,
+        )
+        yield* rig.store.applyEvent(JOB, { _tag: "PauseRequested", at: 5, reason: "user" })
+        yield* rig.store.applyEvent(JOB, { _tag: "ResumeRequested", at: 6 })
+        rig.quota.set(readingOf(false))
+        yield* until(
+          Effect.map(stateOf(rig), (j) => j.state === "quota_waiting"),
+          1_000,
+        )
+        rig.quota.set(readingOf(true))
+        yield* TestClock.adjust(10 * MIN)
+        yield* settle
+        // Pause lets the run finish (supervised, not killed); nothing launches beside it.
+        expect(rig.processes.spawned).toHaveLength(1)
+        expect(rig.processes.spawned[0]!.signals).toEqual([])
+        expect(rig.events.some((e) => e.kind === "launch-deferred")).toBe(true)
+        yield* rig.processes.spawned[0]!.exit({ code: 0, signal: null })
+        yield* until(
+          Effect.sync(() => rig.processes.spawned.length === 2),
+          1_000,
+        )
+        expect((yield* stateOf(rig)).generation).toBe(2)
+        yield* Fiber.interrupt(fiber)
+      }),
+    ))
+
+  test("a successor watcher adopts a completed job's live run and counts it against the slot", () =>
+    runTest(
+      Effect.gen(function* () {
+        const rig = makeRig(readingOf(false))
+        yield* armedJob(rig, JOB)
+        yield* armedJob(rig, JOB2)
+        const first = yield* startWatcher(rig)
+        yield* until(
+          Effect.map(
+            Effect.all([stateOf(rig, JOB), stateOf(rig, JOB2)]),
+            ([a, b]) => a.state === "quota_waiting" && b.state === "quota_waiting",
+          ),
+        )
+        rig.quota.set(readingOf(true))
+        yield* until(
+          Effect.sync(() => rig.processes.spawned.length === 1),
+          1_000,
+        )
+        const owner = rig.processes.spawned[0]!.spec.env["BATON_WAKE_JOB_ID"]!
+        yield* rig.store.applyEvent(owner, { _tag: "CompleteSignalled", at: 7 })
+        yield* Fiber.interrupt(first.fiber)
+        const second = yield* startWatcher(rig)
+        yield* until(
+          Effect.sync(() => rig.events.some((e) => e.kind === "adopted")),
+          100,
+        )
+        yield* TestClock.adjust(5 * MIN)
+        yield* settle
+        expect(rig.processes.spawned).toHaveLength(1)
+        yield* rig.processes.spawned[0]!.exit({ code: 0, signal: null })
+        yield* until(
+          Effect.sync(() => rig.processes.spawned.length === 2),
+          1_000,
+        )
+        expect(rig.processes.spawned[1]!.spec.env["BATON_WAKE_JOB_ID"]).not.toBe(owner)
+        yield* Fiber.interrupt(second.fiber)
       }),
     ))
 

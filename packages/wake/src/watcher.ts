@@ -404,6 +404,7 @@ export const runWatcher = (
           generation,
           failure: outcome.failure,
           detail: outcome.detail,
+          resetsAt: outcome.resetsAt,
         })
         yield* Effect.ignore(
           store.modify(job.jobId, (j) => ({
@@ -461,8 +462,13 @@ export const runWatcher = (
           }
           if (job.state === "stopped" && current.killedBy === null)
             yield* terminate(job.jobId, current.generation, job, "stopped by the user")
+          // Paused or completed from outside: the run finishes on its own, still bounded.
+          else yield* watchdog(job, current, at)
           return
         }
+        // A run still alive from an earlier generation: keep supervising it, never replace it.
+        if (current !== undefined && current.generation !== run.generation && current.exit === null)
+          return
         if (current === undefined || current.generation !== run.generation) {
           const files = runFiles(store.paths(job.jobId), run.generation)
           const meta = yield* readRunMeta(fs, files)
@@ -568,7 +574,12 @@ export const runWatcher = (
             )
           }
         }
-        // Watchdog (a turn in the daemon writes no run log: only its runtime is bounded).
+        yield* watchdog(job, current, at)
+      })
+
+    /** Bounds a run's runtime and silence (a turn in the daemon writes no run log). */
+    const watchdog = (job: JobRecord, current: TrackedRun, at: number) =>
+      Effect.gen(function* () {
         const size =
           current.turn === null ? ((yield* processes.fileSize(current.files.log)) ?? 0) : 0
         if (size > current.lastSize || current.turn !== null) {
@@ -702,14 +713,21 @@ export const runWatcher = (
           ...(reading._tag === "Read" ? {} : { detail: reading.detail }),
         })
         yield* observePressure(jobs)
-        let slots =
-          limits.maxConcurrentRuns - [...jobs.values()].filter((j) => j.state === "running").length
+        // A run slot is held by every live run, also one whose job was paused or completed
+        // from outside while it ran (the process lives on until it exits).
+        const busy = new Set(
+          [...jobs.values()].filter((j) => j.state === "running").map((j) => j.jobId),
+        )
+        for (const run of tracked.values()) busy.add(run.jobId)
+        let slots = limits.maxConcurrentRuns - busy.size
         const at = reading.at
         for (const job of [...jobs.values()]) {
+          // A job never gets a second run beside its live one.
+          const ownRunLives = job.state !== "running" && tracked.has(job.jobId)
           const base = {
             at,
             allowed,
-            launchSlotFree: slots > 0,
+            launchSlotFree: slots > 0 && !ownRunLives,
           }
           const event: JobEvent | null =
             job.state === "monitoring" || job.state === "quota_waiting"
@@ -720,6 +738,11 @@ export const runWatcher = (
                   : { _tag: "UsageObserved", ...base, resetsAt: resetsAtFor(rateLimits, job, at) }
                 : null
           if (event === null) continue
+          if (ownRunLives && allowed === true)
+            yield* log("launch-deferred", {
+              jobId: job.jobId,
+              detail: `continuation ${tracked.get(job.jobId)?.generation} still runs`,
+            })
           const next = yield* apply(job.jobId, event)
           if (next === null) continue
           jobs.set(job.jobId, next)
@@ -757,9 +780,46 @@ export const runWatcher = (
       return jobs
     })
 
+    /**
+     * Adopts live runs of jobs that are no longer `running` (paused or completed while their run
+     * lived) from their meta files, once per watcher: a successor still counts them.
+     */
+    let orphansAdopted = false
+    const adoptOrphanRuns = (jobs: Map<string, JobRecord>) =>
+      Effect.gen(function* () {
+        orphansAdopted = true
+        const at = yield* now
+        for (const job of jobs.values()) {
+          if (job.state === "running" || job.generation < 1 || tracked.has(job.jobId)) continue
+          const files = runFiles(store.paths(job.jobId), job.generation)
+          const meta = yield* readRunMeta(fs, files)
+          if (meta === null || meta.endedAt !== null || meta.pid === null) continue
+          if (!(yield* processes.isAlive(meta.pid, meta.startTicks))) continue
+          tracked.set(job.jobId, {
+            jobId: job.jobId,
+            generation: job.generation,
+            pid: meta.pid,
+            startTicks: meta.startTicks,
+            turn: null,
+            seenActive: false,
+            files,
+            mode: meta.mode,
+            child: false,
+            startedAt: meta.launchedAt,
+            exit: null,
+            threadId: meta.threadId,
+            lastSize: 0,
+            lastGrowthAt: at,
+            killedBy: null,
+          })
+          yield* log("adopted", { jobId: job.jobId, generation: job.generation, pid: meta.pid })
+        }
+      })
+
     /** One pass; returns how long to sleep before the next. */
     const tick = Effect.gen(function* () {
       const jobs = yield* loadJobs
+      if (!orphansAdopted) yield* adoptOrphanRuns(jobs)
       for (const job of [...jobs.values()])
         if (job.state === "running" || tracked.has(job.jobId)) {
           yield* superviseRun(job)
@@ -781,7 +841,11 @@ export const runWatcher = (
         [...jobs.values()].map((j) => ({
           state: j.state,
           nextRetryAt: j.nextRetryAt,
-          resetsAtMs: j.resetsAt,
+          // A usage-limit cooldown ends no earlier than the reset: read when it is over.
+          resetsAtMs:
+            j.resetsAt === null && (j.cooldownUntil ?? null) === null
+              ? null
+              : Math.max(j.resetsAt ?? 0, j.cooldownUntil ?? 0),
         }))
       const due = quotaReadDueAt(cadence(), lastReadAt, at, limits)
       if (due !== null && due <= at) yield* readQuota(jobs)

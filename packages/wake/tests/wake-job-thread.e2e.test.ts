@@ -54,11 +54,13 @@ describe("wake job_thread delivery with real Codex", () => {
     await waitFor("quota_waiting", stateIs(jobId, "quota_waiting"), 30_000, seen(jobId))
 
     // Window 1: the first continuation does one step, then the account runs out (429).
+    let resetsAt = 0
     rig.mock.enqueue(
       shell("echo first-step-done"),
       handlerReply(() => {
         rig!.mock.setWhamUsage(usageAnswer(false))
-        return usageLimitReply({ resetsAt: Math.floor(Date.now() / 1000) + 600 })
+        resetsAt = Math.floor(Date.now() / 1000) + 600
+        return usageLimitReply({ resetsAt })
       }),
     )
     rig.mock.setWhamUsage(usageAnswer(true))
@@ -77,6 +79,8 @@ describe("wake job_thread delivery with real Codex", () => {
       failure: "usage_limit",
     })
     expect(firstEnd.windows).toBe(2)
+    // The run's own 429 holds the next launch until its reset.
+    expect(firstEnd.cooldownUntil).toBe(resetsAt * 1000)
     const jobThread = firstEnd.continuationThreadId ?? null
     expect(jobThread).not.toBeNull()
     expect(jobThread).not.toBe(THREAD)
@@ -90,6 +94,8 @@ describe("wake job_thread delivery with real Codex", () => {
     )
 
     // Window 2: nothing runs while blocked; after the reset the job's own thread is resumed.
+    // Skip the ten minutes through the store (the cooldown itself is asserted above).
+    await rig.modifyJob(jobId, (job) => ({ ...job, cooldownUntil: Date.now() }))
     rig.mock.enqueue(
       handlerReply(() => shell(`baton wake complete ${jobId} --json`)),
       textReply("Done: hello.txt written and the job is complete."),

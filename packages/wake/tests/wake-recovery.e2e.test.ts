@@ -3,7 +3,7 @@
 // launches), network failures and their backoff, stop during a run, a killed and restarted
 // watcher, and two watchers racing for the lock. Jobs are created, filled and armed through the
 // `baton` CLI; the watcher is the real `baton wake watch`; continuations are real `codex exec`.
-import { handlerReply, httpErrorReply, textReply } from "@baton/testkit"
+import { handlerReply, httpErrorReply, textReply, usageLimitReply } from "@baton/testkit"
 import { jobPaths } from "@baton/wake"
 import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
@@ -143,6 +143,88 @@ describe("wake recovery with real Codex", () => {
     expect(job.lastRun!.signal).toBe("SIGTERM")
     await sleep(1_500)
     expect(watcher.events().filter((e) => e.kind === "launched")).toHaveLength(1)
+  })
+
+  it("pause and re-arm during a run: the run finishes supervised; no second continuation starts beside it", async () => {
+    rig = await wakeRig({ initialUsage: false })
+    const jobId = await rig.armedJob(THREAD)
+    const watcher = rig.startWatcher()
+    await waitFor("quota_waiting", stateIs(jobId, "quota_waiting"))
+    rig.mock.enqueue(
+      shell("while [ ! -e release ]; do sleep 0.1; done"),
+      textReply("first continuation done"),
+      handlerReply(() => shell(`baton wake complete ${jobId} --json`)),
+      textReply("done"),
+    )
+    rig.mock.setWhamUsage(usageAnswer(true))
+    await rig.mock.waitForRequests(1, 20_000)
+    const running = await waitFor("running with a pid", async () => {
+      const job = await rig!.readJob(jobId)
+      return job.state === "running" && job.run?.pid !== null ? job : undefined
+    })
+    const pid = running.run!.pid!
+    expect((await rig.baton(["wake", "pause", jobId, "--json"])).code).toBe(0)
+    expect((await rig.baton(["wake", "arm", jobId, "--json"])).code).toBe(0)
+    rig.mock.setWhamUsage(usageAnswer(false))
+    await waitFor("quota_waiting again", stateIs(jobId, "quota_waiting"))
+    const allowedAt = Date.now()
+    rig.mock.setWhamUsage(usageAnswer(true))
+    // Usage reads allowed while the first run lives: the launch is deferred, not doubled.
+    await waitFor("two allowed readings", () =>
+      watcher
+        .events()
+        .filter(
+          (e) => e.kind === "quota" && e["allowed"] === true && (e["at"] as number) > allowedAt,
+        ).length >= 2
+        ? true
+        : undefined,
+    )
+    expect(await isRunning(pid)).toBe(true)
+    expect(watcher.events().some((e) => e.kind === "launch-deferred")).toBe(true)
+    expect(watcher.events().filter((e) => e.kind === "launched")).toHaveLength(1)
+    expect(rig.mock.requests()).toHaveLength(1)
+    await writeFile(join(rig.home.workdir, "release"), "go")
+    const done = await waitFor("completed", stateIs(jobId, "completed"), 60_000, seen(jobId))
+    expect(done.generation).toBe(2)
+    const ended = watcher.events().find((e) => e.kind === "run-ended" && e["generation"] === 1)
+    const second = watcher.events().find((e) => e.kind === "launched" && e["generation"] === 2)
+    expect((second!["at"] as number) >= (ended!["at"] as number)).toBe(true)
+  })
+
+  it("a continuation that hits a 429 usage limit while usage reads allowed waits for the 429's reset", async () => {
+    rig = await wakeRig({ initialUsage: false })
+    const jobId = await rig.armedJob(THREAD)
+    const watcher = rig.startWatcher()
+    await waitFor("quota_waiting", stateIs(jobId, "quota_waiting"))
+    const resetsAt = Math.floor(Date.now() / 1000) + 3_600
+    rig.mock.enqueue(usageLimitReply({ resetsAt }), usageLimitReply({ resetsAt }))
+    rig.mock.setWhamUsage(usageAnswer(true))
+    const waiting = await waitFor("quota_waiting after the run's 429", async () => {
+      const job = await rig!.readJob(jobId)
+      return job.state === "quota_waiting" && job.lastRun?.failure === "usage_limit"
+        ? job
+        : undefined
+    })
+    expect(waiting.resetsAt).toBe(resetsAt * 1000)
+    expect(waiting.cooldownUntil).toBe(resetsAt * 1000)
+    const ended = await watcher.waitForEvent((e) => e.kind === "run-ended")
+    // Readings after the run still say allowed; none of them launches before the reset.
+    await waitFor("two allowed readings after the run", () =>
+      watcher
+        .events()
+        .filter(
+          (e) =>
+            e.kind === "quota" &&
+            e["allowed"] === true &&
+            (e["at"] as number) > (ended["at"] as number),
+        ).length >= 2
+        ? true
+        : undefined,
+    )
+    expect(rig.mock.requests()).toHaveLength(1)
+    expect((await rig.readJob(jobId)).generation).toBe(1)
+    const status = await rig.baton(["wake", "status", jobId])
+    expect(status.stdout).toContain(`no launch before ${new Date(resetsAt * 1000).toISOString()}`)
   })
 
   it("a killed watcher's successor adopts the running continuation and never launches it twice", async () => {
