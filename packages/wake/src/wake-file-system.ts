@@ -90,6 +90,36 @@ const writeDurably = async (file: string, text: string, mode: number) => {
   }
 }
 
+/** Where a file system has no hard links: create in place (a reader may see it part-written). */
+const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"])
+
+/**
+ * Creates `file` holding `text` only if nothing is there, whole: the text is written and synced
+ * to a temporary file, then hard-linked into place (the link fails with EEXIST), so no reader
+ * ever sees the file empty or part-written (a lock taken over as "torn" while its holder was
+ * still writing it). Where hard links are refused, an exclusive create written in place.
+ */
+const createWhole = async (file: string, text: string, mode: number): Promise<boolean> => {
+  const temp = `${file}.${randomBytes(6).toString("hex")}.creating`
+  await writeDurably(temp, text, mode)
+  try {
+    await fs.link(temp, file)
+    return true
+  } catch (error) {
+    if (codeOf(error) === "EEXIST") return false
+    if (!NO_LINKS.has(codeOf(error))) throw error
+    try {
+      await writeDurably(file, text, mode)
+      return true
+    } catch (inPlace) {
+      if (codeOf(inPlace) === "EEXIST") return false
+      throw inPlace
+    }
+  } finally {
+    await fs.unlink(temp).catch(() => undefined)
+  }
+}
+
 /** The real file system (Node `fs`), with fsync on every write. */
 export const nodeWakeFileSystem: WakeFileSystemShape = {
   ensureDir: (dir, mode) =>
@@ -112,12 +142,7 @@ export const nodeWakeFileSystem: WakeFileSystemShape = {
     }),
   createExclusive: (file, text, mode) =>
     attempt("exclusive create", file, async () => {
-      try {
-        await writeDurably(file, text, mode)
-      } catch (error) {
-        if (codeOf(error) === "EEXIST") return false
-        throw error
-      }
+      if (!(await createWhole(file, text, mode))) return false
       await fsyncDir(path.dirname(file))
       return true
     }),
