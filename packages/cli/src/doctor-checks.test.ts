@@ -100,7 +100,9 @@ describe("assessDoctorFacts", () => {
       summary: "/d/recall-index.db",
       detail: "1,234 sessions, 3.0 MiB, schema 10",
     })
-    expect(byId({ recallIndex: { _tag: "Missing" } })["recall-index"]).toMatchObject({
+    expect(
+      byId({ recallIndex: { _tag: "Missing", path: "/d/recall-index.db" } })["recall-index"],
+    ).toMatchObject({
       status: "ok",
       summary: "no index yet",
     })

@@ -34,7 +34,8 @@ const probes = (env: Record<string, string>): DoctorProbes => ({
       voyageKeySet: false,
       staticTable: undefined,
     }),
-  probeRecallIndex: () => Promise.resolve({ _tag: "Missing" }),
+  probeRecallIndex: (dataDir) =>
+    Promise.resolve({ _tag: "Missing", path: join(dataDir, "recall-index.db") }),
 })
 
 describe.skipIf(process.platform === "win32")("gatherDoctorFacts", () => {

@@ -19,6 +19,7 @@ import {
 } from "./baton-paths.js"
 import type { ResolvedPath } from "./baton-paths.js"
 import type { CodexBinarySource, CodexVersionProbe } from "@baton/ipc-codex"
+import type { RecallIndexFileCheck } from "@baton/recall-index"
 
 /** The state of one directory Baton writes to. */
 export type WritableDirFacts = ResolvedPath &
@@ -71,16 +72,12 @@ export type CodexFacts =
 /** Where a command was found on PATH, or undefined when it was not. */
 export type CommandOnPath = string | undefined
 
-/** The recall index file in the data directory, as read-only inspection found it. */
+/**
+ * The recall index file in the data directory, as read-only inspection found it
+ * (`checkRecallIndexFile`, with the error reduced to its message).
+ */
 export type RecallIndexFacts =
-  | { readonly _tag: "Missing" }
-  | {
-      readonly _tag: "Readable"
-      readonly path: string
-      readonly bytes: number
-      readonly schemaVersion: number | undefined
-      readonly sessions: number
-    }
+  | Exclude<RecallIndexFileCheck, { readonly _tag: "Unusable" }>
   | { readonly _tag: "Unusable"; readonly path: string; readonly message: string }
 
 /** Everything doctor assesses. */

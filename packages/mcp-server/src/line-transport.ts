@@ -169,18 +169,12 @@ export class LineTransport implements Transport {
       this.onerror?.(
         new Error(`ignored a message of ${dropping.bytes} bytes, over the ${limit} line limit`),
       )
-      if (id !== undefined) {
-        void this.send({
-          jsonrpc: "2.0",
+      if (id !== undefined)
+        this.refuse(
           id,
-          error: {
-            code: INVALID_REQUEST,
-            message:
-              `the request is ${dropping.bytes} bytes, over this server's ${limit} limit per ` +
-              "message, and was not read: send smaller arguments (for a handoff, at most 8 MiB)",
-          },
-        })
-      }
+          `the request is ${dropping.bytes} bytes, over this server's ${limit} limit per ` +
+            "message, and was not read: send smaller arguments (for a handoff, at most 8 MiB)",
+        )
       return
     }
     const line = (this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts))
@@ -208,16 +202,16 @@ export class LineTransport implements Transport {
     this.onerror?.(new Error("ignored a message that is not JSON-RPC 2.0"))
     const id = idOf(json)
     if (id === undefined) return
-    void this.send({
-      jsonrpc: "2.0",
+    this.refuse(
       id,
-      error: {
-        code: INVALID_REQUEST,
-        message:
-          'not a JSON-RPC 2.0 message: it needs "jsonrpc": "2.0", a string "method" and, when ' +
-          'present, "params" as an object or array',
-      },
-    })
+      'not a JSON-RPC 2.0 message: it needs "jsonrpc": "2.0", a string "method" and, when ' +
+        'present, "params" as an object or array',
+    )
+  }
+
+  /** Answers request `id` with an Invalid Request error. */
+  private refuse(id: RequestId, message: string): void {
+    void this.send({ jsonrpc: "2.0", id, error: { code: INVALID_REQUEST, message } })
   }
 }
 
