@@ -22,8 +22,10 @@ import {
   emptyIndexFacts,
   makeDirectory,
   embedderSelection,
+  embedderFromConfig,
   embedderFromEnvironment,
   embeddingForSearch,
+  withIndexedDimensions,
   expandAround,
   forgetSessions,
   grepRecordsIsolated,
@@ -46,6 +48,7 @@ import {
   transcriptRoots,
   vacuumIndex,
 } from "@baton/recall-index"
+import { activeFingerprint } from "@baton/recall-index/prewarm"
 import type {
   ConfiguredEmbedding,
   EmbedBacklogReport,
@@ -266,14 +269,35 @@ const toFilters = (flags: FilterFlags): RecallFilters => ({
   ...(flags.excludeHeadless === true ? { excludeHeadless: true } : {}),
 })
 
-/** The configured embedder and reranker; a configuration problem is reported, not fatal to search. */
+/**
+ * The configured embedder and reranker; a configuration problem is reported, not fatal to search.
+ * `forSearch`: an OpenAI-compatible model whose vectors the index holds takes their length from
+ * the index instead of a probe call (one request per search, not two).
+ */
 const configuredEmbedding = async (
   ctx: Context,
+  forSearch = false,
 ): Promise<{
   readonly embedding?: ConfiguredEmbedding
   readonly problem?: TaggedFailure & { message?: string }
 }> => {
-  const exit = await Effect.runPromiseExit(embedderFromEnvironment(ctx.io.env))
+  const indexed = (): string | undefined => {
+    try {
+      return existsSync(ctx.databasePath) ? activeFingerprint(ctx.databasePath) : undefined
+    } catch {
+      return undefined
+    }
+  }
+  const exit = await Effect.runPromiseExit(
+    forSearch
+      ? embedderConfigFromEnvironment(ctx.io.env).pipe(
+          Effect.map((config) =>
+            config._tag === "OpenAiCompatible" ? withIndexedDimensions(config, indexed()) : config,
+          ),
+          Effect.flatMap(embedderFromConfig),
+        )
+      : embedderFromEnvironment(ctx.io.env),
+  )
   if (Exit.isSuccess(exit)) return { embedding: exit.value }
   const failure = Cause.findErrorOption(exit.cause)
   if (failure._tag === "Some") return { problem: failure.value }
@@ -663,7 +687,7 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
       ? undefined
       : makeVectorSearchWorker({ holding: { holdBytes: ONE_SHOT_HOLD_BYTES } })
   if (vectorWorker !== undefined) Effect.runSync(vectorWorker.warm(ctx.databasePath))
-  const configured = await configuredEmbedding(ctx)
+  const configured = await configuredEmbedding(ctx, true)
   let embedder: Embedder | undefined
   try {
     const result = await runIndexed(

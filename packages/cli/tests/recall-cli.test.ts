@@ -350,6 +350,46 @@ describe("baton recall with history", () => {
     }
   }, 60_000)
 
+  it("searches an endpoint-embedded index with one request: the index knows the vector length", async () => {
+    const bodies: Array<{ input: string[] }> = []
+    const endpoint = createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { input: string[] }
+        bodies.push(body)
+        const data = body.input.map((text, index) => ({
+          index,
+          embedding: Array.from({ length: 8 }, (_, i) => 1 + ((text.charCodeAt(i) || 0) % 7)),
+        }))
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify({ data }))
+      })
+    })
+    await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve))
+    const { port } = endpoint.address() as AddressInfo
+    const withEndpoint = {
+      ...homeWithHistory("endpoint-dim").env,
+      BATON_EMBEDDER: "openai",
+      BATON_EMBEDDINGS_URL: `http://127.0.0.1:${port}`,
+      BATON_EMBEDDINGS_MODEL: "local/model",
+    }
+    try {
+      const index = await runBaton(["recall", "index", "--json"], { env: withEndpoint })
+      expect(index.code).toBe(0)
+      const before = bodies.length
+      const search = await runBaton(["recall", "search", "garden planner database", "--json"], {
+        env: withEndpoint,
+      })
+      expect(search.code).toBe(0)
+      expect(json(search.stdout)).toMatchObject({ degraded: null })
+      // The query alone: no "dimension probe" call before it.
+      expect(bodies.slice(before).map((b) => b.input)).toEqual([["garden planner database"]])
+    } finally {
+      endpoint.close()
+    }
+  }, 60_000)
+
   it("indexes the words when the endpoint cannot be set up, then reports the embedding failed", async () => {
     const refusing = createServer((_req, res) => {
       res.writeHead(401, { "content-type": "application/json" })

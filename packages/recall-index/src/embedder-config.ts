@@ -61,6 +61,8 @@ export type EmbedderConfig =
       readonly model: string
       readonly apiKey?: string | undefined
       readonly dimensions?: number | undefined
+      /** The length the index's vectors of this model have (`withIndexedDimensions`); not sent. */
+      readonly knownDimensions?: number | undefined
       readonly tokenBudget: number
     }
 
@@ -337,12 +339,34 @@ export const embedderFromConfig = (
             model: config.model,
             apiKey: config.apiKey,
             dimensions: config.dimensions,
+            knownDimensions: config.knownDimensions,
             tokenBudget: config.tokenBudget,
           }),
           reranker: undefined,
         }
     }
   })
+
+/**
+ * `config` with the vector length an index already holds for its OpenAI-compatible model, read
+ * from the index's active fingerprint (`openai-compatible/<model>/<dim>`): a search then embeds
+ * its query with one call instead of a probe call and the query call. Any other configuration,
+ * or a fingerprint of another model, is returned as it is.
+ */
+export const withIndexedDimensions = (
+  config: EmbedderConfig,
+  fingerprint: string | undefined,
+): EmbedderConfig => {
+  if (config._tag !== "OpenAiCompatible" || config.dimensions !== undefined) return config
+  const prefix = "openai-compatible/"
+  if (fingerprint?.startsWith(prefix) !== true) return config
+  const cut = fingerprint.lastIndexOf("/")
+  const model = fingerprint.slice(prefix.length, cut)
+  const dim = Number(fingerprint.slice(cut + 1))
+  return model === config.model && Number.isInteger(dim) && dim > 0
+    ? { ...config, knownDimensions: dim }
+    : config
+}
 
 /** The embedder the environment asks for: default embedded, remote only when named. */
 export const embedderFromEnvironment = (

@@ -105,6 +105,7 @@ export {
   embedderConfigFromEnvironment,
   embedderFromConfig,
   embedderFromEnvironment,
+  withIndexedDimensions,
 } from "./embedder-config.js"
 export {
   AUTO_LIMITS,

@@ -18,8 +18,8 @@ export { hasPrewarmedUseLiteWorker } from "./embedders/use-lite-pool.js"
 /** BATON_EMBEDDER values that mean `auto` (as `embedderConfigFromEnvironment` reads them). */
 const autoChoices = new Set(["auto", "embedded", "default"])
 
-/** The space the index at `databasePath` was last embedded in, if it can be read. */
-const activeFingerprint = (databasePath: string): string | undefined => {
+/** The space the index at `databasePath` was last embedded in, if it can be read (read-only). */
+export const activeFingerprint = (databasePath: string): string | undefined => {
   if (!existsSync(databasePath)) return undefined
   // Required here, not imported: the native driver loads only when there is an index to read.
   const Driver = createRequire(import.meta.url)("better-sqlite3") as typeof BetterSqlite3

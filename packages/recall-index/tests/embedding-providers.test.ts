@@ -8,6 +8,7 @@ import {
   makeOpenAiCompatibleEmbedder,
   makeVoyageEmbedder,
   makeVoyageReranker,
+  withIndexedDimensions,
 } from "@baton/recall-index"
 import { deterministicVector } from "@baton/recall-index/testing"
 import { startEmbeddingFake } from "./embedding-fakes.js"
@@ -214,6 +215,49 @@ describe("OpenAI-compatible (global fetch against a loopback /embeddings)", () =
     expect(fake.requests).toHaveLength(2)
     expect(fake.requests[1]!.body).toMatchObject({ dimensions: 16, input: ["hello"] })
     expect(fake.requests[1]!.headers.authorization).toBeUndefined()
+  })
+
+  it("takes a known length instead of the probe, never sends it, and fails on another", async () => {
+    const before = fake.requests.length
+    const known = await Effect.runPromise(
+      makeOpenAiCompatibleEmbedder({ baseUrl: fake.baseUrl, model: "m", knownDimensions: 16 }),
+    )
+    expect(known.info.fingerprint).toBe("openai-compatible/m/16")
+    expect(fake.requests).toHaveLength(before)
+    expect(await Effect.runPromise(known.embedQuery("hello"))).toHaveLength(16)
+    expect(fake.requests).toHaveLength(before + 1)
+    expect(fake.requests.at(-1)!.body).not.toHaveProperty("dimensions")
+    // The index's length is no longer what the endpoint gives (the model changed behind it).
+    const stale = await Effect.runPromise(
+      makeOpenAiCompatibleEmbedder({ baseUrl: fake.baseUrl, model: "m", knownDimensions: 8 }),
+    )
+    expect(await Effect.runPromise(Effect.flip(stale.embedQuery("hello")))).toMatchObject({
+      failure: "bad_response",
+      reason: "the endpoint changed its vector length from 8",
+    })
+  })
+
+  it("withIndexedDimensions takes the length of the same model's indexed vectors only", () => {
+    const config = {
+      _tag: "OpenAiCompatible",
+      baseUrl: "http://127.0.0.1:1",
+      model: "BAAI/bge-small",
+      tokenBudget: 1,
+    } as const
+    expect(withIndexedDimensions(config, "openai-compatible/BAAI/bge-small/384")).toEqual({
+      ...config,
+      knownDimensions: 384,
+    })
+    for (const other of [
+      undefined,
+      "openai-compatible/other/384",
+      "openai-compatible/BAAI/bge-small/x",
+      "voyage/voyage-4-large/1024",
+      "embedded/use-lite/512/seg48x8",
+    ])
+      expect(withIndexedDimensions(config, other)).toBe(config)
+    const sized = { ...config, dimensions: 256 }
+    expect(withIndexedDimensions(sized, "openai-compatible/BAAI/bge-small/384")).toBe(sized)
   })
 
   it("an unreachable endpoint is unavailable (retryable) after the retries", async () => {

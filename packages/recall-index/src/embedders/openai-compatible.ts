@@ -34,6 +34,11 @@ export interface OpenAiCompatibleOptions {
    * shorten on request); when absent one probe call learns it.
    */
   readonly dimensions?: number | undefined
+  /**
+   * The vector length this model is known to give (the index holds its vectors): used instead of
+   * the probe call, never sent; an endpoint that answers another length fails its first call.
+   */
+  readonly knownDimensions?: number | undefined
   /** Texts per request; default 64. */
   readonly maxBatch?: number
   /** Requests in flight at once; default 2. */
@@ -178,8 +183,8 @@ const decodeEmbeddings = (
   )
 
 /**
- * An embedder for an OpenAI-compatible endpoint. Without `dimensions`, one probe call learns
- * the vector length (so the effect can fail like any embedding call).
+ * An embedder for an OpenAI-compatible endpoint. Without `dimensions` or `knownDimensions`, one
+ * probe call learns the vector length (so the effect can fail like any embedding call).
  */
 export const makeOpenAiCompatibleEmbedder = (
   options: OpenAiCompatibleOptions,
@@ -207,7 +212,11 @@ export const makeOpenAiCompatibleEmbedder = (
         Effect.flatMap((json) => decodeEmbeddings(PROVIDER, json, input.length)),
       )
     }
-    const dim = options.dimensions ?? (yield* call(["dimension probe"]))[0]?.length ?? 0
+    const dim =
+      options.dimensions ??
+      options.knownDimensions ??
+      (yield* call(["dimension probe"]))[0]?.length ??
+      0
     if (dim <= 0) {
       return yield* Effect.fail(
         new EmbedderError({
