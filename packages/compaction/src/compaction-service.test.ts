@@ -2,7 +2,7 @@
 // launcher that records launches, and TestClock.
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { readFileSync, writeFileSync } from "node:fs"
+import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -46,6 +46,8 @@ interface World {
   /** The launched worker fails the job at once (nothing could reach the thread) and exits. */
   workerFailsJob: boolean
   ids: number
+  /** Called as a process's liveness is checked (to change the world at that moment). */
+  onAliveCheck?: (pid: number) => void
 }
 
 const makeWorld = async (): Promise<World> => {
@@ -73,7 +75,11 @@ const run = <A, E>(
 ) => {
   const probe: ProcessProbeShape = {
     selfPid: 1000,
-    isAlive: (pid) => Effect.succeed(world.processes.has(pid)),
+    isAlive: (pid) =>
+      Effect.sync(() => {
+        world.onAliveCheck?.(pid)
+        return world.processes.has(pid)
+      }),
     startTimeMs: (pid) => Effect.succeed(world.processes.get(pid) ?? null),
   }
   const layer = Layer.mergeAll(
@@ -225,6 +231,34 @@ describe("scheduleCompaction", () => {
     const files = await readdir(threadDir)
     expect(files.some((f) => f.startsWith("admin.lock.stale-"))).toBe(true)
     expect(files).not.toContain("admin.lock")
+  })
+
+  test("a successor's admin lock that replaced a holder found dead is never moved aside", async () => {
+    const world = await makeWorld()
+    const threadDir = journalPaths(world.dir, THREAD).threadDir
+    await mkdir(threadDir, { recursive: true })
+    const lock = path.join(threadDir, "admin.lock")
+    await writeFile(lock, JSON.stringify({ pid: 9999, processStartMs: 3, at: Date.now() }))
+    world.processes.set(1500, 7)
+    let successorChecks = 0
+    world.onAliveCheck = (pid) => {
+      // The holder released and exited while it was checked; another call took the lock.
+      if (pid === 9999)
+        writeFileSync(lock, JSON.stringify({ pid: 1500, processStartMs: 7, at: Date.now() }))
+      // The successor finishes and exits as it is checked in turn.
+      if (pid === 1500) {
+        successorChecks += 1
+        rmSync(lock)
+        world.processes.delete(1500)
+      }
+    }
+    const report = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }),
+    )
+    expect(report.alreadyScheduled).toBe(false)
+    expect(successorChecks).toBe(1)
+    expect((await readdir(threadDir)).filter((f) => f.startsWith("admin.lock.stale-"))).toEqual([])
   })
 
   test("a job its worker failed at once (thread unreachable) is a ScheduleFailed error with the cause", async () => {

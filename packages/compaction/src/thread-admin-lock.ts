@@ -92,10 +92,13 @@ const acquireFileLock = (
           if (start !== null && Math.abs(start - holder.processStartMs) > 20) stale = true
         }
       }
-      if (stale) {
+      // Judged on what was read before the liveness checks: a holder that released meanwhile
+      // may have a successor's fresh lock in its place. Look again before moving it aside.
+      if (stale && (yield* fs.readText(file)) === existing) {
         yield* fs.rename(file, `${file}.stale-${now}-${probe.selfPid}`)
         continue
       }
+      if (stale) continue
       if (now >= deadline)
         return yield* new ThreadBusyError({ threadId, holderPid: holder?.pid ?? -1 })
       yield* Effect.sleep(POLL_MS)

@@ -52,7 +52,7 @@ const acquire = (
     sequence += 1
     const token = `${pid}:${now}:${sequence}`
     const text = `${JSON.stringify({ schemaVersion: 1, pid, token, acquiredAt: now, leaseExpiresAt: now + LOCK_LEASE_MS })}\n`
-    for (let round = 0; round < 2; round++) {
+    for (let round = 0; round < 3; round++) {
       if (yield* fs.createExclusive(file, text, WAKE_FILE_MODE)) return token
       const existingText = yield* fs.readText(file)
       if (existingText === null) continue
@@ -67,6 +67,9 @@ const acquire = (
           holderPid: existing.pid,
           leaseExpiresAt: existing.leaseExpiresAt,
         })
+      // Judged stale on what was read before the liveness check: a holder that released and
+      // exited meanwhile may have a successor's fresh lock in its place. Look again first.
+      if ((yield* fs.readText(file)) !== existingText) continue
       // Stale, torn or orphaned: move it aside, and check that what moved is what was judged.
       const aside = `${file}.stale-${now}-${sequence}`
       if (!(yield* fs.rename(file, aside))) continue
