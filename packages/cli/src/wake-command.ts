@@ -448,20 +448,48 @@ const detachWatcher = async (invocation: Invocation, io: CliIo): Promise<Command
     const value = flag(invocation, name)
     if (value !== undefined) args.push(`--${name}`, value)
   }
+  const logStart = (await log.stat()).size
   const child = spawn(process.execPath, args, {
     cwd: io.cwd,
     env: { ...io.env },
     stdio: ["ignore", log.fd, log.fd],
     detached: true,
   })
+  let exited: number | null | undefined
+  child.once("exit", (code) => (exited = code))
   child.unref()
   await log.close()
-  for (let i = 0; i < 50; i++) {
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+  for (let i = 0; i < 50 && exited === undefined; i++) {
     const lock = await Effect.runPromise(
       Effect.orElseSucceed(wake.readWatcherLock(fs, store.wakeDir), () => null),
     )
     if (lock !== null && lock.pid === child.pid) break
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    await pause(100)
+  }
+  // A watcher that cannot run (no codex binary, say) exits at once, sometimes after taking the
+  // lock: give it a moment before calling it started.
+  if (exited === undefined) await pause(500)
+  if (exited !== undefined) {
+    const { readFile } = await import("node:fs/promises")
+    const said = (await readFile(logFile).catch(() => Buffer.alloc(0)))
+      .subarray(logStart)
+      .toString("utf8")
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line !== "")
+      .slice(-3)
+      .join(" | ")
+    const error: TaggedFailure & Record<string, unknown> = {
+      _tag: "WatcherExited",
+      exitCode: exited,
+      log: logFile,
+      message:
+        `the wake watcher exited at once (code ${exited ?? "?"})` +
+        (said === "" ? "" : `: ${said}`) +
+        `; see ${logFile}, fix the cause ('baton wake doctor' checks the setup), then start it again`,
+    }
+    return { _tag: "Failed", json, error }
   }
   io.stdout(
     json

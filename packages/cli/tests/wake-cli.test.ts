@@ -205,6 +205,26 @@ describe("baton wake (built dist/bin.js)", () => {
     }
   }, 60_000)
 
+  it("watch --detach fails, with the watcher's own error, when the watcher exits at once", async () => {
+    const dir = join(root, "no-codex-wake")
+    // No codex anywhere: the watcher exits with CodexBinaryNotFoundError as it starts.
+    const missing = { BATON_WAKE_DIR: dir, BATON_CODEX_BINARY: join(root, "no-codex") }
+    const run = await baton(["watch", "--detach", "--json"], undefined, missing)
+    expect(run.code).toBe(1)
+    const out = json(run.stdout)
+    expect(out["ok"]).toBe(false)
+    expect(out["error"]).toMatchObject({
+      _tag: "WatcherExited",
+      exitCode: 1,
+      log: join(dir, "watcher.log"),
+      message: expect.stringMatching(
+        /^the wake watcher exited at once \(code 1\): .*CodexBinary.*; see .*watcher\.log, fix the cause/,
+      ) as unknown,
+    })
+    const status = await baton(["status", "--json"], undefined, missing)
+    expect(JSON.stringify(json(status.stdout))).not.toMatch(/"running":true/)
+  }, 60_000)
+
   it("doctor fails on a wake directory it cannot write", async (ctx) => {
     const dir = join(root, "read-only-wake")
     await mkdir(dir, { recursive: true, mode: 0o700 })

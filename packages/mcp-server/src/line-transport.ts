@@ -205,7 +205,7 @@ export class LineTransport implements Transport {
     this.refuse(
       id,
       'not a JSON-RPC 2.0 message: it needs "jsonrpc": "2.0", a string "method" and, when ' +
-        'present, "params" as an object or array',
+        'present, "params" as an object (MCP takes no positional params)',
     )
   }
 
