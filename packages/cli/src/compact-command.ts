@@ -87,6 +87,16 @@ const pct = (fraction: number | null): string =>
 
 const num = (n: number | null): string => (n === null ? "?" : n.toLocaleString("en-US"))
 
+/**
+ * "reclaimed N", or "grew by N" when the compaction left more tokens than it found (a short
+ * thread: the summary is longer than what it replaced); {@link share} is its size either way.
+ */
+const change = (tokens: number | null): string =>
+  tokens !== null && tokens < 0 ? `grew by ${num(-tokens)}` : `reclaimed ${num(tokens)}`
+
+const share = (fraction: number | null): string =>
+  pct(fraction === null ? null : Math.abs(fraction))
+
 /** Lines describing one job (no text beyond states, reasons and numbers). */
 export const renderJob = (job: JobView): string => {
   const lines = [
@@ -103,7 +113,7 @@ export const renderJob = (job: JobView): string => {
   const m = job.metrics
   if (m.tokensBefore !== null || m.tokensAfter !== null)
     lines.push(
-      `  tokens: ${num(m.tokensBefore)} → ${num(m.tokensAfter)} (reclaimed ${num(m.tokensReclaimed)}, ${pct(m.reclaimedFraction)}); window used after ${pct(m.contextWindowUsedFraction)}`,
+      `  tokens: ${num(m.tokensBefore)} → ${num(m.tokensAfter)} (${change(m.tokensReclaimed)}, ${share(m.reclaimedFraction)}); window used after ${pct(m.contextWindowUsedFraction)}`,
     )
   if (m.compactionDurationMs !== null) lines.push(`  compaction took ${m.compactionDurationMs} ms`)
   if (m.continuationDelayMs !== null)
@@ -133,7 +143,7 @@ export const renderStatusText = (status: CompactionStatus): string => {
       `history (${status.history.length} of the last 20):\n${status.history
         .map(
           (h) =>
-            `  #${h.jobNumber} ${h.status} reclaimed ${num(h.tokensReclaimed)} (${pct(h.reclaimedFraction)})${h.continuationDelayMs === null ? "" : `, continuation after ${h.continuationDelayMs} ms`}`,
+            `  #${h.jobNumber} ${h.status} ${change(h.tokensReclaimed)} (${share(h.reclaimedFraction)})${h.continuationDelayMs === null ? "" : `, continuation after ${h.continuationDelayMs} ms`}`,
         )
         .join("\n")}\n`,
     )

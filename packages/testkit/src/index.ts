@@ -146,3 +146,7 @@ export type { ClaudeTranscriptFile, ClaudeTranscriptRecord } from "./claude-tran
 // Corpus builder: real transcripts from both agents for the recall tests.
 export { buildCorpus, CORPUS_COMPACTION_SUMMARY, defaultCorpusSessions } from "./corpus.js"
 export type { Corpus, CorpusSession, CorpusSessionSpec, CorpusTurn } from "./corpus.js"
+
+// A read-only file system (root only).
+export { mountReadOnly } from "./read-only-mount.js"
+export type { ReadOnlyMount } from "./read-only-mount.js"

@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
+import { mountReadOnly } from "@baton/testkit"
 import { afterEach, describe, expect, test } from "vitest"
 import { nodeWakeFileSystem } from "./wake-file-system.js"
 
@@ -51,5 +52,21 @@ describe("nodeWakeFileSystem.createExclusive", () => {
     ).toBe(false)
     expect(await readFile(file, "utf8")).toBe("first\n")
     expect(await readdir(dir)).toEqual(["lock"])
+  })
+})
+
+describe("nodeWakeFileSystem.ensureDir", () => {
+  // Node's recursive mkdir reports ENOENT on a read-only file system, which reads as "missing".
+  test("names a read-only file system as such", async (context) => {
+    const mount = mountReadOnly()
+    if ("unavailable" in mount) return context.skip(mount.unavailable)
+    try {
+      const error = await Effect.runPromise(
+        Effect.flip(nodeWakeFileSystem.ensureDir(path.join(mount.path, "a", "b"), 0o700)),
+      )
+      expect(error).toMatchObject({ operation: "mkdir", code: "EROFS" })
+    } finally {
+      mount.dispose()
+    }
   })
 })

@@ -90,6 +90,35 @@ const writeDurably = async (file: string, text: string, mode: number) => {
   }
 }
 
+/**
+ * `mkdir -p`. Node's recursive mkdir reports ENOENT where the real cause is a read-only file
+ * system or no permission (it only knows that the path is still missing); the deepest missing
+ * directory is then made alone, which fails with the real code.
+ */
+const makeDirectories = async (dir: string, mode: number): Promise<void> => {
+  try {
+    await fs.mkdir(dir, { recursive: true, mode })
+  } catch (error) {
+    if (codeOf(error) !== "ENOENT") throw error
+    let missing = path.resolve(dir)
+    while (path.dirname(missing) !== missing) {
+      const parent = path.dirname(missing)
+      if (
+        await fs.stat(parent).then(
+          () => true,
+          () => false,
+        )
+      )
+        break
+      missing = parent
+    }
+    await fs.mkdir(missing, { mode }).catch((cause: unknown) => {
+      if (codeOf(cause) !== "EEXIST") throw cause // made by another process meanwhile: go on
+    })
+    await fs.mkdir(dir, { recursive: true, mode })
+  }
+}
+
 /** Where a file system has no hard links: create in place (a reader may see it part-written). */
 const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"])
 
@@ -124,7 +153,7 @@ const createWhole = async (file: string, text: string, mode: number): Promise<bo
 export const nodeWakeFileSystem: WakeFileSystemShape = {
   ensureDir: (dir, mode) =>
     attempt("mkdir", dir, async () => {
-      await fs.mkdir(dir, { recursive: true, mode })
+      await makeDirectories(dir, mode)
       await fs.chmod(dir, mode)
     }),
   readText: (file) => attempt("read", file, () => absentAs(null, () => fs.readFile(file, "utf8"))),

@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest"
+import type { JobView } from "@baton/compaction"
+import { renderJob } from "./compact-command.js"
+
+/** A finished job with the given token counts (the fields the renderer reads). */
+const jobWith = (before: number, after: number): JobView =>
+  ({
+    jobId: "job_a",
+    threadId: "thread_a",
+    jobNumber: 1,
+    status: "completed",
+    terminal: true,
+    reason: null,
+    detail: null,
+    resume: false,
+    resumeSkipped: null,
+    resumeSkipReason: null,
+    outcomeMayBeUnknown: false,
+    transport: null,
+    continuationOutcome: null,
+    metrics: {
+      tokensBefore: before,
+      tokensAfter: after,
+      modelContextWindowAfter: 100_000,
+      tokensReclaimed: before - after,
+      reclaimedFraction: (before - after) / before,
+      contextWindowUsedFraction: after / 100_000,
+      compactionDurationMs: null,
+      continuationDelayMs: null,
+    },
+  }) as unknown as JobView
+
+describe("renderJob", () => {
+  it("reports the tokens a compaction reclaimed", () => {
+    expect(renderJob(jobWith(40_000, 10_000))).toContain(
+      "tokens: 40,000 → 10,000 (reclaimed 30,000, 75%); window used after 10%",
+    )
+  })
+
+  it("says the thread grew when the compaction left more tokens than it found", () => {
+    const text = renderJob(jobWith(1_000, 1_250))
+    expect(text).toContain("tokens: 1,000 → 1,250 (grew by 250, 25%)")
+    expect(text).not.toMatch(/-\d/)
+  })
+})
