@@ -195,7 +195,9 @@ const compactScheduleWithHandoff: CommandSpec = {
   details: [
     "The handoff (summary, preserve, discard, nextStep, resume) is validated, bound to the thread",
     "and job by SHA-256 and stored once. After the compaction, if it says resume: true and the",
-    "context has headroom, exactly one continuation turn carrying it is started.",
+    "context has headroom, exactly one continuation turn carrying it is started. If the thread",
+    "already has an unfinished job, the same handoff returns it (alreadyScheduled); another",
+    "handoff is refused (HandoffNotAttached, exit 1) and not stored.",
   ],
   flags: [jsonFlag, ...settingsFlags],
   positionals: [
@@ -203,7 +205,8 @@ const compactScheduleWithHandoff: CommandSpec = {
     threadArgument,
   ],
   subcommands: [],
-  exitCodes: "0 scheduled (or already scheduled) · 1 invalid handoff or failed · 2 bad usage",
+  exitCodes:
+    "0 scheduled (or already scheduled) · 1 invalid handoff, a job with another handoff, or failed · 2 bad usage",
   load: async () => (await import("./compact-command.js")).runCompactScheduleWithHandoff,
 }
 

@@ -190,6 +190,51 @@ describe("scheduleCompaction", () => {
     expect(job).not.toContain("Parser ported")
   })
 
+  test("a handoff the unfinished job does not carry is refused, never silently dropped", async () => {
+    const world = await makeWorld()
+    const first = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }),
+    )
+    const refused = await runFlip(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+    )
+    expect(refused).toMatchObject({
+      _tag: "HandoffNotAttached",
+      jobId: first.job.jobId,
+      attached: "none",
+    })
+    expect(refused.message).toContain("yours was not stored")
+    expect(refused.message).toContain(`baton compact cancel ${THREAD} ${first.job.jobId}`)
+    expect(world.launches).toHaveLength(1)
+  })
+
+  test("the same handoff again is the same schedule; a different one is refused", async () => {
+    const world = await makeWorld()
+    const first = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+    )
+    // Key order does not matter: the handoff is compared canonically.
+    const reordered = Object.fromEntries(Object.entries(HANDOFF).reverse())
+    const again = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: reordered }),
+    )
+    expect(again).toMatchObject({ alreadyScheduled: true, job: { jobId: first.job.jobId } })
+    const other = await runFlip(
+      world,
+      scheduleCompaction({
+        awaitWorkerMs: 0,
+        threadId: THREAD,
+        handoff: { ...HANDOFF, nextStep: "Ship it" },
+      }),
+    )
+    expect(other).toMatchObject({ _tag: "HandoffNotAttached", attached: "another" })
+    expect(world.launches).toHaveLength(1)
+  })
+
   test("concurrent schedules in one process create exactly one job; the others get it back", async () => {
     const world = await makeWorld()
     // An earlier finished job, so thread.json exists (the state the race was seen in).

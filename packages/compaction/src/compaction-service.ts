@@ -19,17 +19,23 @@
  *   digests and numbers.
  * Processes (spawning the worker), ids and time arrive as services.
  */
-import type { Handoff } from "@baton/handoff"
-import { bindHandoff, validateHandoff } from "@baton/handoff"
+import type { Handoff, JsonValue } from "@baton/handoff"
+import { bindHandoff, canonicalJson, validateHandoff } from "@baton/handoff"
 import type { HandoffValidationError } from "@baton/handoff"
 import { InvalidThreadIdError, isCodexThreadId } from "@baton/ipc-codex"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { JobLockHeldError, ThreadBusyError, WorkerLaunchError } from "./errors.js"
-import { InvalidJobSettingsError, JournalCorruptError, ScheduleFailedError } from "./errors.js"
+import {
+  HandoffNotAttachedError,
+  InvalidJobSettingsError,
+  JournalCorruptError,
+  ScheduleFailedError,
+} from "./errors.js"
 import type { JournalError } from "./errors.js"
 import { transition } from "./job-machine.js"
 import type { JobEvent } from "./job-machine.js"
@@ -148,6 +154,7 @@ export type ScheduleError =
   | ThreadBusyError
   | WorkerLaunchError
   | ScheduleFailedError
+  | HandoffNotAttachedError
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString())
 
@@ -438,6 +445,30 @@ export interface ScheduleCompactionInput {
 }
 
 /**
+ * A retry with the handoff the unfinished job already carries is the same schedule; any other
+ * handoff would be silently dropped (the job's handoff is bound once), so it is refused.
+ */
+const checkSameHandoff = (existing: StoredJob, handoff: Handoff) =>
+  Effect.gen(function* () {
+    const { job } = existing
+    const conflict = (attached: "none" | "another") =>
+      new HandoffNotAttachedError({
+        threadId: job.threadId,
+        jobId: job.jobId,
+        jobNumber: job.jobNumber,
+        status: job.status,
+        attached,
+      })
+    if (job.handoffDigest === null) return yield* conflict("none")
+    const text = yield* (yield* Journal).readHandoff(job.threadId, job.jobId)
+    const stored = yield* Effect.option(
+      Effect.try(() => (JSON.parse(text) as { readonly handoff: JsonValue }).handoff),
+    )
+    if (Option.isNone(stored) || canonicalJson(stored.value) !== canonicalJson(handoff))
+      return yield* conflict("another")
+  })
+
+/**
  * Schedules compaction of a thread and launches its worker; returns once the worker took its first
  * look. An unfinished job is returned as is (`alreadyScheduled`, no second worker). A job its
  * worker ended as failed meanwhile (nothing sent: the thread could not be reached) is
@@ -466,8 +497,10 @@ export const scheduleCompaction = (
       Effect.gen(function* () {
         const before = yield* lookAndRecover(threadId, true)
         if (before === "needs_recovery") return yield* Effect.die("unreachable")
-        if (before.current !== null && !isTerminalStatus(before.current.job.status))
+        if (before.current !== null && !isTerminalStatus(before.current.job.status)) {
+          if (handoff !== null) yield* checkSameHandoff(before.current, handoff)
           return { _tag: "Existing" as const, before, stored: before.current }
+        }
         const jobId = yield* (yield* JobIds).next
         const now = yield* Clock.currentTimeMillis
         const bound =
@@ -490,6 +523,8 @@ export const scheduleCompaction = (
           },
           handoff: bound,
         })
+        if (scheduled.alreadyScheduled && handoff !== null)
+          yield* checkSameHandoff(scheduled.stored, handoff)
         return scheduled.alreadyScheduled
           ? { _tag: "Existing" as const, before, stored: scheduled.stored }
           : { _tag: "Created" as const, before, scheduled, jobId, bound }

@@ -147,6 +147,23 @@ export class ScheduleFailedError extends Data.TaggedError("ScheduleFailed")<{
   }
 }
 
+/**
+ * Scheduling with a handoff found the thread's unfinished job carrying no handoff or another one:
+ * the new handoff was not stored and will not be carried (a job's handoff is bound to it once).
+ */
+export class HandoffNotAttachedError extends Data.TaggedError("HandoffNotAttached")<{
+  readonly threadId: string
+  readonly jobId: string
+  readonly jobNumber: number
+  readonly status: string
+  /** What the unfinished job carries instead. */
+  readonly attached: "none" | "another"
+}> {
+  override get message(): string {
+    return `thread ${this.threadId} already has an unfinished compaction job ${this.jobId} (#${this.jobNumber}, ${this.status}) with ${this.attached === "none" ? "no handoff" : "a different handoff"}: yours was not stored and will not be carried. Wait for that job to end (compaction status), or cancel it (baton compact cancel ${this.threadId} ${this.jobId}), then schedule again with your handoff.`
+  }
+}
+
 /** A budget or threshold given to `schedule` is out of range. */
 export class InvalidJobSettingsError extends Data.TaggedError("InvalidJobSettings")<{
   readonly detail: string

@@ -173,6 +173,7 @@ export {
   JournalCorruptError,
   JournalIoError,
   ScheduleFailedError,
+  HandoffNotAttachedError,
   ThreadBusyError,
 } from "./errors.js"
 export type { JournalError } from "./errors.js"

@@ -78,7 +78,7 @@ export const scheduleCompactionTool = defineBatonTool({
   name: "schedule_compaction",
   title: "Schedule compaction of this Codex thread",
   description:
-    "Asks Baton to compact the Codex thread once it is idle, then (if the handoff says resume: true and the context has room) start exactly one continuation turn carrying the handoff. Call compaction_status and probe_compaction first; validate the handoff with handoff_validate. Schedule once, then END YOUR TURN: the compaction only starts when the thread is idle. Scheduling again while a job is unfinished returns that job (alreadyScheduled).",
+    "Asks Baton to compact the Codex thread once it is idle, then (if the handoff says resume: true and the context has room) start exactly one continuation turn carrying the handoff. Call compaction_status and probe_compaction first; validate the handoff with handoff_validate. Schedule once, then END YOUR TURN: the compaction only starts when the thread is idle. Scheduling again with the same handoff while a job is unfinished returns that job (alreadyScheduled); a different handoff is refused (HandoffNotAttached), never dropped.",
   inputSchema: {
     threadId,
     handoff: z

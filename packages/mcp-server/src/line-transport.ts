@@ -12,7 +12,10 @@ import type { Readable, Writable } from "node:stream"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 
-/** The longest request line read (64 MiB): a handoff is at most 8 MiB, escaped maybe twice that. */
+/**
+ * The longest request line read (64 MiB): far above any tool's arguments, so only a runaway
+ * client meets it.
+ */
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 
 /** JSON-RPC's Invalid Request code. */
@@ -173,7 +176,7 @@ export class LineTransport implements Transport {
         this.refuse(
           id,
           `the request is ${dropping.bytes} bytes, over this server's ${limit} limit per ` +
-            "message, and was not read: send smaller arguments (for a handoff, at most 8 MiB)",
+            "message, and was not read: send smaller arguments",
         )
       return
     }
