@@ -46,7 +46,9 @@ const handoffHash: CommandSpec = {
   name: "hash",
   summary: "Print the SHA-256 of a handoff's canonical encoding (validates first)",
   details: [
-    "The digest is the one the handoff binding uses: SHA-256 over the canonical JSON encoding.",
+    "The digest is SHA-256 over the handoff's canonical JSON encoding: it names the handoff's",
+    "content. A compaction job's handoffDigest differs: it covers the stored record (thread, job,",
+    "time and the handoff).",
   ],
   flags: [jsonFlag],
   positionals: [fileArgument],

@@ -65,10 +65,10 @@ const asFlags = (message: string): string =>
 
 /**
  * Describes a tagged error: bad usage exits 2 — a flag the CLI rejects, or a value the recall
- * library rejects (`RecallQueryError`: a date, a time zone, a pattern, an empty query) — and
- * everything else 1.
+ * library rejects (`RecallQueryError`: a date, a time zone, a pattern, an empty query; its text
+ * points to `helpCommand`'s help like any usage error) — and everything else 1.
  */
-export const describeFailure = (error: TaggedFailure): FailureReport => {
+export const describeFailure = (error: TaggedFailure, helpCommand?: string): FailureReport => {
   const badValue = error._tag === "RecallQueryError"
   const own = describeError(error)
   const message = !badValue
@@ -77,13 +77,14 @@ export const describeFailure = (error: TaggedFailure): FailureReport => {
       (error as { field?: unknown }).field === "timezone" && !own.startsWith("--timezone")
       ? `--timezone ${own}`
       : asFlags(own)
+  const pointer = badValue && helpCommand !== undefined ? ` (see '${helpCommand} --help')` : ""
   const prefix =
     error._tag === "CliUsageError" || error._tag === "InputUnreadableError" || badValue
       ? ""
       : `${error._tag}: `
   return {
     exitCode: error._tag === "CliUsageError" || badValue ? 2 : 1,
-    text: `baton: ${prefix}${message}\n`,
+    text: `baton: ${prefix}${message}${pointer}\n`,
     json: { _tag: error._tag, message, ...errorFields(error) },
   }
 }

@@ -36,7 +36,11 @@ export const runCli = async (argv: readonly string[], io: CliIo): Promise<number
         const outcome = await runner(parsed.invocation, io)
         return outcome._tag === "Completed"
           ? outcome.exitCode
-          : printFailure(describeFailure(outcome.error), outcome.json, io)
+          : printFailure(
+              describeFailure(outcome.error, ["baton", ...parsed.invocation.commandPath].join(" ")),
+              outcome.json,
+              io,
+            )
       } catch (defect) {
         return printFailure(describeDefect(defect, io.env["BATON_DEBUG"] === "1"), json, io)
       }

@@ -718,7 +718,7 @@ describe("baton recall with history", () => {
     expect(day).toMatchObject({
       code: 2,
       stderr:
-        "baton: --date '2026-13-45' is not a date: use YYYY-MM-DD, today, yesterday or N days ago (7d)\n",
+        "baton: --date '2026-13-45' is not a date: use YYYY-MM-DD, today, yesterday or N days ago (7d) (see 'baton recall search --help')\n",
     })
     const range = await runBaton(
       ["recall", "grep", "x", "--start-date", "2026-12-05", "--end-date", "2026-12-01"],
@@ -726,11 +726,13 @@ describe("baton recall with history", () => {
     )
     expect(range).toMatchObject({
       code: 2,
-      stderr: "baton: --start-date 2026-12-05 is after --end-date 2026-12-01\n",
+      stderr:
+        "baton: --start-date 2026-12-05 is after --end-date 2026-12-01 (see 'baton recall grep --help')\n",
     })
     const zoneText = await runBaton(["recall", "grep", "x", "--timezone", "Mars/X"], { env })
     expect(zoneText.code).toBe(2)
     expect(zoneText.stderr).toMatch(/^baton: --timezone 'Mars\/X' is not an IANA time zone/)
+    expect(zoneText.stderr).toMatch(/ \(see 'baton recall grep --help'\)\n$/)
     // Whole numbers are digits; flags that only mean something together come together.
     const sci = await runBaton(["recall", "search", "x", "--limit", "1e1"], { env })
     expect(sci.code).toBe(2)

@@ -60,12 +60,19 @@ export class HandoffTooLargeError extends Data.TaggedError("HandoffTooLarge")<{
 export class HandoffInvalidError extends Data.TaggedError("HandoffInvalid")<{
   readonly path: string
   readonly rule: string
+  /** The problems kept (at most 20, then one `{ path: "", rule: "has N further problems" }`). */
   readonly issues: ReadonlyArray<HandoffProblem>
+  /** How many problems were found, when more than `issues` lists. */
+  readonly total?: number
 }> {
   override get message(): string {
-    const shown = this.issues.length > 0 ? this.issues : [{ path: this.path, rule: this.rule }]
-    if (shown.length === 1) return `Invalid handoff: ${describeProblem(shown[0]!)}.`
-    return `Invalid handoff (${shown.length} problems): ${shown.map(describeProblem).join("; ")}.`
+    const listed = this.issues.length > 0 ? this.issues : [{ path: this.path, rule: this.rule }]
+    if (this.total !== undefined && this.total > listed.length - 1) {
+      const shown = listed.slice(0, -1) // the last entry only counts the rest
+      return `Invalid handoff (${this.total} problems, first ${shown.length} shown): ${shown.map(describeProblem).join("; ")}.`
+    }
+    if (listed.length === 1) return `Invalid handoff: ${describeProblem(listed[0]!)}.`
+    return `Invalid handoff (${listed.length} problems): ${listed.map(describeProblem).join("; ")}.`
   }
 }
 

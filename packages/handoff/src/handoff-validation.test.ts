@@ -185,6 +185,20 @@ describe("validateHandoff: schema rules name the field and the rule", () => {
     expect(issues[20]).toStrictEqual({ path: "", rule: "has 10 further problems" })
   })
 
+  it("counts every problem in the message, not only the ones listed", () => {
+    const error = failure(
+      validateHandoffResult({
+        summary: "x",
+        resume: false,
+        preserve: Array.from({ length: 30 }, () => 0),
+      }),
+    )
+    expect(error).toMatchObject({ _tag: "HandoffInvalid", total: 30 })
+    expect(error.message).toMatch(/^Invalid handoff \(30 problems, first 20 shown\): /)
+    expect(error.message).not.toContain("further problems")
+    expect(error.message.split("; ")).toHaveLength(20)
+  })
+
   it("reports hostile objects (throwing getters, proxies) as unreadable", () => {
     const getter = Object.defineProperty({ resume: false }, "summary", {
       enumerable: true,

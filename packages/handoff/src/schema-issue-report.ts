@@ -73,10 +73,10 @@ export const invalidFromSchemaError = (
     path: formatFieldPath([...prefix, ...(issue.path ?? []).map(segmentKey)]),
     rule: issue.message,
   }))
-  if (issues.length > maxIssues) {
-    problems.push({ path: "", rule: `has ${issues.length - maxIssues} further problems` })
-  }
-  return invalid(problems)
+  if (issues.length <= maxIssues) return invalid(problems)
+  problems.push({ path: "", rule: `has ${issues.length - maxIssues} further problems` })
+  const first = problems[0]!
+  return new HandoffInvalidError({ ...first, issues: problems, total: issues.length })
 }
 
 /** A HandoffInvalidError for input that could not even be read (a throwing getter or proxy). */
