@@ -13,7 +13,7 @@ describe("README example", () => {
       const { files } = yield* discoverTranscripts({ env, homeDir: corpus.homeDir })
       for (const file of files.filter((f) => f.role === "session")) {
         const parsed = yield* parseTranscriptFile(file)
-        const chunks = chunkTurns(parsed.turns, { maxChars: 1600, overlapChars: 200 })
+        const chunks = chunkTurns(parsed.turns, { maxChars: 600, overlapChars: 100 }) // the defaults
         seen.push([file.path, parsed.sessions[0]?.headless, chunks.length, parsed.state.nextOffset])
       }
     })
@@ -26,6 +26,6 @@ describe("README example", () => {
       ([path]) => path === sessions.find((e) => e.scenario === "claude/typical")!.path,
     )!
     // 10 surface texts; the ~7 000-character reply becomes several overlapping chunks.
-    expect(typical[2]).toBe(16)
+    expect(typical[2]).toBe(28)
   })
 })
