@@ -12,6 +12,7 @@ const memory = (
 
 describe("repositoryRootOf", () => {
   const fs = memory(["/work/app/.git", "/work/app/.git/worktrees/feat"], {
+    "/work/app/.git/HEAD": "ref: refs/heads/main\n",
     "/work/feat/.git": "gitdir: /work/app/.git/worktrees/feat\n",
     "/work/app/.git/worktrees/feat/commondir": "../..\n",
     "/work/lib/vendor/sub/.git": "gitdir: ../../.git/modules/sub\n",
@@ -34,6 +35,15 @@ describe("repositoryRootOf", () => {
     expect(repositoryRootOf("/tmp/scratch", fs)).toBe("/tmp/scratch")
   })
 
+  it("walks past a .git directory git would not take for a repository (no HEAD)", () => {
+    const stray = memory(["/tmp/.git", "/work/app/.git"], { "/work/app/.git/HEAD": "ref\n" })
+    expect(resolveRepositoryRoot("/tmp/scratch", stray)).toEqual({
+      root: "/tmp/scratch",
+      from: "path",
+    })
+    expect(repositoryRootOf("/work/app/src", stray)).toBe("/work/app")
+  })
+
   it("says whether git's files or the string rules gave the root", () => {
     expect(resolveRepositoryRoot("/work/feat/src", fs)).toEqual({ root: "/work/app", from: "git" })
     expect(resolveRepositoryRoot("/tmp/scratch", fs)).toEqual({
@@ -44,7 +54,7 @@ describe("repositoryRootOf", () => {
 
   it("with existingOnly, does not walk up from a directory that is gone", () => {
     // A home directory kept in git must not claim a deleted worktree below it.
-    const home = memory(["/home/u/.git", "/home/u/live"], {})
+    const home = memory(["/home/u/.git", "/home/u/live"], { "/home/u/.git/HEAD": "ref\n" })
     expect(resolveRepositoryRoot("/home/u/live", home, { existingOnly: true })).toEqual({
       root: "/home/u",
       from: "git",

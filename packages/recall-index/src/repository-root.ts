@@ -1,6 +1,7 @@
 /**
  * The main repository of a directory, from git's files on disk (no `git` process): walk up to
- * the nearest `.git`; a `.git` directory marks the root; a `.git` file (a linked worktree or a
+ * the nearest `.git`; a `.git` directory holding `HEAD` marks the root (an empty or stray `.git`
+ * directory does not: git itself does not take it for a repository); a `.git` file (a linked worktree or a
  * submodule) points at its git dir, whose `commondir` leads to the main repository's `.git`.
  * Guarantees: never throws and never writes; a directory outside any repository, or git files it
  * cannot read, fall back to the directory itself (then `repoRootOf`'s string rules still collapse
@@ -68,7 +69,8 @@ export const resolveRepositoryRoot = (
   for (let depth = 0; depth < 64; depth++) {
     const dotGit = join(dir, ".git")
     const kind = files.kind(dotGit)
-    if (kind === "directory") return { root: dir, from: "git" }
+    if (kind === "directory" && files.kind(join(dotGit, "HEAD")) === "file")
+      return { root: dir, from: "git" }
     if (kind === "file") {
       const pointer = /^gitdir:\s*(.+)$/m.exec(files.readText(dotGit) ?? "")?.[1]?.trim()
       if (pointer === undefined) return { root: dir, from: "git" }

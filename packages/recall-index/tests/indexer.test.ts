@@ -592,6 +592,7 @@ describe("indexTranscripts", () => {
     mkdirSync(join(main, ".git", "worktrees", "feat"), { recursive: true })
     mkdirSync(join(main, "src"))
     writeFileSync(join(main, ".git", "worktrees", "feat", "commondir"), "../..\n")
+    writeFileSync(join(main, ".git", "HEAD"), "ref: refs/heads/main\n")
     const worktree = join(codexHome, "worktrees", "ab12", "pay")
     mkdirSync(join(worktree, "src"), { recursive: true })
     writeFileSync(join(worktree, ".git"), `gitdir: ${join(main, ".git", "worktrees", "feat")}\n`)
