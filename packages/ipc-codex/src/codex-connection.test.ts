@@ -15,6 +15,9 @@ import {
 } from "./testing/index.js"
 import { isThreadIdle } from "./thread-state.js"
 
+/** A well-formed thread id the twin does not know (a malformed one gets "invalid thread id"). */
+const UNKNOWN_THREAD = "01a23b94-1111-7111-8111-111111111111"
+
 const run = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>): Promise<A> =>
   Effect.runPromise(Effect.scoped(effect))
 
@@ -79,13 +82,24 @@ describe("thread resume and ownership", () => {
 
   test("an unknown thread is ThreadNotFoundError", async () => {
     const server = makeFakeAppServer()
-    const error = await withConnection(server, (c) => errorOf(c.resumeThread("nope")))
-    expect(error).toMatchObject({ _tag: "ThreadNotFoundError", threadId: "nope" })
+    const error = await withConnection(server, (c) => errorOf(c.resumeThread(UNKNOWN_THREAD)))
+    expect(error).toMatchObject({ _tag: "ThreadNotFoundError", threadId: UNKNOWN_THREAD })
   })
 
   test("unsubscribe reports the server's status", async () => {
-    const server = makeFakeAppServer({ threads: [{ id: "t1" }] })
-    expect(await withConnection(server, (c) => c.unsubscribeThread("t1"))).toBe("unsubscribed")
+    const server = makeFakeAppServer({ threads: [{ id: "t1" }, { id: "t2", loaded: false }] })
+    const statuses = await withConnection(server, (c) =>
+      Effect.gen(function* () {
+        const notResumed = yield* c.unsubscribeThread("t1")
+        yield* c.resumeThread("t1")
+        const first = yield* c.unsubscribeThread("t1")
+        const second = yield* c.unsubscribeThread("t1")
+        const notLoaded = yield* c.unsubscribeThread("t2")
+        return [notResumed, first, second, notLoaded]
+      }),
+    )
+    // As 0.169: only a subscribed client unsubscribes; a second time is "notSubscribed".
+    expect(statuses).toEqual(["notSubscribed", "unsubscribed", "notSubscribed", "notLoaded"])
   })
 })
 
@@ -478,7 +492,7 @@ describe("errors and overload", () => {
         server.overloadNext(0)
         const before = server.received.length
         const b = yield* errorOf(
-          retryWhenOverloaded(c.resumeThread("missing"), { retries: 2, baseDelayMs: 1 }),
+          retryWhenOverloaded(c.resumeThread(UNKNOWN_THREAD), { retries: 2, baseDelayMs: 1 }),
         )
         return [a, { error: b, sent: server.received.length - before }] as const
       }),
@@ -621,6 +635,27 @@ describe("rate limits and account", () => {
       account: null,
       requiresOpenaiAuth: false,
     })
+  })
+})
+
+describe("connection loss", () => {
+  test("threadState says closed once the connection is gone (a running turn stays as last seen)", async () => {
+    const server = makeFakeAppServer({ threads: [{ id: "t1" }], compaction: { outcome: "never" } })
+    const [before, after, untracked] = await withConnection(server, (c) =>
+      Effect.gen(function* () {
+        yield* c.resumeThread("t1")
+        yield* c.compactThread("t1")
+        const running = yield* waitForThreadState(c, "t1", (s) => s.activeTurnId !== null)
+        server.disconnectAll("killed")
+        yield* c.awaitClosed
+        return [running, yield* c.threadState("t1"), yield* c.threadState("t2")] as const
+      }),
+    )
+    expect(before.closed).toBe(false)
+    expect(after).toMatchObject({ closed: true, activeTurnId: before.activeTurnId })
+    expect(after.revision).toBeGreaterThan(before.revision)
+    expect(isThreadIdle(after)).toBe(false)
+    expect(untracked.closed).toBe(true)
   })
 })
 

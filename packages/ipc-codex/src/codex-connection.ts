@@ -239,7 +239,10 @@ export const makeCodexConnection = <E>(
     }
 
     const stateOf = (threadId: string): ThreadState =>
-      states.get(threadId) ?? emptyThreadState(threadId, rateLimits)
+      states.get(threadId) ??
+      (closedError === null
+        ? emptyThreadState(threadId, rateLimits)
+        : { ...emptyThreadState(threadId, rateLimits), closed: true })
 
     const store = (next: ThreadState) => {
       const previous = states.get(next.threadId)
@@ -287,11 +290,17 @@ export const makeCodexConnection = <E>(
       })
 
     const onClosed = (reason: string) =>
-      Effect.sync(() => {
-        closedError = new DisconnectedError({ transport, reason, outcomeMayBeUnknown: false })
-        events.end(closedError)
-        for (const hub of threadHubs.values()) hub.end(closedError)
-      })
+      Effect.flatMap(Clock.currentTimeMillis, (at) =>
+        Effect.sync(() => {
+          // The last known state stays, marked closed: nothing will update it any more.
+          for (const state of states.values())
+            if (!state.closed)
+              store({ ...state, closed: true, revision: state.revision + 1, updatedAtMs: at })
+          closedError = new DisconnectedError({ transport, reason, outcomeMayBeUnknown: false })
+          events.end(closedError)
+          for (const hub of threadHubs.values()) hub.end(closedError)
+        }),
+      )
 
     const rpc = yield* makeJsonRpcConnection({
       transport,

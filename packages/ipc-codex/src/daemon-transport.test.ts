@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import { afterEach, beforeEach, describe, expect, test } from "vitest"
 import { WebSocketServer } from "ws"
 import { connectDaemon, daemonSocketPath } from "./daemon-transport.js"
+import { probeDaemon, selectTransport } from "./transport-selector.js"
 import type { SocketFileSystem } from "./socket-trust.js"
 import { nodeSocketFileSystem } from "./socket-trust.js"
 import type { FakeAppServer } from "./testing/index.js"
@@ -143,5 +144,79 @@ describe("daemon transport", () => {
       Effect.scoped(Effect.flip(connectDaemon({ codexHome, connectTimeoutMs: 200 }))),
     )
     expect(error._tag).toBe("DaemonNotRunningError")
+    expect(error).toMatchObject({ listener: "unresponsive" })
+    expect(error.message).toContain("did not complete the WebSocket upgrade")
+    expect(error.message).not.toContain("daemon start")
+  })
+
+  test("a socket answering the upgrade with plain HTTP: something else is listening", async () => {
+    const real = join(daemonDir, "http")
+    const http: Server = createServer((socket) => {
+      socket.on("error", () => undefined)
+      socket.once("data", () => socket.end("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"))
+    })
+    await new Promise<void>((r) => http.listen(real, () => r()))
+    cleanups.push(() => new Promise((r) => http.close(() => r())))
+    await chmod(real, 0o600)
+    await symlink(real, daemonSocketPath(codexHome))
+    const error = await Effect.runPromise(
+      Effect.scoped(Effect.flip(connectDaemon({ codexHome, connectTimeoutMs: 2_000 }))),
+    )
+    expect(error).toMatchObject({ _tag: "DaemonNotRunningError", listener: "foreign" })
+    expect(error.message).toContain("HTTP 200")
+    expect(error.message).toContain("something else is listening")
+    expect(error.message).not.toContain("daemon start")
+  })
+
+  test("initializeTimeoutMs bounds a daemon that never answers initialize", async () => {
+    const mute = { accept: () => ({ onFrame: () => undefined, onClose: () => undefined }) }
+    await startFakeDaemon(mute as unknown as FakeAppServer)
+    const error = await Effect.runPromise(
+      Effect.scoped(Effect.flip(connectDaemon({ codexHome, initializeTimeoutMs: 200 }))),
+    )
+    expect(error).toMatchObject({
+      _tag: "RequestTimeoutError",
+      method: "initialize",
+      timeoutMs: 200,
+    })
+  })
+
+  test("probeDaemon: a thread Codex has no rollout for is reported not found, and nothing is selected", async () => {
+    const stored = "01a23b94-2222-7222-8222-222222222222"
+    const unknown = "01a23b94-1111-7111-8111-111111111111"
+    const fake = makeFakeAppServer({ threads: [{ id: stored, loaded: false }] })
+    await startFakeDaemon(fake)
+    const [storedProbe, unknownProbe] = await Effect.runPromise(
+      Effect.all([probeDaemon({ codexHome })(stored), probeDaemon({ codexHome })(unknown)]),
+    )
+    expect(storedProbe).toEqual({
+      running: true,
+      threadLoaded: false,
+      detail: "daemon running; thread not in thread/loaded/list (0 loaded)",
+    })
+    expect(unknownProbe).toMatchObject({
+      running: true,
+      threadLoaded: false,
+      detail: `daemon running; thread not found: Codex has no thread ${unknown} (thread not loaded: ${unknown})`,
+      threadNotFound: { _tag: "ThreadNotFoundError", threadId: unknown, method: "thread/read" },
+    })
+    const selection = await Effect.runPromise(
+      selectTransport({
+        threadId: unknown,
+        daemon: { codexHome },
+        extensionProbe: () => Effect.succeed({ available: false, detail: "no extension" }),
+        stdioProbe: () => Effect.die("stdio must not be probed for a thread Codex does not have"),
+      }),
+    )
+    expect(selection).toMatchObject({
+      kind: null,
+      openController: null,
+      threadError: { _tag: "ThreadNotFoundError" },
+    })
+    expect(selection.reasons[2]).toEqual({
+      transport: "stdio",
+      verdict: "unavailable",
+      detail: expect.stringContaining(`thread not found: Codex has no thread ${unknown}`),
+    })
   })
 })

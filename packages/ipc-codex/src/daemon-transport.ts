@@ -30,6 +30,8 @@ export interface DaemonTransportOptions {
   /** WebSocket upgrade timeout (default 5 s). */
   readonly connectTimeoutMs?: number
   readonly requestTimeoutMs?: number
+  /** Timeout for the `initialize` answer (default 15 s). */
+  readonly initializeTimeoutMs?: number
   readonly clientVersion?: string
 }
 
@@ -77,23 +79,33 @@ export const openUnixWebSocketLink =
           return
         }
         let opened = false
-        const fail = (reason: string) => {
+        const fail = (reason: string, listener?: "foreign" | "unresponsive") => {
           if (ws.readyState !== WebSocket.CLOSED) ws.terminate()
-          resume(Effect.fail(new DaemonNotRunningError({ socketPath, reason })))
+          resume(
+            Effect.fail(
+              new DaemonNotRunningError({
+                socketPath,
+                reason,
+                ...(listener === undefined ? {} : { listener }),
+              }),
+            ),
+          )
         }
         ws.on("error", (error) => {
           if (opened) return
           const code = errorCode(error)
-          fail(
-            code === "ECONNREFUSED"
-              ? "the socket exists but nothing is listening (stale socket)"
-              : code === "ENOENT"
-                ? "the socket disappeared"
-                : `WebSocket connection failed: ${error.message}`,
-          )
+          if (code === "ECONNREFUSED")
+            fail("the socket exists but nothing is listening (stale socket)")
+          else if (code === "ENOENT") fail("the socket disappeared")
+          else if (/handshake has timed out/i.test(error.message))
+            fail(`no WebSocket upgrade within ${connectTimeoutMs} ms`, "unresponsive")
+          else fail(`WebSocket connection failed: ${error.message}`)
         })
         ws.on("unexpected-response", (_request, response) => {
-          fail(`the socket answered the WebSocket upgrade with HTTP ${response.statusCode}`)
+          fail(
+            `the socket answered the WebSocket upgrade with HTTP ${response.statusCode}`,
+            "foreign",
+          )
         })
         ws.on("message", (data, isBinary) => {
           if (isBinary) return
@@ -165,6 +177,9 @@ export const connectDaemon = (
       ...(options.requestTimeoutMs === undefined
         ? {}
         : { requestTimeoutMs: options.requestTimeoutMs }),
+      ...(options.initializeTimeoutMs === undefined
+        ? {}
+        : { initializeTimeoutMs: options.initializeTimeoutMs }),
       ...(options.clientVersion === undefined ? {} : { clientVersion: options.clientVersion }),
     })
   })

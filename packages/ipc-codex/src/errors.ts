@@ -127,13 +127,26 @@ export class RpcError extends Data.TaggedError("RpcError")<{
   }
 }
 
-/** No daemon answers on the control socket (missing socket, dangling link, nobody listening). */
+/**
+ * No daemon answers on the control socket (missing socket, dangling link, nobody listening).
+ * `listener` says when something does listen there but is not a working daemon: `foreign` (it
+ * answered the WebSocket upgrade with plain HTTP), `unresponsive` (it never completed the upgrade).
+ */
 export class DaemonNotRunningError extends Data.TaggedError("DaemonNotRunningError")<{
   readonly socketPath: string
   readonly reason: string
+  readonly listener?: "foreign" | "unresponsive"
 }> {
   override get message(): string {
-    return `Codex app-server daemon not running at ${this.socketPath}: ${this.reason} (start it with \`codex app-server daemon start\`)`
+    const listener: "foreign" | "unresponsive" | undefined = this.listener
+    switch (listener) {
+      case "foreign":
+        return `no Codex app-server daemon at ${this.socketPath}: ${this.reason}; something else is listening on that socket (check the socket path and CODEX_HOME)`
+      case "unresponsive":
+        return `no working Codex app-server daemon at ${this.socketPath}: ${this.reason}; something is listening but did not complete the WebSocket upgrade (a hung daemon or another program; restart the daemon or check the socket path)`
+      case undefined:
+        return `Codex app-server daemon not running at ${this.socketPath}: ${this.reason} (start it with \`codex app-server daemon start\`)`
+    }
   }
 }
 

@@ -191,7 +191,8 @@ export { PENDING_TURN_SUBMISSION_FLAG, threadStateFromView } from "./extension-t
 export { ROLLOUT_TAIL_BYTES, lastTokenUsage, readRolloutTokenUsage } from "./rollout-token-usage.js"
 export type { RolloutTokenUsage } from "./rollout-token-usage.js"
 
-export { CODEX_THREAD_ID_PATTERN, isCodexThreadId, probeThread } from "./thread-probe.js"
+export { CODEX_THREAD_ID_PATTERN, isCodexThreadId } from "./codex-thread-id.js"
+export { probeThread } from "./thread-probe.js"
 export type { ProbeTransportLine, ThreadProbeOptions, ThreadProbeReport } from "./thread-probe.js"
 
 // VS Code extension IPC client (src/extension/)

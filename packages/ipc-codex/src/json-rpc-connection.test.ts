@@ -1,3 +1,4 @@
+import { PassThrough } from "node:stream"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type { Scope } from "effect"
@@ -5,6 +6,7 @@ import { TestClock } from "effect/testing"
 import { describe, expect, test } from "vitest"
 import type { IncomingMessage, JsonRpcConnection, JsonRpcStats } from "./json-rpc-connection.js"
 import { makeJsonRpcConnection } from "./json-rpc-connection.js"
+import { jsonlFrameLink } from "./jsonl-link.js"
 import type { InMemoryServerEnd } from "./testing/index.js"
 import { inMemoryLink, makeFakeAppServer } from "./testing/index.js"
 
@@ -248,5 +250,31 @@ describe("fake app-server ordering rules", () => {
     )
     expect(before).toMatchObject({ _tag: "RpcError", code: -32600, detail: "Not initialized" })
     expect(second).toMatchObject({ _tag: "RpcError", code: -32600, detail: "Already initialized" })
+  })
+})
+
+describe("oversized frames", () => {
+  test("lines over the JSONL limit are skipped and counted in stats", async () => {
+    const input = new PassThrough()
+    const output = new PassThrough()
+    const stats = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const conn = yield* makeJsonRpcConnection({
+            transport: "stdio",
+            openLink: (sink) =>
+              Effect.succeed(
+                jsonlFrameLink({ transport: "stdio", input, output, sink, maxLineLength: 100 }),
+              ),
+            onMessage: () => Effect.void,
+          })
+          input.write(`${"x".repeat(250)}\n`)
+          input.write(`{"method":"thread/status/changed","params":{"pad":"${"y".repeat(300)}"}}\n`)
+          input.write(`{"method":"configWarning","params":{}}\n`)
+          return yield* untilStats(conn, (s) => s.notifications === 1)
+        }),
+      ),
+    )
+    expect(stats).toMatchObject({ oversizedFrames: 2, notifications: 1, framesReceived: 1 })
   })
 })

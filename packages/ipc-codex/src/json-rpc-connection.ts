@@ -40,6 +40,8 @@ export interface FrameLink {
   readonly send: (frame: string) => Effect.Effect<void, DisconnectedError>
   /** Closes the link; idempotent. The adapter then reports `closed` on its sink. */
   readonly close: Effect.Effect<void>
+  /** Frames the link dropped before delivery for exceeding its size limit (JSONL: long lines). */
+  readonly oversizedFrames?: () => number
 }
 
 /** Opens a transport link delivering into `sink`; closing the scope closes the link. */
@@ -72,6 +74,8 @@ export interface JsonRpcStats {
   readonly lateResponses: number
   /** Most frames waiting in the inbound queue at once. */
   readonly inboundHighWater: number
+  /** Frames the link skipped for exceeding its size limit (stdio: lines over 64 MiB). */
+  readonly oversizedFrames: number
 }
 
 /** Per-request options. */
@@ -271,8 +275,11 @@ export const makeJsonRpcConnection = <E>(
         if (closed) return Effect.void
         closed = true
         failAllPending(reason)
-        Deferred.doneUnsafe(closedReason, Exit.succeed(reason))
-        return options.onClosed?.(reason) ?? Effect.void
+        // The owner's bookkeeping (state marked closed, streams ended) is done before awaitClosed.
+        return Effect.ensuring(
+          options.onClosed?.(reason) ?? Effect.void,
+          Effect.sync(() => Deferred.doneUnsafe(closedReason, Exit.succeed(reason))),
+        )
       })
 
     const reader = Effect.gen(function* () {
@@ -352,7 +359,7 @@ export const makeJsonRpcConnection = <E>(
         write(params === undefined ? { method } : { method, params }, method),
       respond: (id, result) => write({ id, result }, undefined),
       respondError: (id, code, message) => write({ id, error: { code, message } }, undefined),
-      stats: Effect.sync(() => ({ ...stats })),
+      stats: Effect.sync(() => ({ ...stats, oversizedFrames: link.oversizedFrames?.() ?? 0 })),
       awaitClosed: Deferred.await(closedReason),
       isClosed: Effect.sync(() => closed),
       close,

@@ -94,6 +94,7 @@ export const jsonlFrameLink = (
   options.output.on("error", (error) => closed(`stdin error: ${error.message}`))
   return {
     splitter,
+    oversizedFrames: splitter.oversized,
     send: (frame) =>
       Effect.suspend(() => {
         if (!open || options.output.writableEnded || options.output.destroyed) {

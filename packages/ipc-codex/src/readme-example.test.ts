@@ -46,12 +46,16 @@ const compactIfIdle = (options: SelectTransportOptions) =>
   })
 
 test("README example: one interface — the extension owner is chosen and compacted", async () => {
-  const router = await FakeExtensionRouter.start({ state: conversationStateFixture() })
+  const threadId = "019a1b2c-3d4e-7f00-8000-000000000001"
+  const router = await FakeExtensionRouter.start({
+    conversationId: threadId,
+    state: conversationStateFixture({ id: threadId }),
+  })
   try {
     await Effect.runPromise(
       Effect.scoped(
         compactIfIdle({
-          threadId: "thread-1",
+          threadId,
           extension: { environment: fakeRouterEnvironment(router), discoveryDelaysMs: [0] },
           daemonProbe: () => Effect.succeed({ running: false, detail: "not running" }),
           stdioProbe: () => Effect.succeed({ binary: null, detail: "none" }),

@@ -40,6 +40,20 @@ const cases: ReadonlyArray<readonly [string, number, string, string, Record<stri
     {},
   ],
   [
+    "thread/read",
+    -32600,
+    "thread not loaded: 01a23b94-1111-7111-8111-111111111111",
+    "ThreadNotFoundError",
+    { threadId: "01a23b94-1111-7111-8111-111111111111" },
+  ],
+  [
+    "thread/read",
+    -32600,
+    "invalid thread id: invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `g` at 1",
+    "RpcError",
+    { code: -32600 },
+  ],
+  [
     "bogus/method",
     -32600,
     "Invalid request: unknown variant `bogus/method`, expected one of `initialize`",

@@ -46,7 +46,9 @@ export const classifyRpcError = (
   const method = error.method
   const detail = error.detail
   const threadId =
-    context.threadId ?? /thread (?:id )?([0-9a-f-]{8,})/i.exec(detail)?.[1] ?? "unknown"
+    context.threadId ??
+    /thread (?:id |not (?:found|loaded): )?([0-9a-f-]{8,})/i.exec(detail)?.[1] ??
+    "unknown"
   const version =
     context.serverVersion === undefined ? {} : { serverVersion: context.serverVersion }
   if (error.code === OVERLOADED_CODE)
@@ -57,6 +59,10 @@ export const classifyRpcError = (
   const turnKind = notSteerable(error)
   if (turnKind !== null) return new TurnNotSteerableError({ threadId, method, turnKind, detail })
   if (/thread not found|no rollout found/i.test(detail))
+    return new ThreadNotFoundError({ threadId, method, detail })
+  // 0.169 answers `thread/read` of an id it has no rollout for with "thread not loaded: <id>"
+  // (a stored thread that is not loaded reads fine), so there it means "no such thread".
+  if (method === "thread/read" && /^thread not loaded/i.test(detail))
     return new ThreadNotFoundError({ threadId, method, detail })
   if (error.code === -32601 || /unknown variant/i.test(detail)) {
     return new ProtocolMismatchError({

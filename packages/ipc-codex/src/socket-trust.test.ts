@@ -130,6 +130,25 @@ describe("verifyDaemonSocket", () => {
     )
   })
 
+  test("a socket path that is a directory or a file says so, whatever its directory's mode", async () => {
+    const shared = join(root, "shared")
+    await mkdir(join(shared, "dir.sock"), { recursive: true, mode: 0o700 })
+    await writeFile(join(shared, "file.sock"), "x", { mode: 0o600 })
+    await chmod(shared, 0o755)
+    for (const [name, kind] of [
+      ["dir.sock", "directory"],
+      ["file.sock", "file"],
+    ] as const) {
+      const path = join(shared, name)
+      const result = await verify(nodeSocketFileSystem(), path)
+      expect(result._tag === "Failure" && result.failure).toMatchObject({
+        _tag: "SocketTrustError",
+        path,
+        reason: expect.stringContaining(`it is a ${kind}, not a socket`),
+      })
+    }
+  })
+
   test("a missing socket says the daemon is not running", async () => {
     await rm(link)
     const result = await verify()

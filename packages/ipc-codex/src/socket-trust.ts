@@ -134,8 +134,14 @@ export const verifyDaemonSocket = (
     if (linkDirFacts === null) {
       return yield* new DaemonNotRunningError({ socketPath, reason: `${linkDir} does not exist` })
     }
-    checks.push(yield* requirePrivate(fs, linkDir, linkDirFacts, "control directory", "directory"))
     const link = yield* fs.lstat(socketPath)
+    // Say what the path is before judging its directory: a directory or file is not a socket.
+    if (link !== null && link.kind !== "symlink" && link.kind !== "socket")
+      return yield* new SocketTrustError({
+        path: socketPath,
+        reason: `it is a ${link.kind}, not a socket (pass the daemon's control socket, e.g. $CODEX_HOME/app-server-control/app-server-control.sock)`,
+      })
+    checks.push(yield* requirePrivate(fs, linkDir, linkDirFacts, "control directory", "directory"))
     if (link === null)
       return yield* new DaemonNotRunningError({ socketPath, reason: "no control socket" })
     let target = socketPath

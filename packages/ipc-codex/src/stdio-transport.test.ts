@@ -67,6 +67,7 @@ process.stdin.on("data", (chunk) => {
     buffer = buffer.slice(i + 1)
     const m = JSON.parse(line)
     if (m.id === undefined) continue
+    if (m.method === "initialize" && process.env.FAKE_SILENT_INIT) continue
     if (m.method === "initialize") reply({ id: m.id, result: { userAgent: "baton/9.9.9 (fake)", codexHome: "/x", platformFamily: "unix", platformOs: "linux" } })
     else if (m.method === "thread/resume") reply({ id: m.id, error: { code: -32600, message: "thread " + m.params.threadId + " already has an active writer" } })
     else if (m.method === "thread/loaded/list") {
@@ -179,6 +180,28 @@ describe("stdio transport", () => {
     }
     await untilDead(pids.grandchild)
     expect(await alive(pids.grandchild)).toBe(false)
+  })
+
+  test("initializeTimeoutMs bounds a server that never answers initialize", async () => {
+    const started = Date.now()
+    const error = await Effect.runPromise(
+      Effect.scoped(
+        Effect.flip(
+          connectStdio({
+            binary: { path: join(dir, "codex"), source: "env", version: "9.9.9", reason: "test" },
+            env: { ...process.env, FAKE_PIDS: join(dir, "pids.json"), FAKE_SILENT_INIT: "1" },
+            killGraceMs: 200,
+            initializeTimeoutMs: 300,
+          }),
+        ),
+      ),
+    )
+    expect(error).toMatchObject({
+      _tag: "RequestTimeoutError",
+      method: "initialize",
+      timeoutMs: 300,
+    })
+    expect(Date.now() - started).toBeLessThan(10_000)
   })
 
   test("a missing binary is a SpawnError", async () => {

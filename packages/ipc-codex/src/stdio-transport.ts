@@ -39,6 +39,8 @@ export interface StdioTransportOptions {
   /** Grace before TERM and before KILL when closing (default 2 s each). */
   readonly killGraceMs?: number
   readonly requestTimeoutMs?: number
+  /** Timeout for the `initialize` answer (default 15 s). */
+  readonly initializeTimeoutMs?: number
   readonly clientVersion?: string
 }
 
@@ -194,6 +196,9 @@ export const connectStdio = (
       ...(options.requestTimeoutMs === undefined
         ? {}
         : { requestTimeoutMs: options.requestTimeoutMs }),
+      ...(options.initializeTimeoutMs === undefined
+        ? {}
+        : { initializeTimeoutMs: options.initializeTimeoutMs }),
       ...(options.clientVersion === undefined ? {} : { clientVersion: options.clientVersion }),
     })
     const process_ = spawned as SpawnedLink | null

@@ -2,6 +2,7 @@
 // `turn/interrupt {threadId, turnId}`, acknowledges `{}`, and the turn ends `interrupted` in the
 // state; a refusal keeps its typed error. Waits are on state, never on sleeps.
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import type { Scope } from "effect"
 import { describe, expect, test } from "vitest"
@@ -59,5 +60,42 @@ describe("connectionThreadController.interrupt", () => {
     )
     expect(error._tag).toBe("RpcError")
     expect(server.received.filter((r) => r.method === "turn/interrupt")).toHaveLength(1)
+  })
+})
+
+describe("connectionThreadController.close", () => {
+  test("is final: writes and reads fail with DisconnectedError, nothing is sent, unsubscribe once", async () => {
+    const server = makeFakeAppServer({ threads: [{ id: "t1" }] })
+    const result = await withController(server, (controller) =>
+      Effect.gen(function* () {
+        const observing = yield* Effect.forkChild(Stream.runCollect(controller.observe))
+        yield* Effect.yieldNow
+        yield* controller.close
+        yield* controller.close
+        const before = server.received.length
+        const errors = yield* Effect.all([
+          Effect.flip(controller.compact),
+          Effect.flip(controller.startTurn({ text: "after close" })),
+          Effect.flip(controller.interrupt("turn-x")),
+          Effect.flip(controller.readRateLimits),
+          Effect.flip(controller.readAccount),
+          Effect.flip(controller.listThreads()),
+          Effect.flip(Stream.runCollect(controller.observe)),
+          Effect.flip(Fiber.join(observing)),
+        ])
+        return { errors, sentAfterClose: server.received.length - before }
+      }),
+    )
+    for (const error of result.errors) {
+      expect(error).toMatchObject({
+        _tag: "DisconnectedError",
+        transport: "in-memory",
+        reason: "the thread controller is closed",
+        outcomeMayBeUnknown: false,
+      })
+    }
+    expect(result.sentAfterClose).toBe(0)
+    expect(server.turnInputs).toEqual([])
+    expect(server.received.filter((r) => r.method === "thread/unsubscribe")).toHaveLength(1)
   })
 })

@@ -6,8 +6,9 @@
  * fail with `TransportUnsupportedError` instead of pretending. The daemon/stdio adapter here is
  * tiny: it subscribes with `thread/resume` and forwards to the connection; it holds no rules.
  */
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import type { Stream } from "effect"
+import * as Stream from "effect/Stream"
 import type {
   AccountInfo,
   CodexConnection,
@@ -17,6 +18,7 @@ import type {
   ThreadPage,
   TurnStarted,
 } from "./codex-connection.js"
+import { DisconnectedError } from "./errors.js"
 import type {
   CodexConnectError,
   CodexRequestError,
@@ -92,33 +94,72 @@ export interface ThreadController {
   readonly listThreads: (
     query?: ThreadListQuery,
   ) => Effect.Effect<ThreadPage, ThreadControllerError>
-  /** Ends the session (unsubscribe/unfollow best effort); idempotent. Scope closing does the same. */
+  /**
+   * Ends the session (unsubscribe/unfollow once, best effort); idempotent. Final: afterwards every
+   * operation but `state` fails with `DisconnectedError` and `observe` ends. Scope closing does
+   * the same (extension).
+   */
   readonly close: Effect.Effect<void>
 }
 
+/** Why every operation of a closed controller fails (the same reason on every transport). */
+export const CONTROLLER_CLOSED_REASON = "the thread controller is closed"
+
 /**
  * The daemon/stdio adapter: subscribes to (or loads) the thread with `thread/resume` and returns
- * a controller over the connection. Closing it unsubscribes; the connection stays the caller's.
+ * a controller over the connection. Closing it unsubscribes (once); the connection stays the
+ * caller's. Close is final: afterwards every operation but `state` fails with `DisconnectedError`
+ * without sending anything, and `observe` streams end with it.
  */
 export const connectionThreadController = (
   connection: CodexConnection,
   threadId: string,
 ): Effect.Effect<ThreadController, CodexRequestError> =>
-  Effect.map(connection.resumeThread(threadId), (): ThreadController => ({
-    transport: connection.transport,
-    threadId,
-    state: connection.threadState(threadId),
-    observe: connection.observeThread(threadId),
-    compact: connection.compactThread(threadId),
-    startTurn: (input) => connection.startTurn(threadId, input.text),
-    interrupt: (turnId) =>
-      Effect.as(connection.interruptTurn(threadId, turnId), {
-        threadId,
-        turnId,
-        interruptedTurnId: turnId,
+  Effect.gen(function* () {
+    yield* connection.resumeThread(threadId)
+    const closed = yield* Deferred.make<never, DisconnectedError>()
+    const closedError = new DisconnectedError({
+      transport: connection.transport,
+      reason: CONTROLLER_CLOSED_REASON,
+      outcomeMayBeUnknown: false,
+    })
+    let isClosed = false
+    // Checked when the operation runs, not when it was built: nothing is sent after close.
+    const open = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | DisconnectedError> =>
+      Effect.suspend((): Effect.Effect<A, E | DisconnectedError> =>
+        isClosed ? Effect.fail(closedError) : effect,
+      )
+    const controller: ThreadController = {
+      transport: connection.transport,
+      threadId,
+      state: connection.threadState(threadId),
+      observe: Stream.unwrap(
+        Effect.sync(() =>
+          isClosed
+            ? Stream.fail(closedError)
+            : connection.observeThread(threadId).pipe(Stream.interruptWhen(Deferred.await(closed))),
+        ),
+      ),
+      compact: open(connection.compactThread(threadId)),
+      startTurn: (input) => open(connection.startTurn(threadId, input.text)),
+      interrupt: (turnId) =>
+        open(
+          Effect.as(connection.interruptTurn(threadId, turnId), {
+            threadId,
+            turnId,
+            interruptedTurnId: turnId,
+          }),
+        ),
+      readRateLimits: open(connection.readRateLimits),
+      readAccount: open(connection.readAccount),
+      listThreads: (query) => open(connection.listThreads(query)),
+      close: Effect.suspend(() => {
+        if (isClosed) return Effect.void
+        isClosed = true
+        return Effect.ignore(connection.unsubscribeThread(threadId)).pipe(
+          Effect.ensuring(Deferred.fail(closed, closedError)),
+        )
       }),
-    readRateLimits: connection.readRateLimits,
-    readAccount: connection.readAccount,
-    listThreads: (query) => connection.listThreads(query),
-    close: Effect.ignore(connection.unsubscribeThread(threadId)),
-  }))
+    }
+    return controller
+  })

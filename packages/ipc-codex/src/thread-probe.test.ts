@@ -4,7 +4,8 @@ import { CodexBinaryNotFoundError } from "./errors.js"
 import { conversationStateFixture } from "./extension/testing/conversation-fixtures.js"
 import { fakeRouterEnvironment } from "./extension/testing/fake-router-environment.js"
 import { FakeExtensionRouter } from "./extension/testing/fake-router.js"
-import { isCodexThreadId, probeThread } from "./thread-probe.js"
+import { isCodexThreadId } from "./codex-thread-id.js"
+import { probeThread } from "./thread-probe.js"
 import type { DaemonProbe } from "./transport-selector.js"
 
 const THREAD = "019a1b2c-3d4e-7f00-8000-000000000001"
@@ -102,6 +103,23 @@ describe("probeThread", () => {
     expect(report.transports.map((t) => t.available)).toEqual([false, false, false])
     expect(report.owner.kind).toBe("none")
     expect(report.thread.status).toBeNull()
+  })
+
+  test("a value that is not a thread id is reported at once: nothing is discovered or spawned", async () => {
+    const never = () => Effect.die("nothing may run for an invalid thread id")
+    const report = await Effect.runPromise(
+      probeThread({
+        threadId: "not-a-uuid",
+        extensionProbe: never,
+        daemonProbe: never,
+        discoverBinary: Effect.die("no binary discovery for an invalid thread id"),
+        compatibilityCacheDir: "/nonexistent",
+      }),
+    )
+    expect(report.selected).toBeNull()
+    expect(report.transports.map((t) => t.available)).toEqual([false, false, false])
+    expect(report.thread.detail).toContain("'not-a-uuid' is not a Codex thread id")
+    expect(report.compatibility.status).toBe("unknown")
   })
 
   test("thread ids are UUIDs", () => {

@@ -12,10 +12,11 @@ import * as Effect from "effect/Effect"
 import type { CodexBinary } from "./codex-binary.js"
 import { discoverCodexBinary } from "./codex-binary.js"
 import type { CodexConnection } from "./codex-connection.js"
+import { invalidThreadId } from "./codex-thread-id.js"
 import { probeCompatibility } from "./compatibility.js"
 import type { DaemonTransportOptions } from "./daemon-transport.js"
 import { connectDaemon } from "./daemon-transport.js"
-import type { TransportKind } from "./errors.js"
+import type { ThreadNotFoundError, TransportKind } from "./errors.js"
 import { readRolloutTokenUsage } from "./rollout-token-usage.js"
 import type { StdioTransportOptions } from "./stdio-transport.js"
 import { connectStdio } from "./stdio-transport.js"
@@ -27,14 +28,12 @@ import type {
   SelectedTransportKind,
   SelectionReason,
 } from "./transport-selector.js"
-import { probeDaemon, probeExtensionOwner, selectTransport } from "./transport-selector.js"
-
-/** Codex thread ids are UUIDs (v7 for new threads). */
-export const CODEX_THREAD_ID_PATTERN =
-  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/** True when `text` looks like a Codex thread id. */
-export const isCodexThreadId = (text: string): boolean => CODEX_THREAD_ID_PATTERN.test(text)
+import {
+  probeDaemon,
+  probeExtensionOwner,
+  selectTransport,
+  threadNotFoundDetail,
+} from "./transport-selector.js"
 
 /** One transport option and why it can or cannot be used. */
 export interface ProbeTransportLine {
@@ -111,6 +110,12 @@ export interface ThreadProbeOptions {
 
 type ThreadFacts = Pick<ThreadProbeReport, "thread" | "context">
 
+/** What `thread/read` found, and the refusal when Codex has no such thread. */
+interface AppServerFacts {
+  readonly facts: ThreadFacts
+  readonly notFound: ThreadNotFoundError | null
+}
+
 const unknownThread = (detail: string): ThreadProbeReport["thread"] => ({
   status: null,
   activeFlags: [],
@@ -149,7 +154,7 @@ const factsFromAppServer = (
   connection: CodexConnection,
   threadId: string,
   via: "daemon" | "stdio",
-): Effect.Effect<ThreadFacts> =>
+): Effect.Effect<AppServerFacts> =>
   connection.readThread(threadId).pipe(
     Effect.flatMap((thread) =>
       Effect.gen(function* () {
@@ -179,14 +184,18 @@ const factsFromAppServer = (
         } satisfies ThreadFacts
       }),
     ),
+    Effect.map((facts): AppServerFacts => ({ facts, notFound: null })),
     Effect.catch((error) =>
-      Effect.succeed<ThreadFacts>({
-        thread: unknownThread(
-          error._tag === "ThreadNotFoundError"
-            ? `Codex does not know this thread (${error.detail})`
-            : error.message,
-        ),
-        context: unknownContext("no thread to read"),
+      Effect.succeed<AppServerFacts>({
+        facts: {
+          thread: unknownThread(
+            error._tag === "ThreadNotFoundError"
+              ? `Codex does not know this thread (${error.detail})`
+              : error.message,
+          ),
+          context: unknownContext("no thread to read"),
+        },
+        notFound: error._tag === "ThreadNotFoundError" ? error : null,
       }),
     ),
   )
@@ -269,10 +278,39 @@ const compatibilityOf = (
   )
 }
 
-/** Probes one thread read-only and reports what Baton could do with it. */
+/** The report for a value that is not a thread id: nothing is spawned or connected to. */
+const invalidThreadReport = (threadId: string, detail: string): ThreadProbeReport => ({
+  threadId,
+  selected: null,
+  transports: (["extension", "daemon", "stdio"] as const).map((transport) => ({
+    transport,
+    verdict: "unavailable" as const,
+    available: false,
+    detail,
+  })),
+  owner: { kind: "none", clientId: null, detail },
+  thread: unknownThread(detail),
+  context: unknownContext(detail),
+  rateLimits: noRateLimits(detail),
+  compatibility: {
+    status: "unknown",
+    binary: null,
+    fromCache: null,
+    failedChecks: [],
+    detail: `not checked: ${detail}`,
+  },
+})
+
+/**
+ * Probes one thread read-only and reports what Baton could do with it. A value that is not a
+ * thread id is reported at once (`InvalidThreadIdError`'s message on every line, nothing spawned);
+ * a thread Codex has no rollout for is `selected: null` with the stdio line saying so.
+ */
 export const probeThread = (options: ThreadProbeOptions): Effect.Effect<ThreadProbeReport> =>
   Effect.gen(function* () {
     const { threadId } = options
+    const invalid = invalidThreadId(threadId)
+    if (invalid !== null) return invalidThreadReport(threadId, invalid.message)
     const found = yield* (options.discoverBinary ?? discoverCodexBinary()).pipe(Effect.result)
     const binary = found._tag === "Success" ? found.success : null
     const binaryDetail = found._tag === "Success" ? "" : found.failure.message
@@ -318,13 +356,18 @@ export const probeThread = (options: ThreadProbeOptions): Effect.Effect<ThreadPr
         : binary === null
           ? null
           : { via: "stdio", kind: "stdio" }
-    const appServer =
+    const appServer: {
+      readonly facts: ThreadFacts
+      readonly notFound: ThreadNotFoundError | null
+      readonly rateLimits: ThreadProbeReport["rateLimits"]
+    } =
       helper === null
         ? {
             facts: extensionFacts ?? {
               thread: unknownThread("no daemon and no codex binary to read the thread with"),
               context: unknownContext("no daemon and no codex binary"),
             },
+            notFound: null,
             rateLimits: noRateLimits(binaryDetail || "no daemon and no codex binary"),
           }
         : yield* Effect.scoped(
@@ -333,10 +376,12 @@ export const probeThread = (options: ThreadProbeOptions): Effect.Effect<ThreadPr
                 helper.via === "daemon"
                   ? yield* connectDaemon(options.daemon ?? {})
                   : yield* connectStdio({ ...options.stdio, binary: binary! })
-              const facts =
-                extensionFacts ?? (yield* factsFromAppServer(connection, threadId, helper.via))
+              const read =
+                extensionFacts === null
+                  ? yield* factsFromAppServer(connection, threadId, helper.via)
+                  : { facts: extensionFacts, notFound: null }
               const rateLimits = yield* rateLimitsFrom(connection, helper.via)
-              return { facts, rateLimits }
+              return { ...read, rateLimits }
             }),
           ).pipe(
             Effect.catch((error) =>
@@ -345,6 +390,7 @@ export const probeThread = (options: ThreadProbeOptions): Effect.Effect<ThreadPr
                   thread: unknownThread(error.message),
                   context: unknownContext(error.message),
                 },
+                notFound: null,
                 rateLimits: noRateLimits(error.message),
               }),
             ),
@@ -365,10 +411,24 @@ export const probeThread = (options: ThreadProbeOptions): Effect.Effect<ThreadPr
               detail: "not owned by a VS Code window nor loaded in the daemon",
             }
 
+    // A private app-server cannot reach a thread Codex has no rollout for.
+    const notFound = selection.kind === "stdio" ? appServer.notFound : null
     return {
       threadId,
-      selected: selection.kind,
-      transports,
+      selected: notFound === null ? selection.kind : null,
+      transports:
+        notFound === null
+          ? transports
+          : transports.map((line) =>
+              line.transport === "stdio"
+                ? {
+                    ...line,
+                    verdict: "unavailable" as const,
+                    available: false,
+                    detail: threadNotFoundDetail(threadId, notFound.detail),
+                  }
+                : line,
+            ),
       owner,
       thread: appServer.facts.thread,
       context: appServer.facts.context,

@@ -72,6 +72,22 @@ describe("status reduction", () => {
     expect(isThreadIdle(resolved)).toBe(true)
   })
 
+  test("0.169 order: status idle arrives before turn/completed; idle only once the turn ended", () => {
+    const turn = (status: string) => ({ id: "u1", status, items: [], error: null })
+    const running = fold([
+      ev("thread/status/changed", { threadId: "t", status: { type: "active", activeFlags: [] } }),
+      ev("turn/started", { threadId: "t", turn: turn("inProgress") }),
+      ev("thread/status/changed", { threadId: "t", status: { type: "idle" } }),
+    ])
+    expect(running.status.type).toBe("idle")
+    expect(isThreadIdle(running)).toBe(false)
+    const done = applyEvent(
+      running,
+      ev("turn/completed", { threadId: "t", turn: turn("completed") }),
+    )
+    expect(isThreadIdle(done)).toBe(true)
+  })
+
   test("events for other threads and unrelated notifications leave the state untouched (same object)", () => {
     const state = emptyThreadState("t")
     expect(

@@ -120,6 +120,11 @@ export interface ThreadState {
   readonly errorCount: number
   /** Deprecated `thread/compacted` notifications seen (turn ids). */
   readonly compactedNotices: ReadonlyArray<string>
+  /**
+   * Nothing will update this state any more: the thread was closed (`thread/closed`), or the
+   * connection it came from is gone (then the rest is the last known state, e.g. a turn still
+   * `inProgress` after the server was killed). Pollers stop here.
+   */
   readonly closed: boolean
   readonly updatedAtMs: number | null
 }
@@ -177,10 +182,13 @@ export const toStatusView = (status: {
     : { type: "unknown", activeFlags: status.activeFlags ?? [], unknownType: status.type }
 
 /**
- * Idle for Baton: status `idle`, no `activeFlags`, no pending server→client request. Stability over
+ * Idle for Baton: status `idle`, no `activeFlags`, no pending server→client request, and no turn
+ * in progress. The last matters because 0.169 sends `thread/status/changed idle` just before
+ * `turn/completed`, so status alone reads idle while the turn is still running. Stability over
  * time (the debounce) is the caller's business.
  */
 export const isThreadIdle = (state: ThreadState): boolean =>
+  state.activeTurnId === null &&
   state.status.type === "idle" &&
   state.status.activeFlags.length === 0 &&
   state.pendingServerRequests.length === 0

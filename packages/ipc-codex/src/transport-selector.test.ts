@@ -13,6 +13,7 @@ const binary = {
   version: "0.169.0",
   reason: "first executable codex on PATH (/usr/bin)",
 }
+const THREAD = "019a1b2c-3d4e-7f00-8000-000000000001"
 const stdioOk: StdioProbe = () => Effect.succeed({ binary })
 const stdioNone: StdioProbe = () =>
   Effect.succeed({ binary: null, detail: "no usable codex binary" })
@@ -45,7 +46,7 @@ const select = (
 ) =>
   Effect.runPromise(
     selectTransport({
-      threadId: "t1",
+      threadId: THREAD,
       daemonProbe,
       stdioProbe,
       ...(extensionProbe === undefined ? {} : { extensionProbe }),
@@ -107,6 +108,30 @@ describe("selectTransport", () => {
     })
   })
 
+  test("a value that is not a thread id is refused before any probe runs", async () => {
+    const never = () => Effect.die("no probe may run for an invalid thread id")
+    const s = await Effect.runPromise(
+      selectTransport({
+        threadId: "not-a-uuid",
+        extensionProbe: never,
+        daemonProbe: never,
+        stdioProbe: never,
+      }),
+    )
+    expect(s).toMatchObject({
+      kind: null,
+      transport: null,
+      openController: null,
+      threadError: { _tag: "InvalidThreadIdError", value: "not-a-uuid" },
+    })
+    expect(s.reasons.map((r) => `${r.transport}:${r.verdict}`)).toEqual([
+      "extension:unavailable",
+      "daemon:unavailable",
+      "stdio:unavailable",
+    ])
+    expect(s.reasons[2]?.detail).toContain("'not-a-uuid' is not a Codex thread id")
+  })
+
   test("nothing available → null with every reason", async () => {
     const s = await select(extensionAbsent, daemonDown, stdioNone)
     expect(s.transport).toBeNull()
@@ -132,9 +157,12 @@ describe("probeExtensionOwner (the default extension probe) against the fake rou
     )
 
   test("router present, owner found → extension chosen with the owner's client id", async () => {
-    router = await FakeExtensionRouter.start({ state: conversationStateFixture() })
+    router = await FakeExtensionRouter.start({
+      conversationId: THREAD,
+      state: conversationStateFixture({ id: THREAD }),
+    })
     router.discoveryFailures = 1 // one no-client-found first: the safe retry finds the owner
-    const found = await probe(router)
+    const found = await probe(router, THREAD)
     expect(found).toMatchObject({ available: true, ownerId: "owner-1" })
     expect(found.detail).toContain(
       `VS Code client owner-1 owns the thread (router at ${router.socketPath})`,
@@ -144,7 +172,7 @@ describe("probeExtensionOwner (the default extension probe) against the fake rou
     expect(router.envelopes("broadcast")).toEqual([])
     const s = await Effect.runPromise(
       selectTransport({
-        threadId: "thread-1",
+        threadId: THREAD,
         extension: { environment: fakeRouterEnvironment(router), discoveryDelaysMs: [0] },
         daemonProbe: daemonHolding,
         stdioProbe: stdioOk,
@@ -169,7 +197,7 @@ describe("probeExtensionOwner (the default extension probe) against the fake rou
     })
     const s = await Effect.runPromise(
       selectTransport({
-        threadId: "thread-1",
+        threadId: THREAD,
         extension: { environment: fakeRouterEnvironment(router), discoveryDelaysMs: [0] },
         daemonProbe: daemonNotHolding,
         stdioProbe: stdioOk,
@@ -191,7 +219,7 @@ describe("probeExtensionOwner (the default extension probe) against the fake rou
     })
     const s = await Effect.runPromise(
       selectTransport({
-        threadId: "thread-1",
+        threadId: THREAD,
         extension: { environment: fakeRouterEnvironment(router) },
         daemonProbe: daemonDown,
         stdioProbe: stdioOk,

@@ -11,9 +11,11 @@ import * as Layer from "effect/Layer"
 import type { Scope } from "effect"
 import type { CodexBinary } from "./codex-binary.js"
 import { discoverCodexBinary } from "./codex-binary.js"
+import { invalidThreadId } from "./codex-thread-id.js"
 import type { CodexTransportShape } from "./codex-transport.js"
 import type { DaemonTransportOptions } from "./daemon-transport.js"
 import { connectDaemon, daemonTransport } from "./daemon-transport.js"
+import type { InvalidThreadIdError, ThreadNotFoundError } from "./errors.js"
 import type { StdioTransportOptions } from "./stdio-transport.js"
 import { stdioTransport } from "./stdio-transport.js"
 import type { EndpointEnvironment, IpcFileSystem } from "./extension/endpoint.js"
@@ -106,12 +108,25 @@ export const probeExtensionOwner =
 /** What a daemon probe reports for a thread. */
 export type DaemonProbeResult =
   | { readonly running: false; readonly detail: string }
-  | { readonly running: true; readonly threadLoaded: boolean; readonly detail: string }
+  | {
+      readonly running: true
+      readonly threadLoaded: boolean
+      readonly detail: string
+      /** Set when the daemon's `thread/read` says Codex has no such thread (`ThreadNotFoundError`). */
+      readonly threadNotFound?: ThreadNotFoundError
+    }
+
+/** The reason given when Codex has no thread with this id. */
+export const threadNotFoundDetail = (threadId: string, detail: string): string =>
+  `thread not found: Codex has no thread ${threadId} (${detail})`
 
 /** Is the daemon up, and is the thread loaded in it? */
 export type DaemonProbe = (threadId: string) => Effect.Effect<DaemonProbeResult>
 
-/** The default daemon probe: trust-check and connect, read `thread/loaded/list`, disconnect. */
+/**
+ * The default daemon probe: trust-check and connect, read `thread/loaded/list` (and, for a thread
+ * the daemon does not hold, `thread/read` to learn whether Codex has it at all), disconnect.
+ */
 export const probeDaemon =
   (options: DaemonTransportOptions = {}): DaemonProbe =>
   (threadId) =>
@@ -119,17 +134,26 @@ export const probeDaemon =
       Effect.gen(function* () {
         const connection = yield* connectDaemon(options)
         const loaded = yield* connection.listLoadedThreads
-        return loaded.includes(threadId)
-          ? {
-              running: true,
-              threadLoaded: true,
-              detail: "daemon running; thread in thread/loaded/list",
-            }
-          : {
-              running: true,
-              threadLoaded: false,
-              detail: `daemon running; thread not in thread/loaded/list (${loaded.length} loaded)`,
-            }
+        if (loaded.includes(threadId))
+          return {
+            running: true,
+            threadLoaded: true,
+            detail: "daemon running; thread in thread/loaded/list",
+          } satisfies DaemonProbeResult
+        const read = yield* Effect.result(connection.readThread(threadId))
+        const notFound =
+          read._tag === "Failure" && read.failure._tag === "ThreadNotFoundError"
+            ? read.failure
+            : null
+        return {
+          running: true,
+          threadLoaded: false,
+          detail:
+            notFound === null
+              ? `daemon running; thread not in thread/loaded/list (${loaded.length} loaded)`
+              : `daemon running; ${threadNotFoundDetail(threadId, notFound.detail)}`,
+          ...(notFound === null ? {} : { threadNotFound: notFound }),
+        } satisfies DaemonProbeResult
       }),
     ).pipe(
       Effect.catch((error): Effect.Effect<DaemonProbeResult> =>
@@ -172,12 +196,16 @@ export interface TransportSelection {
   /** The VS Code client owning the thread, when the extension was chosen. */
   readonly extensionOwnerId: string | null
   readonly reasons: ReadonlyArray<SelectionReason>
+  /** Why no transport can reach the thread whatever runs: not a thread id, or no such thread. */
+  readonly threadError?: InvalidThreadIdError | ThreadNotFoundError
 }
 
 /**
  * Picks extension owner → daemon-loaded → stdio for a thread. A running daemon that does not hold
  * the thread still leads to stdio: if some other process holds it, stdio's `thread/resume` reports
- * `ActiveWriterError` rather than guessing here.
+ * `ActiveWriterError` rather than guessing here. A value that is not a thread id is refused before
+ * any probe runs, and a thread the running daemon says Codex does not have selects nothing; both
+ * set `threadError`.
  */
 export const selectTransport = (
   options: SelectTransportOptions,
@@ -185,6 +213,20 @@ export const selectTransport = (
   Effect.gen(function* () {
     const { threadId } = options
     const reasons: Array<SelectionReason> = []
+    const invalid = invalidThreadId(threadId)
+    if (invalid !== null) {
+      for (const transport of ["extension", "daemon", "stdio"] as const)
+        reasons.push({ transport, verdict: "unavailable", detail: invalid.message })
+      return {
+        threadId,
+        transport: null,
+        kind: null,
+        openController: null,
+        extensionOwnerId: null,
+        reasons,
+        threadError: invalid,
+      }
+    }
     const viaConnection = (transport: CodexTransportShape): OpenThreadController =>
       Effect.flatMap(transport.connect, (connection) =>
         connectionThreadController(connection, threadId),
@@ -239,6 +281,15 @@ export const selectTransport = (
       verdict: daemon.running ? "not-holding-thread" : "unavailable",
       detail: daemon.detail,
     })
+    if (daemon.running && daemon.threadNotFound !== undefined) {
+      const notFound = daemon.threadNotFound
+      reasons.push({
+        transport: "stdio",
+        verdict: "unavailable",
+        detail: threadNotFoundDetail(threadId, notFound.detail),
+      })
+      return { ...done(null, null), threadError: notFound }
+    }
 
     const stdio = yield* (options.stdioProbe ?? probeStdioBinary)()
     if (stdio.binary === null) {

@@ -225,7 +225,7 @@ describe("recovery", () => {
     )
   })
 
-  it("resets the attempt counter after reaching Live again", async () => {
+  it("resets the attempt counter once a connection stayed Live for stableLiveMs", async () => {
     const r = await startRouter()
     const delays = await run(
       Effect.gen(function* () {
@@ -233,6 +233,7 @@ describe("recovery", () => {
         yield* thread.awaitLive
         const seen: Array<number> = []
         for (let round = 2; round <= 4; round++) {
+          yield* TestClock.adjust(`${DEFAULT_EXTENSION_RECOVERY.stableLiveMs} millis`)
           yield* promise(() => r.disconnectClients())
           const waiting = yield* until(thread, recovering)
           seen.push(waiting.delayMs)
@@ -244,5 +245,36 @@ describe("recovery", () => {
       }),
     )
     expect(delays).toEqual([250, 250, 250])
+  })
+
+  it("a router that drops every connection soon after the snapshot exhausts the attempts", async () => {
+    const r = await startRouter()
+    const result = await run(
+      Effect.gen(function* () {
+        const thread = yield* open(r, { recovery: { maxConsecutiveAttempts: 3 } })
+        yield* thread.awaitLive
+        const seen: Array<number> = []
+        for (let round = 2; round <= 4; round++) {
+          yield* TestClock.adjust("100 millis") // Live, but far shorter than stableLiveMs
+          yield* promise(() => r.disconnectClients())
+          const waiting = yield* until(
+            thread,
+            (s): s is Extract<ExtensionSessionStatus, { _tag: "Recovering" }> =>
+              s._tag === "Recovering" && s.attempt === round - 1,
+          )
+          seen.push(waiting.delayMs)
+          yield* TestClock.adjust(`${waiting.delayMs} millis`)
+          yield* promise(() => r.waitForRequest("initialize", round))
+          yield* until(thread, (s): s is ExtensionSessionStatus => s._tag === "Live")
+        }
+        yield* TestClock.adjust("100 millis")
+        yield* promise(() => r.disconnectClients())
+        const end = yield* until(thread, closed)
+        return { seen, end }
+      }),
+    )
+    expect(result.seen).toEqual([250, 500, 1000])
+    expect(result.end.error._tag).toBe("RecoveryExhaustedError")
+    expect(result.end.error.message).toContain("after 3 consecutive recovery attempts")
   })
 })

@@ -103,20 +103,43 @@ describe("probeThread against the real codex 0.169.0 daemon", () => {
     expect(again.compatibility.fromCache).toBe(true)
   }, 60_000)
 
-  test("an id no Codex process knows: not loaded anywhere, stdio is the option", async () => {
+  test("an id no Codex process knows: thread not found, nothing selected", async () => {
     const unknown = "019a0000-0000-7000-8000-000000000000"
     const report = await Effect.runPromise(probeThread(options(unknown)))
-    expect(report.selected).toBe("stdio")
+    expect(report.selected).toBeNull()
     expect(report.transports.map((t) => `${t.transport}:${t.verdict}`)).toEqual([
       "extension:unavailable",
       "daemon:not-holding-thread",
-      "stdio:chosen",
+      "stdio:unavailable",
     ])
     expect(report.owner.kind).toBe("none")
     expect(report.thread.status).toBeNull()
-    // 0.169.0: thread/read of an id the daemon does not hold is `-32600 thread not loaded: <id>`.
-    expect(report.thread.detail).toContain("thread not loaded")
+    // 0.169.0: thread/read of an id Codex has no rollout for is `-32600 thread not loaded: <id>`.
+    expect(report.thread.detail).toContain("Codex does not know this thread (thread not loaded")
     expect(report.context.tokens).toBeNull()
-    expect(report.transports[2]?.detail).toContain(resolveCodexBinary().native!)
+    expect(report.transports[2]?.detail).toContain(
+      `thread not found: Codex has no thread ${unknown}`,
+    )
+  }, 60_000)
+
+  test("without a daemon the private app-server's thread/read says not found; a non-id spawns nothing", async () => {
+    const unknown = "019a0000-0000-7000-8000-000000000000"
+    const noDaemon = { ...options(unknown), daemon: { codexHome: join(cacheDir, "no-daemon") } }
+    const report = await Effect.runPromise(probeThread(noDaemon))
+    expect(report.selected).toBeNull()
+    expect(report.transports.map((t) => `${t.transport}:${t.verdict}`)).toEqual([
+      "extension:unavailable",
+      "daemon:unavailable",
+      "stdio:unavailable",
+    ])
+    expect(report.transports[2]?.detail).toContain(
+      `thread not found: Codex has no thread ${unknown}`,
+    )
+    expect(report.rateLimits.via).toBe("stdio")
+    const invalid = await Effect.runPromise(
+      probeThread({ ...noDaemon, threadId: "not-a-uuid", discoverBinary: Effect.die("spawned") }),
+    )
+    expect(invalid.selected).toBeNull()
+    expect(invalid.thread.detail).toContain("'not-a-uuid' is not a Codex thread id")
   }, 60_000)
 })

@@ -101,20 +101,33 @@ export const DEFAULT_EXTENSION_TIMEOUTS: ExtensionTimeouts = {
 
 /** How recovery retries. */
 export interface ExtensionRecoveryPolicy {
-  /** Consecutive recoveries without reaching Live before giving up. */
+  /**
+   * Consecutive recoveries without a connection that stayed Live for `stableLiveMs` before giving
+   * up (`RecoveryExhaustedError`).
+   */
   readonly maxConsecutiveAttempts: number
   readonly baseDelayMs: number
   readonly maxDelayMs: number
   /** Follow broadcasts sent (initial + re-follows) before a missing snapshot is a recovery reason. */
   readonly snapshotFollowAttempts: number
+  /**
+   * How long a connection must stay Live to count as recovered (resetting the attempt count and
+   * the backoff). A router that drops every connection soon after the snapshot thus exhausts the
+   * attempts instead of reconnecting forever at the base delay.
+   */
+  readonly stableLiveMs: number
 }
 
-/** Default recovery: 5 attempts, 250 ms doubling to at most 4 s, 2 follows per snapshot wait. */
+/**
+ * Default recovery: 5 attempts, 250 ms doubling to at most 4 s, 2 follows per snapshot wait, a
+ * connection counts as recovered after 10 s Live.
+ */
 export const DEFAULT_EXTENSION_RECOVERY: ExtensionRecoveryPolicy = {
   maxConsecutiveAttempts: 5,
   baseDelayMs: 250,
   maxDelayMs: 4_000,
   snapshotFollowAttempts: 2,
+  stableLiveMs: 10_000,
 }
 
 /** The delay before recovery attempt `attempt` (1-based): exponential, capped. */
@@ -328,7 +341,12 @@ export const openExtensionThread = (
     let route: Route | undefined
     let lastOwnerId: string | undefined
     let lastProblem = "not connected yet"
-    const progress = { connected: false, live: false, liveThisConnection: false }
+    const progress: {
+      connected: boolean
+      live: boolean
+      /** When this connection first reached Live (Clock time). */
+      liveSinceMs: number | null
+    } = { connected: false, live: false, liveSinceMs: null }
 
     const record = (kind: ExtensionSessionEventKind, detail: string): Effect.Effect<void> =>
       Effect.gen(function* () {
@@ -468,7 +486,7 @@ export const openExtensionThread = (
                   if (outcome._tag === "Snapshot")
                     yield* record("snapshot", `revision ${outcome.revision}`)
                   progress.live = true
-                  progress.liveThisConnection = true
+                  progress.liveSinceMs ??= yield* Clock.currentTimeMillis
                   yield* setStatus({
                     _tag: "Live",
                     clientId: connection.clientId,
@@ -535,7 +553,7 @@ export const openExtensionThread = (
 
     const runConnection = (attempt: number): Effect.Effect<never, ConnectionEnd, Scope.Scope> =>
       Effect.gen(function* () {
-        progress.liveThisConnection = false
+        progress.liveSinceMs = null
         yield* setStatus({ _tag: "Connecting", attempt })
         const endpoint = yield* resolve
         const socket = yield* connector.connect(endpoint.path).pipe(
@@ -610,7 +628,13 @@ export const openExtensionThread = (
         if (outcome._tag === "Success") continue
         const error = outcome.failure
         if (isFatal(error, progress)) return yield* closeWith(error)
-        if (progress.liveThisConnection) consecutive = 0
+        // Only a connection that stayed Live long enough counts as recovered; a flapping one does not.
+        const endedAtMs = yield* Clock.currentTimeMillis
+        if (
+          progress.liveSinceMs !== null &&
+          endedAtMs - progress.liveSinceMs >= policy.stableLiveMs
+        )
+          consecutive = 0
         consecutive += 1
         lastProblem = error.message
         reasons.push(error.message)

@@ -9,6 +9,7 @@
  * connect at once; notifications and server→client requests go to every initialised client, as
  * the 0.169.0 daemon does. Scripts advance one step per macrotask.
  */
+import { parseCodexUuid } from "./codex-uuid-parse.js"
 import type { AcceptInMemoryLink, InMemoryServerEnd } from "./in-memory-link.js"
 
 /** A thread the fake knows. */
@@ -22,6 +23,11 @@ export interface FakeThreadOptions {
   readonly loaded?: boolean
   /** `last.totalTokens` before any turn (default 50 000). */
   readonly lastTotalTokens?: number
+  /**
+   * The thread's source kind (default `cli`). `thread/list` without `sourceKinds` lists only
+   * `cli` and `vscode` threads, as the real server does, so an `exec` thread needs the filter.
+   */
+  readonly source?: string
 }
 
 /** How a requested compaction plays out. */
@@ -102,6 +108,11 @@ interface FakeThread {
   activeTurn: { readonly id: string; readonly kind: "user" | "compact" } | null
   readonly steps: Array<() => void>
   running: boolean
+  readonly source: string
+  /** Clients that resumed the thread and have not unsubscribed. */
+  readonly subscribers: Set<number>
+  /** Inputs steered into the running turn, emitted as user messages before it ends. */
+  readonly steered: Array<string>
 }
 
 /** The fake server: its link acceptor, fault controls and observations. */
@@ -227,6 +238,9 @@ export const makeFakeAppServer = (options: FakeAppServerOptions = {}): FakeAppSe
       activeTurn: null,
       steps: [],
       running: false,
+      source: t.source ?? "cli",
+      subscribers: new Set(),
+      steered: [],
     })
   }
   for (const t of options.threads ?? []) addThread(t)
@@ -353,6 +367,17 @@ export const makeFakeAppServer = (options: FakeAppServerOptions = {}): FakeAppSe
             secondary: null,
           },
         }),
+      () => {
+        for (const steeredText of thread.steered.splice(0)) {
+          const steeredItem = {
+            type: "userMessage",
+            id: uid("item"),
+            content: [{ type: "text", text: steeredText, text_elements: [] }],
+          }
+          item(thread, turnId, "started", steeredItem)
+          item(thread, turnId, "completed", steeredItem)
+        }
+      },
       () => setStatus(thread.id, { type: "idle" }),
       () => {
         thread.activeTurn = null
@@ -463,8 +488,27 @@ export const makeFakeAppServer = (options: FakeAppServerOptions = {}): FakeAppSe
 
   const invalid = (message: string): Answer => ({ error: { code: -32600, message } })
 
+  const THREAD_METHODS = new Set([
+    "thread/resume",
+    "thread/read",
+    "thread/unsubscribe",
+    "thread/compact/start",
+    "turn/start",
+    "turn/interrupt",
+  ])
+
   const handle = (session: Session, method: string, params: Json): Answer => {
-    const threadId = typeof params["threadId"] === "string" ? params["threadId"] : undefined
+    const rawThreadId = typeof params["threadId"] === "string" ? params["threadId"] : undefined
+    let threadId = rawThreadId
+    if (rawThreadId !== undefined && THREAD_METHODS.has(method) && !threads.has(rawThreadId)) {
+      // Registered ids are taken as they are (readable tests); any other id is parsed like 0.169.
+      const parsed = parseCodexUuid(rawThreadId)
+      if (parsed._tag === "Invalid")
+        return invalid(
+          `invalid ${method === "thread/resume" ? "session" : "thread"} id: ${parsed.error}`,
+        )
+      threadId = parsed.id
+    }
     const thread = threadId === undefined ? undefined : threads.get(threadId)
     switch (method) {
       case "thread/resume": {
@@ -473,6 +517,7 @@ export const makeFakeAppServer = (options: FakeAppServerOptions = {}): FakeAppSe
         if (thread.activeWriterElsewhere)
           return invalid(`thread ${threadId} already has an active writer`)
         thread.loaded = true
+        thread.subscribers.add(session.clientId)
         const t = thread
         setImmediate(() => {
           setStatus(t.id, t.status)
@@ -497,7 +542,8 @@ export const makeFakeAppServer = (options: FakeAppServerOptions = {}): FakeAppSe
       }
       case "thread/read":
         if (threadId === undefined) return invalid("Invalid request: missing field `threadId`")
-        if (thread === undefined) return invalid(`no rollout found for thread id ${threadId}`)
+        // 0.169 says "not loaded" for an id it has no rollout for; a stored thread reads fine.
+        if (thread === undefined) return invalid(`thread not loaded: ${threadId}`)
         return {
           result: {
             thread: {
@@ -513,8 +559,11 @@ export const makeFakeAppServer = (options: FakeAppServerOptions = {}): FakeAppSe
         }
       case "thread/unsubscribe":
         if (threadId === undefined) return invalid("Invalid request: missing field `threadId`")
+        if (thread === undefined || !thread.loaded) return { result: { status: "notLoaded" } }
         return {
-          result: { status: thread === undefined || !thread.loaded ? "notLoaded" : "unsubscribed" },
+          result: {
+            status: thread.subscribers.delete(session.clientId) ? "unsubscribed" : "notSubscribed",
+          },
         }
       case "thread/compact/start": {
         if (threadId === undefined) return invalid("Invalid request: missing field `threadId`")
@@ -547,14 +596,20 @@ export const makeFakeAppServer = (options: FakeAppServerOptions = {}): FakeAppSe
         const input = Array.isArray(params["input"]) ? (params["input"] as ReadonlyArray<Json>) : []
         const text = input.map((i) => (typeof i["text"] === "string" ? i["text"] : "")).join("")
         turnInputs.push({ threadId, text, params })
+        if (thread.activeTurn !== null) {
+          // 0.169 steers input given while a regular turn runs into that turn and answers with it.
+          thread.steered.push(text)
+          return { result: { turn: turnObject(thread.activeTurn.id, "inProgress") } }
+        }
         const turnId = uid("turn")
         thread.activeTurn = { id: turnId, kind: "user" }
         schedule(thread, userTurnSteps(thread, turnId, text))
         return { result: { turn: turnObject(turnId, "inProgress") } }
       }
       case "turn/interrupt": {
-        if (thread === undefined || thread.activeTurn === null)
-          return invalid("no active turn to interrupt")
+        if (threadId === undefined) return invalid("Invalid request: missing field `threadId`")
+        if (thread === undefined || !thread.loaded) return invalid(`thread not found: ${threadId}`)
+        if (thread.activeTurn === null) return invalid("no active turn to interrupt")
         const turnId = thread.activeTurn.id
         thread.steps.length = 0
         schedule(thread, [
@@ -591,18 +646,40 @@ export const makeFakeAppServer = (options: FakeAppServerOptions = {}): FakeAppSe
       }
       case "account/read":
         return { result: { account: null, userId: null, requiresOpenaiAuth: false } }
-      case "thread/list":
+      case "thread/list": {
+        // Like 0.169: interactive sources by default, limit clamped to at least 1 (default 25),
+        // an opaque `<time>|<id>` cursor after the last thread of a full page.
+        const kinds = Array.isArray(params["sourceKinds"])
+          ? (params["sourceKinds"] as ReadonlyArray<unknown>)
+          : ["cli", "vscode"]
+        const listed = [...threads.values()].filter((t) => kinds.includes(t.source))
+        const cursor = params["cursor"]
+        let start = 0
+        if (typeof cursor === "string") {
+          const after = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\|(.+)$/.exec(cursor)?.[1]
+          const index = after === undefined ? -1 : listed.findIndex((t) => t.id === after)
+          if (after === undefined) return invalid(`invalid cursor: ${cursor}`)
+          start = index + 1
+        }
+        const limit = typeof params["limit"] === "number" ? Math.max(1, params["limit"]) : 25
+        const page = listed.slice(start, start + limit)
+        const last = page.at(-1)
         return {
           result: {
-            data: [...threads.values()].map((t) => ({
+            data: page.map((t) => ({
               id: t.id,
               preview: "",
               status: session.initialized && t.loaded ? t.status : { type: "notLoaded" },
               cliVersion: version,
+              source: t.source,
             })),
-            nextCursor: null,
+            nextCursor:
+              last !== undefined && start + limit < listed.length
+                ? `${new Date(nowMs()).toISOString().slice(0, 19)}Z|${last.id}`
+                : null,
           },
         }
+      }
       case "thread/loaded/list": {
         const ids = [...threads.values()].filter((t) => t.loaded).map((t) => t.id)
         const pageSize = options.loadedListPageSize ?? ids.length
@@ -685,7 +762,10 @@ export const makeFakeAppServer = (options: FakeAppServerOptions = {}): FakeAppSe
             ...("error" in message ? { error: message["error"] } : {}),
           })
       },
-      onClose: () => sessions.delete(session),
+      onClose: () => {
+        sessions.delete(session)
+        for (const t of threads.values()) t.subscribers.delete(session.clientId)
+      },
     }
   }
 
