@@ -51,10 +51,10 @@ const create = leaf(
   ],
   [
     valueFlag("objective", "text", "pre-fill the checkpoint's Objective"),
-    valueFlag("thread", "id", "owning Codex thread (default $CODEX_THREAD_ID)"),
+    valueFlag("thread", "id", "owning Codex thread, a UUID (default $CODEX_THREAD_ID)"),
     valueFlag("cwd", "dir", "workspace the continuation runs in (default: current directory)"),
     valueFlag("model", "name", "model for continuations (default: Codex's configuration)"),
-    valueFlag("effort", "level", "reasoning effort for continuations (low, medium, high, …)"),
+    valueFlag("effort", "level", "reasoning effort: low, medium, high, xhigh, max or ultra"),
     valueFlag("delivery", "mode", "new_thread (default), job_thread or original_thread"),
     valueFlag("max-generations", "n", "continuations this job may launch (default 12)"),
     valueFlag("max-hours", "n", "wall-clock budget from creation (default 168)"),

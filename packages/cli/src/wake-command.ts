@@ -130,7 +130,7 @@ export const runWakeCreate: CommandRunner = async (invocation, io) => {
   const effort = flag(invocation, "effort")
   if (effort !== undefined && !wake.isValidReasoningEffort(effort))
     return usage(
-      `--effort ${JSON.stringify(effort.slice(0, 80))} is not a reasoning effort: one lower-case word such as low, medium or high`,
+      `--effort ${JSON.stringify(effort.slice(0, 80))} is not a reasoning effort: ${wake.REASONING_EFFORT_RULE}`,
     )
   const thread = flag(invocation, "thread") ?? io.env["CODEX_THREAD_ID"] ?? null
   const { store, fs } = wakeContext(io)
@@ -369,12 +369,18 @@ export const runWakeStatus: CommandRunner = async (invocation, io) => {
       json,
     )
     if (all._tag === "Failed") return all
-    const [{ jobs, unreadable }, watcher] = all.value
+    const [{ jobs, unreadable, orphanJobDirs, tornTempFiles }, watcher] = all.value
     const running = watcher !== null
     io.stdout(
       json
-        ? jsonLine({ jobs, unreadable, watcher: { running, pid: watcher?.pid ?? null } })
-        : `${renderListText(jobs, unreadable)}watcher: ${running ? `running (pid ${watcher?.pid})` : "not running"}\n`,
+        ? jsonLine({
+            jobs,
+            unreadable,
+            orphanJobDirs,
+            tornTempFiles,
+            watcher: { running, pid: watcher?.pid ?? null },
+          })
+        : `${renderListText(jobs, unreadable, { orphanJobDirs, tornTempFiles })}watcher: ${running ? `running (pid ${watcher?.pid})` : "not running"}\n`,
     )
     return done
   }
@@ -396,10 +402,11 @@ export const runWakeList: CommandRunner = async (invocation, io) => {
   const { store } = wakeContext(io)
   const listed = await attempt(wake.listJobs(store), json)
   if (listed._tag === "Failed") return listed
+  const { jobs, unreadable, orphanJobDirs, tornTempFiles } = listed.value
   io.stdout(
     json
-      ? jsonLine({ jobs: listed.value.jobs, unreadable: listed.value.unreadable })
-      : renderListText(listed.value.jobs, listed.value.unreadable),
+      ? jsonLine({ jobs, unreadable, orphanJobDirs, tornTempFiles })
+      : renderListText(jobs, unreadable, { orphanJobDirs, tornTempFiles }),
   )
   return done
 }

@@ -3,7 +3,7 @@
  * print as ISO-8601 UTC; never prints checkpoint or capsule text unless the command is the one
  * that shows it; JSON output is one object with `ok: true`.
  */
-import type { JobListEntry, JobStatusReport, WatcherEvent } from "@baton/wake"
+import type { JobListEntry, JobStatusReport, Leftovers, WatcherEvent } from "@baton/wake"
 
 const iso = (ms: number | null | undefined): string =>
   ms === null || ms === undefined ? "—" : new Date(ms).toISOString()
@@ -68,13 +68,22 @@ export const renderStatusText = (report: JobStatusReport): string => {
 export const renderListText = (
   jobs: ReadonlyArray<JobListEntry>,
   unreadable: ReadonlyArray<{ readonly jobId: string; readonly problem: string }>,
+  leftovers: Leftovers = { orphanJobDirs: [], tornTempFiles: [] },
 ): string => {
-  if (jobs.length === 0 && unreadable.length === 0) return "no wake jobs\n"
   const rows = jobs.map(
     (job) =>
       `${job.jobId}  ${job.state.padEnd(15)}  ${job.pressure.padEnd(7)}  gen ${job.generation}  ${iso(job.updatedAt)}  ${job.cwd}`,
   )
+  if (jobs.length === 0 && unreadable.length === 0) rows.push("no wake jobs")
   for (const bad of unreadable) rows.push(`${bad.jobId}  unreadable: ${bad.problem}`)
+  for (const dir of leftovers.orphanJobDirs)
+    rows.push(
+      `orphan job directory (no state.json; a failed or killed create): ${dir} — inspect, then delete it`,
+    )
+  for (const file of leftovers.tornTempFiles)
+    rows.push(
+      `leftover temporary file (a killed or failed write): ${file} — safe to delete when no baton command runs`,
+    )
   return `${rows.join("\n")}\n`
 }
 

@@ -140,6 +140,38 @@ describe("baton wake (built dist/bin.js)", () => {
     expect(badId.stderr).toContain("InvalidJobId")
   }, 60_000)
 
+  it("parallel creates for one thread (separate processes) make one job", async () => {
+    const thread = "019a0000-0000-7000-8000-0000000000bb"
+    const runs = await Promise.all(
+      [1, 2, 3, 4].map((i) =>
+        baton(["create", "--objective", `race ${i}`, "--thread", thread, "--json"]),
+      ),
+    )
+    const answers = runs.map((r) => json(r.stdout))
+    expect(new Set(answers.map((a) => a["jobId"])).size).toBe(1)
+    expect(answers.filter((a) => a["alreadyExists"] === false)).toHaveLength(1)
+    await baton(["stop", String(answers[0]?.["jobId"])])
+  }, 60_000)
+
+  it("create refuses a --cwd that is a file, an unknown --effort and a bad --thread", async () => {
+    const file = join(root, "work", "afile")
+    await writeFile(file, "x")
+    const cwdFile = await baton(["create", "--objective", "x", "--cwd", file, "--json"])
+    expect(cwdFile.code).toBe(1)
+    expect(json(cwdFile.stdout)).toMatchObject({
+      ok: false,
+      error: { _tag: "InvalidJobSetting", field: "cwd" },
+    })
+    const effort = await baton(["create", "--objective", "x", "--effort", "minimal"])
+    expect(effort.code).toBe(2)
+    expect(effort.stderr).toContain("low, medium, high, xhigh, max, ultra")
+    const thread = await baton(["create", "--objective", "x", "--thread", "bad id", "--json"])
+    expect(json(thread.stdout)).toMatchObject({
+      ok: false,
+      error: { _tag: "InvalidJobSetting", field: "thread id" },
+    })
+  }, 60_000)
+
   it("capsule says fresh or stale; secrets are masked in the capsule; a pause reason prints inert; completed jobs refuse a checkpoint", async () => {
     const created = await baton(["create", "--objective", "x", "--json"])
     const jobId = json(created.stdout)["jobId"] as string

@@ -28,7 +28,7 @@ const instructions = [
   "Baton gives coding agents continuity.",
   "Recall: recall_search finds past Claude Code and Codex sessions on this machine by meaning and words; expand_around / step walk the raw turns of a hit; grep finds exact text (tool output included); recent_sessions lists sessions; recall_status says what is indexed.",
   "Compaction (Codex): read compaction_status and probe_compaction first, validate the handoff with handoff_validate, call schedule_compaction once with the exact $CODEX_THREAD_ID, then end your turn.",
-  "Wake: wake_create / wake_checkpoint keep a long task's checkpoint current; wake_complete ends it; wake_status reports it.",
+  "Wake: wake_create / wake_checkpoint keep a long task's checkpoint current; wake_complete ends it, wake_pause parks it for the user; wake_status reports it.",
 ].join(" ")
 
 /** Writes a defect to stderr: one line, the stack only when BATON_DEBUG=1. */

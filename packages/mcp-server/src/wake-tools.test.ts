@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises"
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -11,6 +11,7 @@ import {
   wakeCheckpointOutput,
   wakeCompleteOutput,
   wakeCreateOutput,
+  wakePauseOutput,
   wakeStatusOutput,
   wakeTools,
 } from "./wake-tools.js"
@@ -56,7 +57,13 @@ const call = (name: string, args: Record<string, unknown>) =>
 describe("wake tools", () => {
   it("are registered in the server's default tools", () => {
     const names = batonTools.map((tool) => tool.name)
-    for (const name of ["wake_create", "wake_checkpoint", "wake_status", "wake_complete"])
+    for (const name of [
+      "wake_create",
+      "wake_checkpoint",
+      "wake_status",
+      "wake_pause",
+      "wake_complete",
+    ])
       expect(names).toContain(name)
   })
 
@@ -167,5 +174,64 @@ describe("wake tools", () => {
     const relative = await call("wake_create", { objective: "x", cwd: "relative/dir" })
     expect(relative.isError).toBe(true)
     expect(JSON.stringify(relative.content)).toContain("InvalidJobSetting")
+  })
+
+  it("parallel creates for one thread return one job", async () => {
+    const thread = "019a0000-0000-7000-8000-0000000000ee"
+    const results = await Promise.all(
+      [1, 2, 3, 4].map((i) =>
+        call("wake_create", { objective: `parallel ${i}`, threadId: thread, cwd: root }),
+      ),
+    )
+    const jobs = results.map((r) => z.object(wakeCreateOutput).parse(r.structuredContent))
+    expect(new Set(jobs.map((j) => j.jobId)).size).toBe(1)
+    expect(jobs.filter((j) => !j.alreadyExists)).toHaveLength(1)
+  })
+
+  it("refuses a cwd that is a file, an unknown effort, a bad thread id and a multi-line objective", async () => {
+    const file = join(root, "afile")
+    await writeFile(file, "x")
+    const cases: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
+      [{ cwd: file }, "not a directory"],
+      [{ cwd: root, reasoningEffort: "turbo" }, "low, medium, high, xhigh, max, ultra"],
+      [{ cwd: root, reasoningEffort: "minimal" }, "low, medium, high, xhigh, max, ultra"],
+      [{ cwd: root, threadId: "bad id with spaces" }, "UUID"],
+      [{ cwd: root, objective: "x\n## Next actions\n1. injected" }, "no line breaks"],
+    ]
+    for (const [args, says] of cases) {
+      const result = await call("wake_create", { objective: "x", ...args })
+      expect(result.isError).toBe(true)
+      expect(JSON.stringify(result.content)).toContain("InvalidJobSetting")
+      expect(JSON.stringify(result.content)).toContain(says)
+    }
+  })
+
+  it("wake_pause parks an armed job with the reason; status lists leftovers", async () => {
+    const created = z.object(wakeCreateOutput).parse(
+      (
+        await call("wake_create", {
+          objective: "Port the tokenizer",
+          cwd: root,
+          checkpoint: CHECKPOINT,
+          arm: true,
+        })
+      ).structuredContent,
+    )
+    const paused = await call("wake_pause", {
+      jobId: created.jobId,
+      reason: "needs the API key",
+    })
+    expect(z.object(wakePauseOutput).parse(paused.structuredContent)).toEqual({
+      jobId: created.jobId,
+      state: "waiting_user",
+      pauseReason: "needs the API key",
+    })
+    const blank = await call("wake_pause", { jobId: created.jobId, reason: " " })
+    expect(blank.isError).toBe(true)
+    const status = z
+      .object(wakeStatusOutput)
+      .parse((await call("wake_status", {})).structuredContent)
+    expect(status.orphanJobDirs).toEqual([])
+    expect(status.tornTempFiles).toEqual([])
   })
 })

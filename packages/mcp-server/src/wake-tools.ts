@@ -1,10 +1,12 @@
 /**
- * `wake_create`, `wake_checkpoint`, `wake_status`, `wake_complete`: wake jobs from an agent.
+ * `wake_create`, `wake_checkpoint`, `wake_status`, `wake_pause`, `wake_complete`: wake jobs from
+ * an agent.
  * Guarantees: every change goes through @baton/wake's job store (lock + compare-and-set) and its
  * transition table; a job id is validated, never guessed (MCP servers do not receive
  * `$CODEX_THREAD_ID`, so the owning thread is passed explicitly); results carry states, paths,
- * sizes and problems, never checkpoint or capsule text. `wake_complete` is the explicit success
- * signal a continuation gives. @baton/wake and effect load on the first call.
+ * sizes and problems, never checkpoint or capsule text. A continuation ends with `wake_complete`
+ * (the explicit success signal) or `wake_pause` (it needs the user). @baton/wake and effect load
+ * on the first call.
  */
 import { randomBytes } from "node:crypto"
 import { homedir, hostname } from "node:os"
@@ -54,17 +56,19 @@ export const wakeCreateInput = {
     .string()
     .trim()
     .min(1, "objective must say the goal: it is empty or only whitespace")
-    .describe("One concise goal for the whole task."),
+    .describe("One concise goal for the whole task, on one line (details go in the checkpoint)."),
   threadId: z
     .string()
     .optional()
     .describe(
-      "The Codex thread that owns the task: its $CODEX_THREAD_ID (provenance only; never resumed). An open job of that thread is returned instead of a new one.",
+      "The Codex thread that owns the task: exactly its $CODEX_THREAD_ID, a UUID (provenance only; never resumed). An open job of that thread is returned instead of a new one, also to calls made at the same time.",
     ),
   cwd: z
     .string()
     .optional()
-    .describe("Absolute workspace the continuation runs in (default: the server's directory)."),
+    .describe(
+      "Absolute path of the workspace directory the continuation runs in (default: the server's directory).",
+    ),
   checkpoint: z
     .string()
     .optional()
@@ -76,7 +80,10 @@ export const wakeCreateInput = {
     .string()
     .optional()
     .describe("Model for continuations (default: Codex's configuration)."),
-  reasoningEffort: z.string().optional().describe("Reasoning effort for continuations."),
+  reasoningEffort: z
+    .string()
+    .optional()
+    .describe("Reasoning effort for continuations: low, medium, high, xhigh, max or ultra."),
 }
 
 /** Output of `wake_create`. */
@@ -298,6 +305,16 @@ export const wakeStatusOutput = {
       updatedAt: z.number(),
     }),
   ),
+  orphanJobDirs: z
+    .array(z.string())
+    .describe(
+      "job directories without state.json (a failed or killed create): invisible to the watcher; inspect, then delete",
+    ),
+  tornTempFiles: z
+    .array(z.string())
+    .describe(
+      "temporary files a killed or failed write left (*.tmp, *.creating, lock.stale-*): safe to delete when no Baton command runs",
+    ),
   watcherRunning: z.boolean(),
 }
 
@@ -383,6 +400,8 @@ export const wakeStatusTool = defineBatonTool({
         generation: job.generation,
         updatedAt: job.updatedAt,
       })),
+      orphanJobDirs: [...listed.orphanJobDirs],
+      tornTempFiles: [...listed.tornTempFiles],
       watcherRunning: await watcherRunning(),
     })
   },
@@ -421,10 +440,52 @@ export const wakeCompleteTool = defineBatonTool({
   },
 })
 
-/** The four wake tools, in `tools/list` order. */
+/** Input of `wake_pause`. */
+export const wakePauseInput = {
+  jobId: jobIdInput,
+  reason: z
+    .string()
+    .trim()
+    .min(1, "reason must say what the job waits for: it is empty or only whitespace")
+    .max(500)
+    .describe("What the job waits for from the user (shown in wake_status)."),
+}
+
+/** Output of `wake_pause`. */
+export const wakePauseOutput = {
+  jobId: z.string(),
+  state: states,
+  pauseReason: z.string().nullable(),
+}
+
+/** The `wake_pause` tool. */
+export const wakePauseTool = defineBatonTool({
+  name: "wake_pause",
+  title: "Pause a wake job for the user",
+  description:
+    "The job needs the user (a decision, a credential, an approval): update the checkpoint first, then pause it. The watcher launches nothing for a paused job; the user re-arms it (`baton wake arm`, or wake_checkpoint with arm: true) once unblocked.",
+  inputSchema: wakePauseInput,
+  outputSchema: wakePauseOutput,
+  annotations: {
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+  handler: async (input) => {
+    const { wake, store, run } = await loadWake()
+    const result = await run(wake.pauseJob(store, input.jobId, input.reason))
+    if (result._tag === "Failure") return toolFailure(result.failure)
+    const job = result.success.stored.job
+    return toolSuccess({ jobId: job.jobId, state: job.state, pauseReason: job.pauseReason })
+  },
+})
+
+/** The five wake tools, in `tools/list` order. */
 export const wakeTools = [
   wakeCreateTool,
   wakeCheckpointTool,
   wakeStatusTool,
+  wakePauseTool,
   wakeCompleteTool,
 ] as const

@@ -14,13 +14,23 @@ import { InvalidJobSettingError } from "./errors.js"
 import type { JobRecord } from "./job-record.js"
 
 const modelPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/
-const effortPattern = /^[a-z]{2,16}$/
 const threadPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{7,127}$/
 
 /** Whether a model name may reach argv. */
 export const isValidModel = (value: string): boolean => modelPattern.test(value)
-/** Whether a reasoning effort may reach argv (lower-case word, 2–16 letters). */
-export const isValidReasoningEffort = (value: string): boolean => effortPattern.test(value)
+/**
+ * The reasoning efforts a continuation may ask for: the levels the pinned Codex (0.169) offers in
+ * its model catalog (`supported_reasoning_levels`). wake's reference list also has `persistent`,
+ * which that binary offers for no model; no model offers `minimal` or `none` either.
+ */
+export const reasoningEfforts = ["low", "medium", "high", "xhigh", "max", "ultra"] as const
+
+/** What an invalid reasoning effort is told. */
+export const REASONING_EFFORT_RULE = `one of ${reasoningEfforts.join(", ")}`
+
+/** Whether a reasoning effort may reach argv (one of {@link reasoningEfforts}). */
+export const isValidReasoningEffort = (value: string): boolean =>
+  (reasoningEfforts as ReadonlyArray<string>).includes(value)
 
 /** What a continuation's command line needs. */
 export interface ExecPlanInput {
@@ -58,7 +68,7 @@ export const execPlan = (input: ExecPlanInput): ExecPlan | InvalidJobSettingErro
     return new InvalidJobSettingError({
       field: "reasoning effort",
       value: job.reasoningEffort,
-      rule: "one lower-case word such as low, medium or high",
+      rule: REASONING_EFFORT_RULE,
     })
   if (input.resumeThreadId !== null && !threadPattern.test(input.resumeThreadId))
     return new InvalidJobSettingError({

@@ -40,7 +40,13 @@ export {
   statusOnlyCheckpointChannelLayer,
 } from "./checkpoint-channel.js"
 export type { CheckpointChannelShape, CheckpointRequestOutcome } from "./checkpoint-channel.js"
-export { execPlan, isValidModel, isValidReasoningEffort } from "./continuation-plan.js"
+export {
+  REASONING_EFFORT_RULE,
+  execPlan,
+  isValidModel,
+  isValidReasoningEffort,
+  reasoningEfforts,
+} from "./continuation-plan.js"
 export type { ExecPlan, ExecPlanInput } from "./continuation-plan.js"
 export {
   ContinuationProcesses,
@@ -145,6 +151,7 @@ export type {
   CreateJobInput,
   JobStoreOptions,
   JobStoreShape,
+  Leftovers,
   MemoryStatus,
   Projection,
   StoredJob,

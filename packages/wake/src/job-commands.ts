@@ -3,14 +3,16 @@
  * create, write the checkpoint, refresh, arm (or re-arm a parked job), pause, stop, complete, and
  * read its status. Every change goes through the job store (lock + compare-and-set) and the
  * transition table; a refusal is a JobRefusedError naming the state. `stop` also ends a running
- * continuation's process group (pid and start time checked first). Settings that will reach a
- * command line (model, effort) are validated here, before they are stored. Time from the Clock.
+ * continuation's process group (pid and start time checked first). What `create` is given (thread
+ * id, cwd, model, effort, objective) is validated here, before anything is stored, and a thread's
+ * find-or-create runs under its create lock. Time from the Clock.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import { isCodexThreadId } from "@baton/ipc-codex"
 import { checkpointProblems, CHECKPOINT_MAX_BYTES } from "./checkpoint.js"
 import type { ContinuationProcessesShape } from "./continuation-processes.js"
-import { isValidModel, isValidReasoningEffort } from "./continuation-plan.js"
+import { isValidModel, isValidReasoningEffort, REASONING_EFFORT_RULE } from "./continuation-plan.js"
 import {
   CheckpointNotReadyError,
   InvalidJobSettingError,
@@ -25,7 +27,7 @@ import type { DeliveryMode, JobBounds, JobRecord } from "./job-record.js"
 import { jobStatusReport } from "./job-status.js"
 import type { JobStatusReport } from "./job-status.js"
 import { findJobForThread } from "./job-lookup.js"
-import type { JobStoreShape, StoredJob } from "./job-store.js"
+import type { JobStoreShape, Leftovers, StoredJob } from "./job-store.js"
 import { stopContinuation } from "./launcher.js"
 import { readLiveWatcherLock, readWatcherLock } from "./watcher-lock.js"
 import type { HolderProbe } from "./watcher-lock.js"
@@ -51,53 +53,96 @@ export interface CreatedJob {
   readonly alreadyExists: boolean
 }
 
-/** Creates a draft job (or returns the thread's open job). */
+/** Checks what `create` is given before anything is stored; the first problem, else null. */
+const createRequestProblem = (
+  fs: WakeFileSystemShape,
+  request: CreateJobRequest,
+): Effect.Effect<InvalidJobSettingError | WakeIoError | null, WakeIoError> =>
+  Effect.gen(function* () {
+    if (request.objective !== null && /[\r\n]/.test(request.objective))
+      return new InvalidJobSettingError({
+        field: "objective",
+        value: request.objective,
+        rule: "one line (no line breaks), so it cannot add headings to checkpoint.md: put details in the checkpoint's sections",
+      })
+    if (request.threadId !== null && !isCodexThreadId(request.threadId))
+      return new InvalidJobSettingError({
+        field: "thread id",
+        value: request.threadId,
+        rule: "a Codex thread id, a UUID such as 019a22c2-1a7b-7611-a89d-7e51c258aa8d: pass $CODEX_THREAD_ID exactly, or no thread",
+      })
+    if (request.model !== null && !isValidModel(request.model))
+      return new InvalidJobSettingError({
+        field: "model",
+        value: request.model,
+        rule: "a letter or digit, then letters, digits, '.', '_', ':' or '-' (at most 128)",
+      })
+    if (request.reasoningEffort !== null && !isValidReasoningEffort(request.reasoningEffort))
+      return new InvalidJobSettingError({
+        field: "reasoning effort",
+        value: request.reasoningEffort,
+        rule: REASONING_EFFORT_RULE,
+      })
+    const isDirectory = yield* fs.isDirectory(request.cwd)
+    if (isDirectory === null)
+      return new WakeIoError({
+        path: request.cwd,
+        operation: "create (cwd)",
+        code: "ENOENT",
+        detail: "the working directory does not exist",
+      })
+    if (!isDirectory)
+      return new InvalidJobSettingError({
+        field: "cwd",
+        value: request.cwd,
+        rule: "the workspace directory the continuation runs in; this path is a file, not a directory: pass its directory",
+      })
+    return null
+  })
+
+/**
+ * Creates a draft job, or returns the thread's open job. With a thread, "find, else create" runs
+ * under the thread's create lock, so racing calls (other processes included) get one job.
+ */
 export const createJob = (
   store: JobStoreShape,
   fs: WakeFileSystemShape,
   request: CreateJobRequest,
 ): Effect.Effect<CreatedJob, WakeStoreError | InvalidJobSettingError> =>
   Effect.gen(function* () {
-    if (request.model !== null && !isValidModel(request.model))
-      return yield* new InvalidJobSettingError({
-        field: "model",
-        value: request.model,
-        rule: "a letter or digit, then letters, digits, '.', '_', ':' or '-' (at most 128)",
+    const problem = yield* createRequestProblem(fs, request)
+    if (problem !== null) return yield* problem
+    const threadId = request.threadId === null ? null : request.threadId.toLowerCase()
+    const createNew = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const stored = yield* store.create({
+        jobId: newJobId(now, request.idSuffix),
+        originalThreadId: threadId,
+        cwd: request.cwd,
+        model: request.model,
+        reasoningEffort: request.reasoningEffort,
+        limitId: null,
+        bounds: { ...defaultJobBounds, ...request.bounds },
+        objective: request.objective,
       })
-    if (request.reasoningEffort !== null && !isValidReasoningEffort(request.reasoningEffort))
-      return yield* new InvalidJobSettingError({
-        field: "reasoning effort",
-        value: request.reasoningEffort,
-        rule: "one lower-case word such as low, medium or high",
-      })
-    if ((yield* fs.mode(request.cwd)) === null)
-      return yield* new WakeIoError({
-        path: request.cwd,
-        operation: "create (cwd)",
-        code: "ENOENT",
-        detail: "the working directory does not exist",
-      })
-    if (request.threadId !== null) {
-      const existing = yield* findJobForThread(store, request.threadId)
+      const withDelivery =
+        request.delivery === "new_thread"
+          ? stored
+          : yield* store.modify(stored.job.jobId, (job) => ({
+              ...job,
+              delivery: request.delivery,
+            }))
+      return { stored: withDelivery, alreadyExists: false }
+    })
+    if (threadId === null) return yield* createNew
+    const findOrCreate = Effect.gen(function* () {
+      const existing = yield* findJobForThread(store, threadId)
       if (existing !== null)
         return { stored: yield* store.read(existing.jobId), alreadyExists: true }
-    }
-    const now = yield* Clock.currentTimeMillis
-    const stored = yield* store.create({
-      jobId: newJobId(now, request.idSuffix),
-      originalThreadId: request.threadId,
-      cwd: request.cwd,
-      model: request.model,
-      reasoningEffort: request.reasoningEffort,
-      limitId: null,
-      bounds: { ...defaultJobBounds, ...request.bounds },
-      objective: request.objective,
+      return yield* createNew
     })
-    const withDelivery =
-      request.delivery === "new_thread"
-        ? stored
-        : yield* store.modify(stored.job.jobId, (job) => ({ ...job, delivery: request.delivery }))
-    return { stored: withDelivery, alreadyExists: false }
+    // A create takes tens of milliseconds; racing callers wait their turn (about 5 s at most).
+    return yield* retryWhileBusy(store.withThreadLock(threadId, findOrCreate), 50)
   })
 
 /**
@@ -299,14 +344,17 @@ export interface JobListEntry {
   readonly cwd: string
 }
 
-/** Lists every readable job (corrupt ones are reported, not hidden). */
+/**
+ * Lists every readable job; corrupt ones are reported, not hidden, and so is what a killed or
+ * failed operation left behind (job directories without `state.json`, temporary files).
+ */
 export const listJobs = (
   store: JobStoreShape,
 ): Effect.Effect<
   {
     readonly jobs: ReadonlyArray<JobListEntry>
     readonly unreadable: ReadonlyArray<{ readonly jobId: string; readonly problem: string }>
-  },
+  } & Leftovers,
   WakeStoreError
 > =>
   Effect.gen(function* () {
@@ -329,5 +377,5 @@ export const listJobs = (
         cwd: job.cwd,
       })
     }
-    return { jobs, unreadable }
+    return { jobs, unreadable, ...(yield* store.leftovers()) }
   })

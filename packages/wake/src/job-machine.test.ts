@@ -444,3 +444,38 @@ test("a continuation's usage-limit exit holds launches until the 429's reset, el
   job = transition(job, { _tag: "ResumeRequested", at: now }).job
   expect(job).toMatchObject({ cooldownUntil: null, usageLimitStreak: 0 })
 })
+
+test("a launch that never started gives its generation back", () => {
+  const launched = transition(inState("quota_waiting"), {
+    _tag: "UsageObserved",
+    at,
+    allowed: true,
+    resetsAt: null,
+    launchSlotFree: true,
+  })
+  expect(launched.job).toMatchObject({ state: "running", generation: 1 })
+  const refused = transition(launched.job, {
+    _tag: "LaunchFailed",
+    at,
+    generation: 1,
+    detail: "the checkpoint is not ready",
+  })
+  expect(refused.job).toMatchObject({ state: "needs_attention", generation: 0, run: null })
+  // Re-armed and launched again, the next continuation is generation 1, not 2.
+  const rearmed = transition(refused.job, { _tag: "ResumeRequested", at })
+  const waiting = transition(rearmed.job, {
+    _tag: "UsageObserved",
+    at,
+    allowed: false,
+    resetsAt: null,
+    launchSlotFree: true,
+  })
+  const again = transition(waiting.job, {
+    _tag: "UsageObserved",
+    at,
+    allowed: true,
+    resetsAt: null,
+    launchSlotFree: true,
+  })
+  expect(again.effects).toContainEqual({ _tag: "LaunchContinuation", generation: 1 })
+})

@@ -440,8 +440,13 @@ export const transition = (job: JobRecord, event: JobEvent): Transition => {
           })
         : unchanged(job)
     case "LaunchFailed":
+      // Nothing started, so the generation the launch took is given back (bounds count runs).
       return job.state === "running" && job.run?.generation === event.generation
-        ? needsAttention(job, at, `launch failed: ${event.detail}`)
+        ? needsAttention(
+            { ...job, generation: Math.max(0, event.generation - 1) },
+            at,
+            `launch failed: ${event.detail}`,
+          )
         : unchanged(job)
     case "RunExited":
       return onRunExited(job, event)

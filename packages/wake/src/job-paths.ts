@@ -8,6 +8,7 @@
  *   jobs/<job-id>/sealed/capsule-<sha256>.md      immutable sealed capsules, keyed by checkpoint hash
  *   jobs/<job-id>/runs/                           continuation run logs (written by the launcher)
  *   jobs/<job-id>/lock                            the job lock (lease)
+ *   locks/thread-<sha256>.lock                    a thread's create lock (lease)
  * Pure: the environment arrives as an argument.
  */
 import * as path from "node:path"

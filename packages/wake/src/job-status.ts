@@ -125,7 +125,8 @@ export const jobStatusReport = (
     lastError: job.lastError,
     bounds: job.bounds,
     memory: {
-      ready: job.memory.ready,
+      // What the watcher will find: it re-projects from checkpoint.md on disk before a launch.
+      ready: memory.problems.length === 0,
       capsuleBytes: memory.capsuleBytes,
       capsuleMaxBytes: CAPSULE_MAX_BYTES,
       projections: job.memory.projections,

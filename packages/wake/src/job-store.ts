@@ -108,6 +108,25 @@ export interface JobStoreShape {
     jobId: string,
   ) => Effect.Effect<{ readonly stored: StoredJob; readonly sealed: boolean }, WakeStoreError>
   readonly memoryStatus: (jobId: string) => Effect.Effect<MemoryStatus, WakeStoreError>
+  /**
+   * Runs `use` holding the thread's create lock (`locks/thread-<sha256>.lock`, the job lock's
+   * exclusive-create and stale-takeover machinery): "find the thread's open job, else create"
+   * inside it is atomic across processes. Never waits: a held lock is JobLockHeldError.
+   */
+  readonly withThreadLock: <A, E, R>(
+    threadId: string,
+    use: Effect.Effect<A, E, R>,
+  ) => Effect.Effect<A, E | WakeStoreError, R>
+  /** What a crash or failed write left in the jobs directory (reported, never removed). */
+  readonly leftovers: () => Effect.Effect<Leftovers, WakeStoreError>
+}
+
+/** Files and directories a killed or failed operation left behind. */
+export interface Leftovers {
+  /** Job directories without a `state.json` (a create that failed or was killed). */
+  readonly orphanJobDirs: ReadonlyArray<string>
+  /** Temporary files of interrupted writes (`*.tmp`, `*.creating`) and moved-aside stale locks. */
+  readonly tornTempFiles: ReadonlyArray<string>
 }
 
 /** The job store service. */
@@ -224,24 +243,72 @@ export const makeJobStore = (
       const p = paths(input.jobId)
       if ((yield* fs.readText(p.state)) !== null)
         return yield* new JobExistsError({ jobId: input.jobId, path: p.state })
-      for (const dir of [p.dir, p.runsDir, p.sealedDir]) yield* fs.ensureDir(dir, WAKE_DIR_MODE)
-      return yield* locked(
-        input.jobId,
+      const newDir = (yield* fs.isDirectory(p.dir)) === null
+      let madeCheckpoint = false
+      /** A create that fails (a full disk) takes back what it made: no job dir without state. */
+      const undo = Effect.gen(function* () {
+        if ((yield* fs.readText(p.state)) !== null) return
+        if (madeCheckpoint) yield* fs.remove(p.checkpoint)
+        if (!newDir) return
+        yield* fs.remove(p.capsule)
+        for (const dir of [p.sealedDir, p.runsDir, p.dir]) yield* fs.removeDir(dir)
+      }).pipe(Effect.ignore)
+      return yield* Effect.onError(
         Effect.gen(function* () {
-          const now = yield* Clock.currentTimeMillis
-          // An existing checkpoint (e.g. a job dir restored by hand) is kept, never replaced.
-          yield* fs.createExclusive(
-            p.checkpoint,
-            renderCheckpoint(checkpointTemplate(input.objective)),
-            WAKE_FILE_MODE,
+          for (const dir of [p.dir, p.runsDir, p.sealedDir]) yield* fs.ensureDir(dir, WAKE_DIR_MODE)
+          return yield* locked(
+            input.jobId,
+            Effect.gen(function* () {
+              const now = yield* Clock.currentTimeMillis
+              // An existing checkpoint (e.g. a job dir restored by hand) is kept, never replaced.
+              madeCheckpoint = yield* fs.createExclusive(
+                p.checkpoint,
+                renderCheckpoint(checkpointTemplate(input.objective)),
+                WAKE_FILE_MODE,
+              )
+              const { next } = yield* project(newJobRecord({ ...input, createdAt: now }))
+              const stored: StoredJob = { schemaVersion: 1, revision: 1, job: next }
+              if (!(yield* fs.createExclusive(p.state, encode(stored), WAKE_FILE_MODE)))
+                return yield* new JobExistsError({ jobId: input.jobId, path: p.state })
+              return stored
+            }),
           )
-          const { next } = yield* project(newJobRecord({ ...input, createdAt: now }))
-          const stored: StoredJob = { schemaVersion: 1, revision: 1, job: next }
-          if (!(yield* fs.createExclusive(p.state, encode(stored), WAKE_FILE_MODE)))
-            return yield* new JobExistsError({ jobId: input.jobId, path: p.state })
-          return stored
         }),
+        () => undo,
       )
+    })
+
+  const withThreadLock: JobStoreShape["withThreadLock"] = (threadId, use) =>
+    Effect.gen(function* () {
+      const dir = `${wakeDir}/locks`
+      yield* fs.ensureDir(wakeDir, WAKE_DIR_MODE)
+      yield* fs.ensureDir(dir, WAKE_DIR_MODE)
+      const file = `${dir}/thread-${sha256Hex(threadId.toLowerCase())}.lock`
+      return yield* withJobLock(fs, file, pid, use, options.holderProbe)
+    })
+
+  const isTorn = (name: string) =>
+    name.endsWith(".tmp") || name.endsWith(".creating") || /\.stale-\d+-\d+$/.test(name)
+
+  const leftovers: JobStoreShape["leftovers"] = () =>
+    Effect.gen(function* () {
+      const jobsDir = `${wakeDir}/jobs`
+      const orphanJobDirs: Array<string> = []
+      const tornTempFiles: Array<string> = []
+      for (const name of [...(yield* fs.list(`${wakeDir}/locks`))].sort())
+        if (isTorn(name)) tornTempFiles.push(`${wakeDir}/locks/${name}`)
+      for (const name of [...(yield* fs.list(jobsDir))].sort()) {
+        if (!isValidJobId(name)) continue
+        const p = paths(name)
+        if ((yield* fs.isDirectory(p.dir)) !== true) continue
+        const inside = yield* fs.list(p.dir)
+        if (!inside.includes("state.json")) orphanJobDirs.push(p.dir)
+        for (const entry of inside) if (isTorn(entry)) tornTempFiles.push(`${p.dir}/${entry}`)
+        for (const sub of [p.runsDir, p.sealedDir])
+          for (const entry of yield* fs.list(sub))
+            if (isTorn(entry)) tornTempFiles.push(`${sub}/${entry}`)
+      }
+      return { orphanJobDirs, tornTempFiles }
     })
 
   const list: JobStoreShape["list"] = () =>
@@ -357,6 +424,8 @@ export const makeJobStore = (
     refreshCapsule,
     seal,
     memoryStatus,
+    withThreadLock,
+    leftovers,
   }
 }
 

@@ -195,7 +195,11 @@ export const launchContinuation = (
     const written = yield* Effect.result(
       Effect.andThen(
         ctx.fs.ensureDir(paths.runsDir, WAKE_DIR_MODE),
-        ctx.fs.writeAtomic(files.meta, encodeRunMeta(meta), WAKE_FILE_MODE),
+        Effect.andThen(
+          ctx.fs.writeAtomic(files.meta, encodeRunMeta(meta), WAKE_FILE_MODE),
+          // Codex writes `-o` in place: made first, the last message keeps wake's 0600.
+          ctx.fs.createExclusive(files.lastMessage, "", WAKE_FILE_MODE),
+        ),
       ),
     )
     if (written._tag === "Failure")

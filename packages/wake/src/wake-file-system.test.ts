@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
@@ -68,5 +69,56 @@ describe("nodeWakeFileSystem.ensureDir", () => {
     } finally {
       mount.dispose()
     }
+  })
+})
+
+describe("nodeWakeFileSystem on a full disk", () => {
+  // Every call on a full disk used to leave `<file>.<hex>.creating` (or `.tmp`) behind.
+  test("a failed create or atomic write leaves no temporary file", async (context) => {
+    if (process.getuid?.() !== 0) return context.skip("mounting a small tmpfs needs root")
+    const dir = await mkdtemp(path.join(tmpdir(), "baton-full-"))
+    dirs.push(dir)
+    try {
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir], { stdio: "pipe" })
+    } catch (error) {
+      return context.skip(`mount failed: ${(error as Error).message.split("\n")[0]}`)
+    }
+    try {
+      const big = "x".repeat(256 * 1024)
+      const created = await Effect.runPromise(
+        Effect.flip(nodeWakeFileSystem.createExclusive(path.join(dir, "lock"), big, 0o600)),
+      )
+      expect(created).toMatchObject({ code: "ENOSPC" })
+      const written = await Effect.runPromise(
+        Effect.flip(nodeWakeFileSystem.writeAtomic(path.join(dir, "state.json"), big, 0o600)),
+      )
+      expect(written).toMatchObject({ code: "ENOSPC" })
+      expect(await readdir(dir)).toEqual([])
+    } finally {
+      execFileSync("umount", [dir], { stdio: "pipe" })
+    }
+  })
+})
+
+describe("nodeWakeFileSystem under a regular file", () => {
+  test("names the file that stands where a directory must be", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "baton-notdir-"))
+    dirs.push(dir)
+    const wake = path.join(dir, "wake")
+    await writeFile(wake, "")
+    for (const failing of [
+      nodeWakeFileSystem.readText(path.join(wake, "jobs", "j", "state.json")),
+      nodeWakeFileSystem.list(path.join(wake, "jobs")),
+      nodeWakeFileSystem.ensureDir(path.join(wake, "jobs", "j"), 0o700),
+      nodeWakeFileSystem.ensureDir(wake, 0o700),
+    ]) {
+      const error = await Effect.runPromise(Effect.flip(failing))
+      expect(error).toMatchObject({ path: wake, code: "ENOTDIR" })
+      expect(error.message).toContain(`${wake} is not a directory`)
+    }
+    // A cwd under a file does not exist; the file itself is no directory.
+    expect(await Effect.runPromise(nodeWakeFileSystem.isDirectory(path.join(wake, "x")))).toBe(null)
+    expect(await Effect.runPromise(nodeWakeFileSystem.isDirectory(wake))).toBe(false)
+    expect(await Effect.runPromise(nodeWakeFileSystem.isDirectory(dir))).toBe(true)
   })
 })

@@ -38,6 +38,10 @@ export interface WakeFileSystemShape {
   readonly remove: (file: string) => Effect.Effect<boolean, WakeIoError>
   /** Permission bits, or null when the path does not exist. */
   readonly mode: (file: string) => Effect.Effect<number | null, WakeIoError>
+  /** Whether the path is a directory; null when it does not exist. */
+  readonly isDirectory: (file: string) => Effect.Effect<boolean | null, WakeIoError>
+  /** Removes an empty directory; false when it does not exist or is not empty. */
+  readonly removeDir: (dir: string) => Effect.Effect<boolean, WakeIoError>
 }
 
 /** The wake file-system service. */
@@ -50,23 +54,71 @@ const codeOf = (error: unknown): string =>
     ? error.code
     : "UNKNOWN"
 
+/**
+ * The deepest existing ancestor of `file` (or `file` itself) that is not a directory: what an
+ * ENOTDIR (or mkdir's EEXIST) really means. Null when every existing component is a directory.
+ */
+const blockingNonDirectory = async (file: string): Promise<string | null> => {
+  const chain: Array<string> = []
+  for (let p = path.resolve(file); ; p = path.dirname(p)) {
+    chain.unshift(p)
+    if (path.dirname(p) === p) break
+  }
+  for (const p of chain) {
+    const stat = await fs.lstat(p).catch(() => null)
+    if (stat === null) return null
+    if (!stat.isDirectory()) return stat.isSymbolicLink() && (await isDirPath(p)) ? null : p
+  }
+  return null
+}
+
+const isDirPath = (p: string) =>
+  fs.stat(p).then(
+    (s) => s.isDirectory(),
+    () => false,
+  )
+
 const attempt = <A>(operation: string, file: string, run: () => Promise<A>) =>
   Effect.tryPromise({
-    try: run,
+    try: async () => {
+      try {
+        return await run()
+      } catch (error) {
+        const code = codeOf(error)
+        if (code !== "ENOTDIR" && code !== "EEXIST") throw error
+        const blocker = await blockingNonDirectory(
+          operation === "mkdir" || operation === "list" ? file : path.dirname(file),
+        )
+        if (blocker === null) throw error
+        throw Object.assign(
+          new Error(
+            `${blocker} is not a directory (a file is where wake needs a directory): move it aside, or set BATON_WAKE_DIR to another directory`,
+          ),
+          { code: "ENOTDIR", blocker },
+        )
+      }
+    },
     catch: (error) =>
       new WakeIoError({
-        path: file,
+        path:
+          typeof error === "object" && error !== null && "blocker" in error
+            ? String(error.blocker)
+            : file,
         operation,
         code: codeOf(error),
         detail: error instanceof Error ? error.message : String(error),
       }),
   })
 
-const absentAs = async <A>(fallback: A, run: () => Promise<A>): Promise<A> => {
+const absentAs = async <A>(
+  fallback: A,
+  run: () => Promise<A>,
+  absent: ReadonlyArray<string> = ["ENOENT"],
+): Promise<A> => {
   try {
     return await run()
   } catch (error) {
-    if (codeOf(error) === "ENOENT") return fallback
+    if (absent.includes(codeOf(error))) return fallback
     throw error
   }
 }
@@ -80,14 +132,18 @@ const fsyncDir = async (dir: string): Promise<void> => {
   }
 }
 
+/** Creates `file` exclusively and writes it durably; a failed write (a full disk) removes it. */
 const writeDurably = async (file: string, text: string, mode: number) => {
   const handle = await fs.open(file, "wx", mode)
   try {
     await handle.writeFile(text, "utf8")
     await handle.sync()
-  } finally {
-    await handle.close()
+  } catch (error) {
+    await handle.close().catch(() => undefined)
+    await fs.unlink(file).catch(() => undefined)
+    throw error
   }
+  await handle.close()
 }
 
 /**
@@ -130,8 +186,8 @@ const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"])
  */
 const createWhole = async (file: string, text: string, mode: number): Promise<boolean> => {
   const temp = `${file}.${randomBytes(6).toString("hex")}.creating`
-  await writeDurably(temp, text, mode)
   try {
+    await writeDurably(temp, text, mode)
     await fs.link(temp, file)
     return true
   } catch (error) {
@@ -194,6 +250,22 @@ export const nodeWakeFileSystem: WakeFileSystemShape = {
     ),
   mode: (file) =>
     attempt("stat", file, () => absentAs(null, async () => (await fs.stat(file)).mode & 0o777)),
+  isDirectory: (file) =>
+    attempt("stat", file, () =>
+      // Under a regular file (ENOTDIR) nothing exists either.
+      absentAs(null, async () => (await fs.stat(file)).isDirectory(), ["ENOENT", "ENOTDIR"]),
+    ),
+  removeDir: (dir) =>
+    attempt("rmdir", dir, async () => {
+      try {
+        await fs.rmdir(dir)
+        return true
+      } catch (error) {
+        const code = codeOf(error)
+        if (code === "ENOENT" || code === "ENOTEMPTY" || code === "EEXIST") return false
+        throw error
+      }
+    }),
 }
 
 /** Layer: the real file system. */
@@ -247,6 +319,17 @@ export const makeMemoryWakeFileSystem = (
     }),
   remove: (file) => Effect.sync(() => store.files.delete(file)),
   mode: (file) => Effect.sync(() => store.files.get(file)?.mode ?? store.dirs.get(file) ?? null),
+  isDirectory: (file) =>
+    Effect.sync(() => (store.dirs.has(file) ? true : store.files.has(file) ? false : null)),
+  removeDir: (dir) =>
+    Effect.sync(() => {
+      if (!store.dirs.has(dir)) return false
+      const inside = [...store.files.keys(), ...store.dirs.keys()].some(
+        (p) => path.dirname(p) === dir && p !== dir,
+      )
+      if (inside) return false
+      return store.dirs.delete(dir)
+    }),
 })
 
 /** Layer: a fresh (or given) in-memory file system. */

@@ -5,7 +5,7 @@
 // `baton` CLI; the watcher is the real `baton wake watch`; continuations are real `codex exec`.
 import { handlerReply, httpErrorReply, textReply, usageLimitReply } from "@baton/testkit"
 import { jobPaths } from "@baton/wake"
-import { writeFile } from "node:fs/promises"
+import { readFile, stat, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { isRunning, runMetas, shell, usageAnswer, waitFor, wakeRig } from "./wake-rig.js"
@@ -69,6 +69,12 @@ describe("wake recovery with real Codex", () => {
     expect(rig.mock.requests().every((r) => r.receivedAt >= (launched["at"] as number))).toBe(true)
     const watcherReads = rig.mock.backendRequests().filter((r) => r.path.endsWith("/wham/usage"))
     expect(watcherReads.length).toBeGreaterThanOrEqual(firstTrue + 1)
+    // Codex's `-o` writes the last message into the file wake made first: private like the rest.
+    const lastMessage = join(rig.wakeDir, "jobs", jobId, "runs", "run-0001.last-message.txt")
+    await waitFor("the last message written", async () =>
+      (await readFile(lastMessage, "utf8").catch(() => "")).includes("done") ? true : undefined,
+    )
+    expect((await stat(lastMessage)).mode & 0o777).toBe(0o600)
   })
 
   it("a network failure (HTTP 503) → retry_waiting with the 60 s backoff; no relaunch before it is due; the retry completes", async () => {
