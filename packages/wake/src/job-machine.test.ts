@@ -283,6 +283,15 @@ describe("job transition table", () => {
     let job = transition(base, { _tag: "Armed", at, capsuleReady: true }).job
     job = transition(job, { _tag: "PauseRequested", at, reason: "waiting" }).job
     expect(job.state).toBe("waiting_user")
+    // Paused again: the same reason changes nothing, a new one replaces it; a stopped job says how
+    // to get it back.
+    expect(transition(job, { _tag: "PauseRequested", at, reason: "waiting" }).job).toBe(job)
+    expect(
+      transition(job, { _tag: "PauseRequested", at, reason: "need the key" }).job,
+    ).toMatchObject({ state: "waiting_user", pauseReason: "need the key" })
+    expect(
+      transition(inState("stopped"), { _tag: "PauseRequested", at, reason: "x" }).refusal,
+    ).toContain("baton wake arm")
     job = transition(job, { _tag: "ResumeRequested", at }).job
     expect(job.state).toBe("monitoring")
     job = transition(job, { _tag: "CompleteSignalled", at }).job

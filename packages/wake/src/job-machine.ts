@@ -474,9 +474,14 @@ export const transition = (job: JobRecord, event: JobEvent): Transition => {
         case "draft":
           return refuse(job, "the job is not armed")
         case "stopped":
-          return refuse(job, "the job is stopped; resume it first")
+          return refuse(job, "the job is stopped; arm it again first (baton wake arm)")
         case "waiting_user":
-          return unchanged(job)
+          // Paused again for another reason: the newer reason is the one the user must see.
+          return event.reason === job.pauseReason
+            ? unchanged(job)
+            : moved(job, at, { pauseReason: event.reason }, [
+                { _tag: "Notify", kind: "waiting_user", detail: event.reason },
+              ])
         case "monitoring":
         case "quota_waiting":
         case "running":
