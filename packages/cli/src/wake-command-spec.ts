@@ -162,7 +162,9 @@ const watch = leaf(
   "Run the watcher: one per user; reads quota without model calls; launches continuations",
   [
     "Holds $CODEX_HOME/baton/wake/watcher.lock (lease); a second watcher exits at once.",
-    "Logs one line per event on stderr (--json: JSON lines on stdout). Stops on SIGINT/SIGTERM.",
+    "Logs one line per event on stderr (--json: JSON lines on stdout). Stops on SIGINT/SIGTERM;",
+    "--stop sends the running watcher SIGTERM and waits for it to release the lock (running",
+    "continuations keep running).",
   ],
   [
     { name: "once", takesValue: false, description: "one pass, then exit" },
@@ -171,6 +173,7 @@ const watch = leaf(
       takesValue: false,
       description: "start a watcher in the background (log: watcher.log) unless one runs",
     },
+    { name: "stop", takesValue: false, description: "stop the watcher that runs on this host" },
     valueFlag("max-concurrent", "n", "continuations running at once (default 1)"),
     valueFlag(
       "limits",
@@ -179,7 +182,7 @@ const watch = leaf(
     ),
   ],
   [],
-  "0 stopped by a signal, or --once done · 1 failed (another watcher holds the lock) · 2 bad usage",
+  "0 stopped by a signal, --once done, or --stop done · 1 failed (another watcher holds the lock, or --stop could not stop it) · 2 bad usage",
   async () => (await runners()).runWakeWatch,
 )
 

@@ -506,6 +506,58 @@ const detachWatcher = async (invocation: Invocation, io: CliIo): Promise<Command
   return done
 }
 
+/** How long `watch --stop` waits for the watcher to release its lock after SIGTERM. */
+const STOP_WAIT_MS = 10_000
+
+/** `baton wake watch --stop`: SIGTERM to this host's live watcher, then wait for its lock to go. */
+const stopWatcher = async (invocation: Invocation, io: CliIo): Promise<CommandOutcome> => {
+  const json = isJson(invocation)
+  const { store, fs } = wakeContext(io)
+  const current = await liveWatcher(fs, store.wakeDir)
+  if (current === null) {
+    io.stdout(json ? jsonLine({ stopped: false, watcherPid: null }) : "no wake watcher runs\n")
+    return done
+  }
+  const failed = (message: string): CommandOutcome => {
+    const error: TaggedFailure & Record<string, unknown> = {
+      _tag: "WatcherNotStopped",
+      watcherPid: current.pid,
+      host: current.host,
+      message,
+    }
+    return { _tag: "Failed", json, error }
+  }
+  if (current.host !== hostname())
+    return failed(
+      `the wake watcher runs on ${current.host} (pid ${current.pid}), not on this host: stop it there`,
+    )
+  try {
+    process.kill(current.pid, "SIGTERM")
+  } catch (error) {
+    // Gone between the read and the signal: that is stopped.
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH")
+      return failed(
+        `cannot signal the wake watcher (pid ${current.pid}): ${(error as Error).message}`,
+      )
+  }
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+  for (let waited = 0; waited < STOP_WAIT_MS; waited += 100) {
+    const still = await liveWatcher(fs, store.wakeDir)
+    if (still === null || still.pid !== current.pid) {
+      io.stdout(
+        json
+          ? jsonLine({ stopped: true, watcherPid: current.pid })
+          : `wake watcher stopped (pid ${current.pid})\n`,
+      )
+      return done
+    }
+    await pause(100)
+  }
+  return failed(
+    `the wake watcher (pid ${current.pid}) still holds its lock ${STOP_WAIT_MS / 1000} s after SIGTERM: see ${join(store.wakeDir, "watcher.log")}, or end it with 'kill -9 ${current.pid}'`,
+  )
+}
+
 /** `baton wake watch`. */
 export const runWakeWatch: CommandRunner = async (invocation, io) => {
   const json = isJson(invocation)
@@ -515,6 +567,14 @@ export const runWakeWatch: CommandRunner = async (invocation, io) => {
     error: cliUsageError(problem, "baton wake watch"),
   })
   const detach = invocation.flags["detach"] === true
+  if (invocation.flags["stop"] === true) {
+    const other = ["detach", "once", "max-concurrent", "limits"].find(
+      (name) => invocation.flags[name] !== undefined,
+    )
+    if (other !== undefined)
+      return usage(`--stop does not combine with --${other}: run 'baton wake watch --stop' alone`)
+    return stopWatcher(invocation, io)
+  }
   if (detach && invocation.flags["once"] === true)
     return usage(
       "--once and --detach do not combine: run 'baton wake watch --once' in the foreground, or --detach alone",

@@ -237,6 +237,42 @@ describe("baton wake (built dist/bin.js)", () => {
     }
   }, 60_000)
 
+  it("watch --stop stops the detached watcher and waits for its lock; with none running it says so", async () => {
+    const extra = { BATON_WAKE_DIR: join(root, "stop-watcher") }
+    const none = await baton(["watch", "--stop", "--json"], undefined, extra)
+    expect(none.code).toBe(0)
+    expect(json(none.stdout)).toMatchObject({ ok: true, stopped: false, watcherPid: null })
+    const started = json((await baton(["watch", "--detach", "--json"], undefined, extra)).stdout)
+    expect(started).toMatchObject({ ok: true, started: true })
+    const pid = started["watcherPid"] as number
+    try {
+      const stop = await baton(["watch", "--stop"], undefined, extra)
+      expect(stop).toMatchObject({ code: 0, stdout: `wake watcher stopped (pid ${pid})\n` })
+      // Stopped means the lock no longer reads as held, and the process is ending (gone, a zombie
+      // nobody reaps here, or exiting right after its release).
+      let state = "R"
+      for (let i = 0; i < 50 && state !== "gone" && state !== "Z"; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        state = ((await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "")) || "gone").replace(
+          /^.*\) (\S).*$/s,
+          "$1",
+        )
+      }
+      expect(["gone", "Z"]).toContain(state)
+      const status = await baton(["status", "--json"], undefined, extra)
+      expect(json(status.stdout)).toMatchObject({ watcher: { running: false } })
+    } finally {
+      try {
+        process.kill(pid, "SIGKILL")
+      } catch {
+        // Already gone.
+      }
+    }
+    const mixed = await baton(["watch", "--stop", "--detach"], undefined, extra)
+    expect(mixed.code).toBe(2)
+    expect(mixed.stderr).toContain("--stop does not combine with --detach")
+  }, 60_000)
+
   it("watch --detach fails, with the watcher's own error, when the watcher exits at once", async () => {
     const dir = join(root, "no-codex-wake")
     // No codex anywhere: the watcher exits with CodexBinaryNotFoundError as it starts.
