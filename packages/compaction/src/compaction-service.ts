@@ -19,8 +19,8 @@
  *   digests and numbers.
  * Processes (spawning the worker), ids and time arrive as services.
  */
-import type { Handoff, JsonValue } from "@baton/handoff"
-import { bindHandoff, canonicalJson, validateHandoff } from "@baton/handoff"
+import type { Handoff } from "@baton/handoff"
+import { bindHandoff, canonicalJson, validateHandoff, verifyHandoffRecord } from "@baton/handoff"
 import type { HandoffValidationError } from "@baton/handoff"
 import { InvalidThreadIdError, isCodexThreadId } from "@baton/ipc-codex"
 import * as Clock from "effect/Clock"
@@ -461,10 +461,18 @@ const checkSameHandoff = (existing: StoredJob, handoff: Handoff) =>
       })
     if (job.handoffDigest === null) return yield* conflict("none")
     const text = yield* (yield* Journal).readHandoff(job.threadId, job.jobId)
+    // The stored record as the worker will read it (digest, thread and job checked): one that
+    // does not verify can never be carried, so it is not the caller's handoff either.
     const stored = yield* Effect.option(
-      Effect.try(() => (JSON.parse(text) as { readonly handoff: JsonValue }).handoff),
+      verifyHandoffRecord({
+        text,
+        expectedDigest: job.handoffDigest,
+        threadId: job.threadId,
+        jobId: job.jobId,
+        forContinuation: false,
+      }),
     )
-    if (Option.isNone(stored) || canonicalJson(stored.value) !== canonicalJson(handoff))
+    if (Option.isNone(stored) || canonicalJson(stored.value.handoff) !== canonicalJson(handoff))
       return yield* conflict("another")
   })
 
