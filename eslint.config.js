@@ -59,7 +59,7 @@ export default tseslint.config(
     },
   },
   layer(
-    ["packages/{handoff,compaction,recall-index,wake,ipc-codex}/src/**/*.ts"],
+    ["packages/{handoff,compaction,recall-index,wake,ipc-codex,durable-files}/src/**/*.ts"],
     [
       "@baton/cli",
       "@baton/cli/*",
@@ -80,6 +80,11 @@ export default tseslint.config(
       "@baton/ipc-codex*",
     ].filter(Boolean),
     "ipc-codex and handoff sit below the domain packages and import neither them nor each other.",
+  ),
+  layer(
+    ["packages/durable-files/src/**/*.ts"],
+    ["@baton/*"],
+    "durable-files is the bottom layer: plain Node file primitives, importing no Baton package.",
   ),
   layer(
     ["packages/*/src/**/*.ts"],

@@ -4,9 +4,18 @@
  * directory, fsync file, rename, fsync directory), exclusive create, durable append, and
  * private modes. Adapters classify errors into JournalIoError and hold no journal rules.
  */
-import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import {
+  absentAs,
+  createFileWhole,
+  errorCode,
+  makeDirectories,
+  notADirectoryCause,
+  renameDurably,
+  replaceFile,
+  writeDurably,
+} from "@baton/durable-files"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -45,166 +54,51 @@ export class JournalFileSystem extends Context.Service<JournalFileSystem, Journa
   "@baton/compaction/JournalFileSystem",
 ) {}
 
-const codeOf = (error: unknown): string =>
-  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
-    ? error.code
-    : "UNKNOWN"
-
-const io =
-  (operation: string, file: string) =>
-  (error: unknown): JournalIoError =>
-    new JournalIoError({
-      path: file,
-      operation,
-      code: codeOf(error),
-      detail: error instanceof Error ? error.message : String(error),
-    })
-
 const attempt = <A>(operation: string, file: string, run: () => Promise<A>) =>
-  Effect.tryPromise({ try: run, catch: io(operation, file) })
-
-const fsyncDir = async (dir: string): Promise<void> => {
-  const handle = await fs.open(dir, "r")
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
-
-const writeDurably = async (file: string, text: string, mode: number, flag: string) => {
-  const handle = await fs.open(file, flag, mode)
-  try {
-    await handle.writeFile(text, "utf8")
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
-
-/**
- * `mkdir -p`. Node's recursive mkdir reports ENOENT where the real cause is a read-only file
- * system or no permission (it only knows that the path is still missing); the deepest missing
- * directory is then made alone, which fails with the real code.
- */
-const makeDirectories = async (dir: string, mode: number): Promise<void> => {
-  try {
-    await fs.mkdir(dir, { recursive: true, mode })
-  } catch (error) {
-    if (codeOf(error) !== "ENOENT") throw error
-    let missing = path.resolve(dir)
-    while (path.dirname(missing) !== missing) {
-      const parent = path.dirname(missing)
-      if (
-        await fs.stat(parent).then(
-          () => true,
-          () => false,
+  Effect.tryPromise({
+    try: async () => {
+      try {
+        return await run()
+      } catch (error) {
+        const blocker = await notADirectoryCause(
+          error,
+          operation === "mkdir" || operation === "list" ? file : path.dirname(file),
         )
-      )
-        break
-      missing = parent
-    }
-    await fs.mkdir(missing, { mode }).catch((cause: unknown) => {
-      if (codeOf(cause) !== "EEXIST") throw cause // made by another process meanwhile: go on
-    })
-    await fs.mkdir(dir, { recursive: true, mode })
-  }
-}
-
-/** Where a file system has no hard links: create in place (a reader may see it part-written). */
-const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"])
-
-/**
- * Creates `file` holding `text` only if nothing is there, whole: the text is written and synced
- * to a temporary file, then hard-linked into place (the link fails with EEXIST), so no reader
- * ever sees the file empty or part-written (a lock taken over as "torn" while its holder was
- * still writing it). Where hard links are refused, an exclusive create written in place.
- */
-const createWhole = async (file: string, text: string, mode: number): Promise<boolean> => {
-  const temp = `${file}.${randomBytes(6).toString("hex")}.creating`
-  await writeDurably(temp, text, mode, "wx")
-  try {
-    await fs.link(temp, file)
-    return true
-  } catch (error) {
-    if (codeOf(error) === "EEXIST") return false
-    if (!NO_LINKS.has(codeOf(error))) throw error
-    try {
-      await writeDurably(file, text, mode, "wx")
-      return true
-    } catch (inPlace) {
-      if (codeOf(inPlace) === "EEXIST") return false
-      throw inPlace
-    }
-  } finally {
-    await fs.unlink(temp).catch(() => undefined)
-  }
-}
+        if (blocker === null) throw error
+        throw Object.assign(
+          new Error(
+            `${blocker} is not a directory (a file is where compaction jobs need a directory): move it aside, or set BATON_JOBS_DIR to another directory`,
+          ),
+          { code: "ENOTDIR", blocker },
+        )
+      }
+    },
+    catch: (error) =>
+      new JournalIoError({
+        path:
+          typeof error === "object" && error !== null && "blocker" in error
+            ? String(error.blocker)
+            : file,
+        operation,
+        code: errorCode(error),
+        detail: error instanceof Error ? error.message : String(error),
+      }),
+  })
 
 /** The real file system (Node `fs`), with fsync on every write. */
 export const nodeJournalFileSystem: JournalFileSystemShape = {
-  ensureDir: (dir, mode) =>
-    attempt("mkdir", dir, async () => {
-      await makeDirectories(dir, mode)
-      await fs.chmod(dir, mode)
-    }),
-  readText: (file) =>
-    attempt("read", file, async () => {
-      try {
-        return await fs.readFile(file, "utf8")
-      } catch (error) {
-        if (codeOf(error) === "ENOENT") return null
-        throw error
-      }
-    }),
+  ensureDir: (dir, mode) => attempt("mkdir", dir, () => makeDirectories(dir, mode)),
+  readText: (file) => attempt("read", file, () => absentAs(null, () => fs.readFile(file, "utf8"))),
   writeAtomic: (file, text, mode) =>
-    attempt("atomic write", file, async () => {
-      const temp = `${file}.${randomBytes(6).toString("hex")}.tmp`
-      try {
-        await writeDurably(temp, text, mode, "wx")
-        await fs.rename(temp, file)
-      } catch (error) {
-        await fs.rm(temp, { force: true })
-        throw error
-      }
-      await fsyncDir(path.dirname(file))
-    }),
+    attempt("atomic write", file, () => replaceFile(file, text, mode)),
   createExclusive: (file, text, mode) =>
-    attempt("exclusive create", file, async () => {
-      if (!(await createWhole(file, text, mode))) return false
-      await fsyncDir(path.dirname(file))
-      return true
-    }),
+    attempt("exclusive create", file, () => createFileWhole(file, text, mode)),
   append: (file, text, mode) => attempt("append", file, () => writeDurably(file, text, mode, "a")),
   list: (dir) =>
-    attempt("list", dir, async () => {
-      try {
-        return await fs.readdir(dir)
-      } catch (error) {
-        if (codeOf(error) === "ENOENT") return []
-        throw error
-      }
-    }),
-  rename: (from, to) =>
-    attempt("rename", from, async () => {
-      try {
-        await fs.rename(from, to)
-      } catch (error) {
-        if (codeOf(error) === "ENOENT") return false
-        throw error
-      }
-      await fsyncDir(path.dirname(to))
-      return true
-    }),
+    attempt("list", dir, () => absentAs<ReadonlyArray<string>>([], () => fs.readdir(dir))),
+  rename: (from, to) => attempt("rename", from, () => renameDurably(from, to)),
   mode: (file) =>
-    attempt("stat", file, async () => {
-      try {
-        return (await fs.stat(file)).mode & 0o777
-      } catch (error) {
-        if (codeOf(error) === "ENOENT") return null
-        throw error
-      }
-    }),
+    attempt("stat", file, () => absentAs(null, async () => (await fs.stat(file)).mode & 0o777)),
 }
 
 /** Layer: the real file system. */

@@ -4,9 +4,17 @@
  * directory), exclusive create, rename, remove, listing and private modes. Adapters classify
  * errors into WakeIoError and hold no job rules.
  */
-import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import {
+  absentAs,
+  createFileWhole,
+  errorCode,
+  makeDirectories,
+  notADirectoryCause,
+  renameDurably,
+  replaceFile,
+} from "@baton/durable-files"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -49,44 +57,14 @@ export class WakeFileSystem extends Context.Service<WakeFileSystem, WakeFileSyst
   "@baton/wake/WakeFileSystem",
 ) {}
 
-const codeOf = (error: unknown): string =>
-  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
-    ? error.code
-    : "UNKNOWN"
-
-/**
- * The deepest existing ancestor of `file` (or `file` itself) that is not a directory: what an
- * ENOTDIR (or mkdir's EEXIST) really means. Null when every existing component is a directory.
- */
-const blockingNonDirectory = async (file: string): Promise<string | null> => {
-  const chain: Array<string> = []
-  for (let p = path.resolve(file); ; p = path.dirname(p)) {
-    chain.unshift(p)
-    if (path.dirname(p) === p) break
-  }
-  for (const p of chain) {
-    const stat = await fs.lstat(p).catch(() => null)
-    if (stat === null) return null
-    if (!stat.isDirectory()) return stat.isSymbolicLink() && (await isDirPath(p)) ? null : p
-  }
-  return null
-}
-
-const isDirPath = (p: string) =>
-  fs.stat(p).then(
-    (s) => s.isDirectory(),
-    () => false,
-  )
-
 const attempt = <A>(operation: string, file: string, run: () => Promise<A>) =>
   Effect.tryPromise({
     try: async () => {
       try {
         return await run()
       } catch (error) {
-        const code = codeOf(error)
-        if (code !== "ENOTDIR" && code !== "EEXIST") throw error
-        const blocker = await blockingNonDirectory(
+        const blocker = await notADirectoryCause(
+          error,
           operation === "mkdir" || operation === "list" ? file : path.dirname(file),
         )
         if (blocker === null) throw error
@@ -105,142 +83,22 @@ const attempt = <A>(operation: string, file: string, run: () => Promise<A>) =>
             ? String(error.blocker)
             : file,
         operation,
-        code: codeOf(error),
+        code: errorCode(error),
         detail: error instanceof Error ? error.message : String(error),
       }),
   })
 
-const absentAs = async <A>(
-  fallback: A,
-  run: () => Promise<A>,
-  absent: ReadonlyArray<string> = ["ENOENT"],
-): Promise<A> => {
-  try {
-    return await run()
-  } catch (error) {
-    if (absent.includes(codeOf(error))) return fallback
-    throw error
-  }
-}
-
-const fsyncDir = async (dir: string): Promise<void> => {
-  const handle = await fs.open(dir, "r")
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
-
-/** Creates `file` exclusively and writes it durably; a failed write (a full disk) removes it. */
-const writeDurably = async (file: string, text: string, mode: number) => {
-  const handle = await fs.open(file, "wx", mode)
-  try {
-    await handle.writeFile(text, "utf8")
-    await handle.sync()
-  } catch (error) {
-    await handle.close().catch(() => undefined)
-    await fs.unlink(file).catch(() => undefined)
-    throw error
-  }
-  await handle.close()
-}
-
-/**
- * `mkdir -p`. Node's recursive mkdir reports ENOENT where the real cause is a read-only file
- * system or no permission (it only knows that the path is still missing); the deepest missing
- * directory is then made alone, which fails with the real code.
- */
-const makeDirectories = async (dir: string, mode: number): Promise<void> => {
-  try {
-    await fs.mkdir(dir, { recursive: true, mode })
-  } catch (error) {
-    if (codeOf(error) !== "ENOENT") throw error
-    let missing = path.resolve(dir)
-    while (path.dirname(missing) !== missing) {
-      const parent = path.dirname(missing)
-      if (
-        await fs.stat(parent).then(
-          () => true,
-          () => false,
-        )
-      )
-        break
-      missing = parent
-    }
-    await fs.mkdir(missing, { mode }).catch((cause: unknown) => {
-      if (codeOf(cause) !== "EEXIST") throw cause // made by another process meanwhile: go on
-    })
-    await fs.mkdir(dir, { recursive: true, mode })
-  }
-}
-
-/** Where a file system has no hard links: create in place (a reader may see it part-written). */
-const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"])
-
-/**
- * Creates `file` holding `text` only if nothing is there, whole: the text is written and synced
- * to a temporary file, then hard-linked into place (the link fails with EEXIST), so no reader
- * ever sees the file empty or part-written (a lock taken over as "torn" while its holder was
- * still writing it). Where hard links are refused, an exclusive create written in place.
- */
-const createWhole = async (file: string, text: string, mode: number): Promise<boolean> => {
-  const temp = `${file}.${randomBytes(6).toString("hex")}.creating`
-  try {
-    await writeDurably(temp, text, mode)
-    await fs.link(temp, file)
-    return true
-  } catch (error) {
-    if (codeOf(error) === "EEXIST") return false
-    if (!NO_LINKS.has(codeOf(error))) throw error
-    try {
-      await writeDurably(file, text, mode)
-      return true
-    } catch (inPlace) {
-      if (codeOf(inPlace) === "EEXIST") return false
-      throw inPlace
-    }
-  } finally {
-    await fs.unlink(temp).catch(() => undefined)
-  }
-}
-
 /** The real file system (Node `fs`), with fsync on every write. */
 export const nodeWakeFileSystem: WakeFileSystemShape = {
-  ensureDir: (dir, mode) =>
-    attempt("mkdir", dir, async () => {
-      await makeDirectories(dir, mode)
-      await fs.chmod(dir, mode)
-    }),
+  ensureDir: (dir, mode) => attempt("mkdir", dir, () => makeDirectories(dir, mode)),
   readText: (file) => attempt("read", file, () => absentAs(null, () => fs.readFile(file, "utf8"))),
   writeAtomic: (file, text, mode) =>
-    attempt("atomic write", file, async () => {
-      const temp = `${file}.${randomBytes(6).toString("hex")}.tmp`
-      try {
-        await writeDurably(temp, text, mode)
-        await fs.rename(temp, file)
-      } catch (error) {
-        await fs.rm(temp, { force: true })
-        throw error
-      }
-      await fsyncDir(path.dirname(file))
-    }),
+    attempt("atomic write", file, () => replaceFile(file, text, mode)),
   createExclusive: (file, text, mode) =>
-    attempt("exclusive create", file, async () => {
-      if (!(await createWhole(file, text, mode))) return false
-      await fsyncDir(path.dirname(file))
-      return true
-    }),
+    attempt("exclusive create", file, () => createFileWhole(file, text, mode)),
   list: (dir) =>
     attempt("list", dir, () => absentAs<ReadonlyArray<string>>([], () => fs.readdir(dir))),
-  rename: (from, to) =>
-    attempt("rename", from, () =>
-      absentAs(false, async () => {
-        await fs.rename(from, to)
-        await fsyncDir(path.dirname(to))
-        return true
-      }),
-    ),
+  rename: (from, to) => attempt("rename", from, () => renameDurably(from, to)),
   remove: (file) =>
     attempt("remove", file, () =>
       absentAs(false, async () => {
@@ -256,16 +114,16 @@ export const nodeWakeFileSystem: WakeFileSystemShape = {
       absentAs(null, async () => (await fs.stat(file)).isDirectory(), ["ENOENT", "ENOTDIR"]),
     ),
   removeDir: (dir) =>
-    attempt("rmdir", dir, async () => {
-      try {
-        await fs.rmdir(dir)
-        return true
-      } catch (error) {
-        const code = codeOf(error)
-        if (code === "ENOENT" || code === "ENOTEMPTY" || code === "EEXIST") return false
-        throw error
-      }
-    }),
+    attempt("rmdir", dir, () =>
+      absentAs(
+        false,
+        async () => {
+          await fs.rmdir(dir)
+          return true
+        },
+        ["ENOENT", "ENOTEMPTY", "EEXIST"],
+      ),
+    ),
 }
 
 /** Layer: the real file system. */

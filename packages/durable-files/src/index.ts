@@ -1,0 +1,194 @@
+/**
+ * Crash-safe file primitives shared by the job stores of `@baton/compaction` and `@baton/wake`:
+ * plain Node `fs` with the fsyncs that make each write survive a crash, and the real cause named
+ * where Node reports a misleading one. No Effect, no job rules: each store's adapter wraps these
+ * in its own typed error.
+ *
+ * Guarantees: a replaced file is the old text or the new text, never a mix (temp file in the same
+ * directory, fsync, rename, fsync directory); a file created with {@link createFileWhole} is never
+ * seen empty or part-written; no failed write (a full disk) leaves a temporary file behind; every
+ * function rejects with Node's error (its `code` intact) except where documented.
+ */
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+
+/** The `code` of a Node system error (`ENOENT`, `EROFS`, …); `UNKNOWN` for anything else. */
+export const errorCode = (error: unknown): string =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
+    ? error.code
+    : "UNKNOWN"
+
+/** Runs `run`; its result, or `fallback` when it rejects with one of the `absent` codes. */
+export const absentAs = async <A>(
+  fallback: A,
+  run: () => Promise<A>,
+  absent: ReadonlyArray<string> = ["ENOENT"],
+): Promise<A> => {
+  try {
+    return await run()
+  } catch (error) {
+    if (absent.includes(errorCode(error))) return fallback
+    throw error
+  }
+}
+
+/** Flushes a directory's entries (a rename or create in it) to disk. */
+export const fsyncDirectory = async (dir: string): Promise<void> => {
+  const handle = await fs.open(dir, "r")
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * Writes `text` to `file` opened with `flag` (`wx`: a new file; `a`: append) and syncs it. A new
+ * file whose write fails (a full disk) is removed, so no empty or part-written file stays.
+ */
+export const writeDurably = async (
+  file: string,
+  text: string,
+  mode: number,
+  flag: "wx" | "a" = "wx",
+): Promise<void> => {
+  const handle = await fs.open(file, flag, mode)
+  try {
+    await handle.writeFile(text, "utf8")
+    await handle.sync()
+  } catch (error) {
+    await handle.close().catch(() => undefined)
+    if (flag === "wx") await fs.unlink(file).catch(() => undefined)
+    throw error
+  }
+  await handle.close()
+}
+
+/**
+ * `mkdir -p`, then `mode` forced on the leaf. Node's recursive mkdir reports ENOENT where the real
+ * cause is a read-only file system or no permission (it only knows that the path is still
+ * missing); the deepest missing directory is then made alone, which fails with the real code.
+ */
+export const makeDirectories = async (dir: string, mode: number): Promise<void> => {
+  try {
+    await fs.mkdir(dir, { recursive: true, mode })
+  } catch (error) {
+    if (errorCode(error) !== "ENOENT") throw error
+    let missing = path.resolve(dir)
+    while (path.dirname(missing) !== missing) {
+      const parent = path.dirname(missing)
+      if (
+        await fs.stat(parent).then(
+          () => true,
+          () => false,
+        )
+      )
+        break
+      missing = parent
+    }
+    await fs.mkdir(missing, { mode }).catch((cause: unknown) => {
+      if (errorCode(cause) !== "EEXIST") throw cause // made by another process meanwhile: go on
+    })
+    await fs.mkdir(dir, { recursive: true, mode })
+  }
+  await fs.chmod(dir, mode)
+}
+
+/**
+ * Replaces `file` with `text` atomically and durably: a reader, or the file after a crash, holds
+ * the old text or the new, whole.
+ */
+export const replaceFile = async (file: string, text: string, mode: number): Promise<void> => {
+  const temp = `${file}.${randomBytes(6).toString("hex")}.tmp`
+  try {
+    await writeDurably(temp, text, mode)
+    await fs.rename(temp, file)
+  } catch (error) {
+    await fs.rm(temp, { force: true })
+    throw error
+  }
+  await fsyncDirectory(path.dirname(file))
+}
+
+/** Where a file system has no hard links: create in place (a reader may see it part-written). */
+const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"])
+
+/**
+ * Creates `file` holding `text` only if nothing is there, whole and durably; false when something
+ * already was (it is left as it was). The text is written and synced to a temporary file, then
+ * hard-linked into place (the link fails with EEXIST), so no reader ever sees the file empty or
+ * part-written (a lock taken over as "torn" while its holder was still writing it). Where hard
+ * links are refused, an exclusive create written in place.
+ */
+export const createFileWhole = async (
+  file: string,
+  text: string,
+  mode: number,
+): Promise<boolean> => {
+  const temp = `${file}.${randomBytes(6).toString("hex")}.creating`
+  try {
+    await writeDurably(temp, text, mode)
+    await fs.link(temp, file)
+  } catch (error) {
+    if (errorCode(error) === "EEXIST") return false
+    if (!NO_LINKS.has(errorCode(error))) throw error
+    try {
+      await writeDurably(file, text, mode)
+    } catch (inPlace) {
+      if (errorCode(inPlace) === "EEXIST") return false
+      throw inPlace
+    }
+  } finally {
+    await fs.unlink(temp).catch(() => undefined)
+  }
+  await fsyncDirectory(path.dirname(file))
+  return true
+}
+
+/** Renames durably (the target's directory is synced); false when `from` does not exist. */
+export const renameDurably = (from: string, to: string): Promise<boolean> =>
+  absentAs(false, async () => {
+    await fs.rename(from, to)
+    await fsyncDirectory(path.dirname(to))
+    return true
+  })
+
+const isDirectoryPath = (p: string) =>
+  fs.stat(p).then(
+    (s) => s.isDirectory(),
+    () => false,
+  )
+
+/**
+ * The deepest existing ancestor of `file` (or `file` itself) that is not a directory — what an
+ * ENOTDIR (or mkdir's EEXIST) really means. Null when every existing component is a directory
+ * (a symbolic link to a directory counts as one).
+ */
+export const blockingNonDirectory = async (file: string): Promise<string | null> => {
+  const chain: Array<string> = []
+  for (let p = path.resolve(file); ; p = path.dirname(p)) {
+    chain.unshift(p)
+    if (path.dirname(p) === p) break
+  }
+  for (const p of chain) {
+    const stat = await fs.lstat(p).catch(() => null)
+    if (stat === null) return null
+    if (!stat.isDirectory()) return stat.isSymbolicLink() && (await isDirectoryPath(p)) ? null : p
+  }
+  return null
+}
+
+/**
+ * When `error` (ENOTDIR, or mkdir's EEXIST) came from a regular file standing where a directory
+ * must be, the path of that file; null for any other error. `directory` is the directory the
+ * failed operation needed (the directory made or listed, or a file's parent).
+ */
+export const notADirectoryCause = async (
+  error: unknown,
+  directory: string,
+): Promise<string | null> => {
+  const code = errorCode(error)
+  if (code !== "ENOTDIR" && code !== "EEXIST") return null
+  return blockingNonDirectory(directory)
+}
