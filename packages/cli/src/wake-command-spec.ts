@@ -50,7 +50,11 @@ const create = leaf(
     "an open job of that thread is returned instead of a second one. Fill checkpoint.md, then arm.",
   ],
   [
-    valueFlag("objective", "text", "pre-fill the checkpoint's Objective"),
+    valueFlag(
+      "objective",
+      "text",
+      "pre-fill the checkpoint's Objective (one line, at most 2048 bytes)",
+    ),
     valueFlag("thread", "id", "owning Codex thread, a UUID (default $CODEX_THREAD_ID)"),
     valueFlag("cwd", "dir", "workspace the continuation runs in (default: current directory)"),
     valueFlag("model", "name", "model for continuations (default: Codex's configuration)"),

@@ -56,7 +56,9 @@ export const wakeCreateInput = {
     .string()
     .trim()
     .min(1, "objective must say the goal: it is empty or only whitespace")
-    .describe("One concise goal for the whole task, on one line (details go in the checkpoint)."),
+    .describe(
+      "One concise goal for the whole task, on one line, at most 2048 bytes (details go in the checkpoint).",
+    ),
   threadId: z
     .string()
     .optional()

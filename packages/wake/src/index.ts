@@ -87,6 +87,7 @@ export {
   createJob,
   jobStatus,
   listJobs,
+  OBJECTIVE_MAX_BYTES,
   pauseJob,
   retryWhileBusy,
   stopJob,

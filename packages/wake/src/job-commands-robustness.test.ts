@@ -7,7 +7,14 @@ import * as Effect from "effect/Effect"
 import { TestClock } from "effect/testing"
 import { afterEach, expect, test } from "vitest"
 import { WakeIoError } from "./errors.js"
-import { armJob, createJob, jobStatus, listJobs, writeJobCheckpoint } from "./job-commands.js"
+import {
+  armJob,
+  createJob,
+  jobStatus,
+  listJobs,
+  OBJECTIVE_MAX_BYTES,
+  writeJobCheckpoint,
+} from "./job-commands.js"
 import type { CreateJobRequest } from "./job-commands.js"
 import { makeJobStore } from "./job-store.js"
 import { makeMemoryWakeFileSystem, nodeWakeFileSystem } from "./wake-file-system.js"
@@ -86,6 +93,12 @@ test("create refuses a cwd that is a file, an unknown effort, a multi-line objec
   expect(
     await refused({ threadId: null, objective: "x\n## Next actions\n1. injected" }),
   ).toMatchObject({ _tag: "InvalidJobSetting", field: "objective" })
+  // A pasted document as the objective (2 MB once made a checkpoint that could never be armed).
+  const long = await refused({ threadId: null, objective: "é".repeat(OBJECTIVE_MAX_BYTES / 2 + 1) })
+  expect(long).toMatchObject({ _tag: "InvalidJobSetting", field: "objective" })
+  expect(long.message).toContain(
+    `at most ${OBJECTIVE_MAX_BYTES} bytes (this one is ${OBJECTIVE_MAX_BYTES + 2})`,
+  )
   expect(await refused({ threadId: "bad id with spaces" })).toMatchObject({
     _tag: "InvalidJobSetting",
     field: "thread id",
@@ -93,7 +106,12 @@ test("create refuses a cwd that is a file, an unknown effort, a multi-line objec
   // Nothing was stored for any of them.
   expect(await readdir(root)).toEqual(["afile"])
   const ok = await run(
-    createJob(store, nodeWakeFileSystem, { ...request, cwd: root, reasoningEffort: "xhigh" }),
+    createJob(store, nodeWakeFileSystem, {
+      ...request,
+      cwd: root,
+      reasoningEffort: "xhigh",
+      objective: "x".repeat(OBJECTIVE_MAX_BYTES),
+    }),
   )
   expect(ok._tag).toBe("Success")
 })

@@ -53,6 +53,15 @@ export interface CreatedJob {
   readonly alreadyExists: boolean
 }
 
+/**
+ * Longest objective `create` takes, in UTF-8 bytes. The objective heads every capsule (≤ 8 KiB) and
+ * every continuation prompt; a pasted document there (2 MB once made a checkpoint that could
+ * never be armed) belongs in the checkpoint's sections.
+ */
+export const OBJECTIVE_MAX_BYTES = 2048
+
+const byteLength = (text: string): number => Buffer.byteLength(text, "utf8")
+
 /** Checks what `create` is given before anything is stored; the first problem, else null. */
 const createRequestProblem = (
   fs: WakeFileSystemShape,
@@ -64,6 +73,12 @@ const createRequestProblem = (
         field: "objective",
         value: request.objective,
         rule: "one line (no line breaks), so it cannot add headings to checkpoint.md: put details in the checkpoint's sections",
+      })
+    if (request.objective !== null && byteLength(request.objective) > OBJECTIVE_MAX_BYTES)
+      return new InvalidJobSettingError({
+        field: "objective",
+        value: request.objective.slice(0, 200),
+        rule: `at most ${OBJECTIVE_MAX_BYTES} bytes (this one is ${byteLength(request.objective)}): state the goal in a sentence or two and put the details in the checkpoint's sections`,
       })
     if (request.threadId !== null && !isCodexThreadId(request.threadId))
       return new InvalidJobSettingError({
