@@ -348,4 +348,37 @@ describe("daemon transport against the real codex 0.169.0 daemon", () => {
     expect(completed.params).toMatchObject({ turn: { id: turnId, status: "interrupted" } })
     await run(controller.close)
   })
+
+  // The in-memory twin mirrors this: a compaction requested during a turn does not wait for it.
+  test("compact during a running turn interrupts the turn, then compacts", async () => {
+    const { threadId: busyThread } = await owner.startThread({ cwd: home.workdir })
+    await owner.runTurn(busyThread, "warm up")
+    const controller = await run(connectionThreadController(baton, busyThread))
+    const modelCalls = mock.requests().length
+    const { turnId } = await run(controller.startTurn({ text: "SLOW-ME please" }))
+    await mock.waitForRequests(modelCalls + 1)
+    const ownerSince = owner.notifications().length
+    await run(controller.compact)
+    const interrupted = await owner.waitForTurnCompleted(turnId, {
+      since: ownerSince,
+      timeoutMs: 10_000,
+    })
+    expect(interrupted.params).toMatchObject({ turn: { id: turnId, status: "interrupted" } })
+    const state = await waitFor(
+      baton,
+      busyThread,
+      (s) => s.compactions.some((c) => c.phase === "completed") && s.activeTurnId === null,
+    )
+    expect(state.turns.find((t) => t.id === turnId)?.status).toBe("interrupted")
+    // The running turn ends (interrupted) before the compaction turn starts.
+    const after = owner.notifications().slice(ownerSince)
+    const ended = after.findIndex(
+      (n) =>
+        n.method === "turn/completed" && (n.params as { turn: { id: string } }).turn.id === turnId,
+    )
+    const compactionStarted = after.findIndex((n) => n.method === "turn/started")
+    expect(ended).toBeGreaterThanOrEqual(0)
+    expect(compactionStarted).toBeGreaterThan(ended)
+    await run(controller.close)
+  })
 })

@@ -1,6 +1,7 @@
 // The twin against what codex 0.169 answered (tests/*.e2e.test.ts and the README's "What 0.169.0
 // did"): unknown and malformed ids, interrupt on an unknown thread, unsubscribe twice, thread/list
-// defaults, limits and cursors, and turn/start while a turn runs (steered into it).
+// defaults, limits and cursors, turn/start while a turn runs (steered into it), and a compaction
+// requested while a turn runs (the turn is interrupted first).
 import * as Effect from "effect/Effect"
 import type { Scope } from "effect"
 import { describe, expect, test } from "vitest"
@@ -147,5 +148,29 @@ describe("the twin answers like 0.169", () => {
     expect(result.done.turns.map((t) => t.id)).toEqual([result.first.turnId])
     expect(result.done.turns[0]!.items.filter((i) => i.type === "userMessage")).toHaveLength(2)
     expect(server.turnInputs.map((t) => t.text)).toEqual(["first", "second while first runs"])
+  })
+
+  test("thread/compact/start while a turn runs interrupts it, then compacts", async () => {
+    const server = makeFakeAppServer({ threads: [{ id: THREAD }] })
+    const done = await withConnection(server, (c) =>
+      Effect.gen(function* () {
+        yield* c.resumeThread(THREAD)
+        const { turnId } = yield* c.startTurn(THREAD, "long work")
+        yield* c.compactThread(THREAD)
+        const state = yield* waitForThreadState(
+          c,
+          THREAD,
+          (s) => isThreadIdle(s) && s.compactions.some((k) => k.phase === "completed"),
+        )
+        return { turnId, state }
+      }),
+    )
+    const interrupted = done.state.turns.find((t) => t.id === done.turnId)
+    expect(interrupted?.status).toBe("interrupted")
+    // The interrupted turn never got its answer; the compaction ran in a turn of its own after it.
+    expect(interrupted?.items.some((i) => i.type === "agentMessage")).toBe(false)
+    const ids = done.state.turns.map((t) => t.id)
+    expect(ids.indexOf(done.turnId)).toBe(0)
+    expect(ids).toHaveLength(2)
   })
 })

@@ -386,6 +386,15 @@ export const makeFakeAppServer = (options: FakeAppServerOptions = {}): FakeAppSe
     ]
   }
 
+  /** How 0.169 ends a running turn on request: idle first, then `turn/completed` (interrupted). */
+  const interruptSteps = (thread: FakeThread, turnId: string): Array<() => void> => [
+    () => setStatus(thread.id, { type: "idle" }),
+    () => {
+      thread.activeTurn = null
+      broadcast("turn/completed", { threadId: thread.id, turn: turnObject(turnId, "interrupted") })
+    },
+  ]
+
   const compactionTurnSteps = (
     thread: FakeThread,
     script: CompactionScript,
@@ -569,7 +578,11 @@ export const makeFakeAppServer = (options: FakeAppServerOptions = {}): FakeAppSe
         if (threadId === undefined) return invalid("Invalid request: missing field `threadId`")
         if (thread === undefined || !thread.loaded) return invalid(`thread not found: ${threadId}`)
         const script = compaction
+        // 0.169 does not wait for a running regular turn: it ends it (interrupted), then compacts.
+        const running = thread.activeTurn?.kind === "user" ? thread.activeTurn.id : null
+        if (running !== null) thread.steps.length = 0
         const steps = [
+          ...(running === null ? [] : interruptSteps(thread, running)),
           ...(script.autoCompaction === "before"
             ? compactionTurnSteps(thread, autoScript(), true)
             : []),
@@ -610,18 +623,8 @@ export const makeFakeAppServer = (options: FakeAppServerOptions = {}): FakeAppSe
         if (threadId === undefined) return invalid("Invalid request: missing field `threadId`")
         if (thread === undefined || !thread.loaded) return invalid(`thread not found: ${threadId}`)
         if (thread.activeTurn === null) return invalid("no active turn to interrupt")
-        const turnId = thread.activeTurn.id
         thread.steps.length = 0
-        schedule(thread, [
-          () => setStatus(thread.id, { type: "idle" }),
-          () => {
-            thread.activeTurn = null
-            broadcast("turn/completed", {
-              threadId: thread.id,
-              turn: turnObject(turnId, "interrupted"),
-            })
-          },
-        ])
+        schedule(thread, interruptSteps(thread, thread.activeTurn.id))
         return { result: {} }
       }
       case "account/rateLimits/read": {
