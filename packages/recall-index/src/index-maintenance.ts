@@ -9,7 +9,9 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Database } from "better-sqlite3"
 import { statSync } from "node:fs"
-import type { RecallStorageError } from "./errors.js"
+import * as Clock from "effect/Clock"
+import type { IndexBusyError, RecallStorageError } from "./errors.js"
+import { acquireIndexLock, IndexerProcess } from "./index-lock.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import type { RecallDatabaseShape } from "./recall-database.js"
 import { decodeRows } from "./stored-rows.js"
@@ -169,25 +171,54 @@ export type ForgetTarget =
   | { readonly _tag: "Project"; readonly repoRoot: string; readonly source?: "claude" | "codex" }
 
 /**
- * Removes the target's rows. `All` empties the index (the next run re-indexes what is on disk);
- * `Session` / `Project` also mark the sessions' files `forgotten`, so they are not re-indexed.
+ * Lock lease of `forget --all`: one transaction, so the lease only has to outlast it. Held so an
+ * index run cannot be midway through writing files it planned before the index was emptied (it
+ * would put them back while `forget` reported an empty index).
+ */
+const FORGET_ALL_LEASE_MS = 10 * 60 * 1000
+
+/**
+ * Removes the target's rows. `All` empties the index (the next run re-indexes what is on disk,
+ * previously forgotten sessions included) and refuses with {@link IndexBusyError} while an index
+ * run holds the lock; `Session` / `Project` also record the sessions in `forgotten_sessions` and
+ * mark their files `forgotten`, so no later run writes their text again — not from the same file,
+ * nor from a moved, grown or copied one.
  */
 export const forgetSessions = (
   target: ForgetTarget,
-): Effect.Effect<RemovalCounts, RecallStorageError, RecallDatabase> =>
-  RecallDatabase.use((db) =>
-    Effect.try({
+): Effect.Effect<
+  RemovalCounts,
+  RecallStorageError | IndexBusyError,
+  RecallDatabase | IndexerProcess
+> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    const now = yield* Clock.currentTimeMillis
+    if (target._tag === "All") {
+      const host = yield* IndexerProcess
+      const lease = yield* acquireIndexLock(db.sqlite, db.path, host, now, FORGET_ALL_LEASE_MS)
+      return yield* Effect.try({
+        try: () =>
+          announced(db, () =>
+            db.sqlite
+              .transaction((): RemovalCounts => {
+                const sessions = db.sqlite.prepare("delete from sessions").run().changes
+                const files = db.sqlite.prepare("delete from files").run().changes
+                db.sqlite.prepare("delete from raw_records").run()
+                db.sqlite.prepare("delete from forgotten_sessions").run()
+                dropUnreferencedVectors(db.sqlite)
+                return { sessions, files }
+              })
+              .immediate(),
+          ),
+        catch: storageFailure("write", db.path),
+      }).pipe(Effect.ensuring(lease.release))
+    }
+    return yield* Effect.try({
       try: () =>
         announced(db, () =>
           db.sqlite
             .transaction((): RemovalCounts => {
-              if (target._tag === "All") {
-                const sessions = db.sqlite.prepare("delete from sessions").run().changes
-                const files = db.sqlite.prepare("delete from files").run().changes
-                db.sqlite.prepare("delete from raw_records").run()
-                dropUnreferencedVectors(db.sqlite)
-                return { sessions, files }
-              }
               const where =
                 target._tag === "Session"
                   ? target.source === undefined
@@ -205,6 +236,12 @@ export const forgetSessions = (
                       ],
                     }
               const ids = `select id from sessions where ${where.sql}`
+              db.sqlite
+                .prepare(
+                  `insert or replace into forgotten_sessions (source, session_id, forgotten_at)
+                   select source, session_id, ? from sessions where ${where.sql}`,
+                )
+                .run(now, ...where.args)
               const files = db.sqlite
                 .prepare(
                   `update files set status = 'forgotten', resumable = 0, indexed_offset = 0
@@ -231,8 +268,8 @@ export const forgetSessions = (
             .immediate(),
         ),
       catch: storageFailure("write", db.path),
-    }),
-  )
+    })
+  })
 
 /** A file the indexer gave up on. */
 export interface QuarantinedFile {

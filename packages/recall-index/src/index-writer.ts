@@ -432,11 +432,46 @@ export const makeIndexWriter = (
     }
   }
 
+  const isForgottenSession: Statement<[string, string], { one: number }> = sqlite.prepare(
+    "select 1 as one from forgotten_sessions where source = ? and session_id = ?",
+  )
+  const markForgotten = sqlite.prepare(
+    "update files set status = 'forgotten', resumable = 0, indexed_offset = 0 where id = ?",
+  )
+  const deleteFileState = sqlite.prepare("delete from file_states where file_id = ?")
+
+  /**
+   * The session ids in `result` that were forgotten (`forgotten_sessions`): their text is never
+   * written again, whichever file carries it — a forgotten transcript moved and grown, copied, or
+   * forked with its history.
+   */
+  const forgottenSessionIds = (source: string, result: FileWrite["result"]): Set<string> => {
+    const ids = new Set<string>()
+    for (const s of result.sessions) ids.add(s.sessionId)
+    for (const t of result.turns) ids.add(t.sessionId)
+    const forgotten = new Set<string>()
+    for (const id of ids) if (isForgottenSession.get(source, id) !== undefined) forgotten.add(id)
+    return forgotten
+  }
+
   const writeFileTx = sqlite.transaction((write: FileWrite): FileWriteCounts => {
-    const { file, result, mode } = write
+    const { file, result: parsed, mode } = write
     const existing = fileByPath.get(file.path)
     if (existing?.status === "forgotten")
       return { turns: 0, rawRecords: 0, chunks: 0, forgotten: true }
+    const forgottenIds = forgottenSessionIds(file.source, parsed)
+    const result =
+      forgottenIds.size === 0
+        ? parsed
+        : {
+            ...parsed,
+            sessions: parsed.sessions.filter((s) => !forgottenIds.has(s.sessionId)),
+            turns: parsed.turns.filter((t) => !forgottenIds.has(t.sessionId)),
+            preamble:
+              parsed.sessions[0] !== undefined && forgottenIds.has(parsed.sessions[0].sessionId)
+                ? []
+                : parsed.preamble,
+          }
     if (existing !== undefined && mode === "full") {
       removeFileRows(existing.id)
       deleteTurns.run(existing.id)
@@ -573,6 +608,12 @@ export const makeIndexWriter = (
     for (const [id, { added, chunks, raws, latest, hadStamp }] of touched) {
       if (mode === "append") extendSession.run({ id, added, chunks, raws, latest, hadStamp })
       else refreshSession.run({ id, chunks, raws })
+    }
+    // Nothing but forgotten sessions: the file is forgotten too, so no later run reads it.
+    if (mode === "full" && forgottenIds.size > 0 && sessionRows.size === 0 && rawRecords === 0) {
+      markForgotten.run(fileId)
+      deleteFileState.run(fileId)
+      return { turns, rawRecords, chunks, forgotten: true }
     }
     return { turns, rawRecords, chunks }
   })

@@ -30,7 +30,7 @@ const sqlTag = async () => (await import("kysely")).sql
 export const CONTENT_HASH_CHARS = 16
 
 /** Schema version written to `meta.schema_version` by the latest migration. */
-export const RECALL_SCHEMA_VERSION = 10
+export const RECALL_SCHEMA_VERSION = 11
 
 /** FTS5 tokenizer of `chunks_fts` (see README "Decisions" for the measurement). */
 export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -198,6 +198,17 @@ export interface LexicalBacklogTable {
   readonly above: number
 }
 
+/**
+ * `forgotten_sessions`: every session `recall forget` removed (by session or by project), so an
+ * index run never writes its text again, whichever file carries it.
+ */
+export interface ForgottenSessionsTable {
+  readonly source: string
+  readonly session_id: string
+  /** Epoch ms; null for sessions forgotten before schema 11 (found from their file names). */
+  readonly forgotten_at: number | null
+}
+
 /** Every table Kysely sees. */
 export interface RecallTables {
   readonly files: FilesTable
@@ -211,6 +222,7 @@ export interface RecallTables {
   readonly meta: MetaTable
   readonly index_lock: IndexLockTable
   readonly lexical_backlog: LexicalBacklogTable
+  readonly forgotten_sessions: ForgottenSessionsTable
 }
 
 const initial: Migration = {
@@ -719,6 +731,48 @@ const parserVersions: Migration = {
   },
 }
 
+/** The session id a transcript's file name carries (Claude `<id>.jsonl`, Codex `rollout-…-<id>.jsonl`). */
+const SESSION_ID_IN_FILE_NAME =
+  /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl(?:\.zst)?$/i
+
+/**
+ * Forgotten sessions (schema 11): `forget` used to mark only the forgotten sessions' files, found
+ * by path and by a hash of their first 4 KiB; a small transcript that moved and grew, or a copy
+ * of one (a fork, an old-style resume), was new to the index and its text came back.
+ * `forgotten_sessions` records the sessions themselves; the writer leaves their turns out of any
+ * file. Sessions forgotten before are recorded from their files' names, where those carry the id.
+ */
+const forgottenSessions: Migration = {
+  up: async (db: Kysely<unknown>): Promise<void> => {
+    if ((await schemaVersionIn(db)) >= 11) return
+    const sql = await sqlTag()
+    await inOwnTransaction(
+      db,
+      [
+        `create table forgotten_sessions (
+          source text not null,
+          session_id text not null,
+          forgotten_at integer,
+          primary key (source, session_id)
+        ) strict, without rowid`,
+        `update meta set value = '11' where key = 'schema_version'`,
+      ],
+      async () => {
+        const files = await sql<{
+          path: string
+          source: string
+        }>`select path, source from files where status = 'forgotten'`.execute(db)
+        for (const { path, source } of files.rows) {
+          const id = SESSION_ID_IN_FILE_NAME.exec(path)?.[1]?.toLowerCase()
+          if (id !== undefined)
+            await sql`insert or ignore into forgotten_sessions (source, session_id)
+              values (${source}, ${id})`.execute(db)
+        }
+      },
+    )
+  },
+}
+
 /** The migrations, in order; Kysely's `Migrator` applies the missing ones. */
 export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -731,6 +785,7 @@ export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0008_lexical_backlog": lexicalBacklog,
   "0009_skipped_lines": skippedLines,
   "0010_parser_versions": parserVersions,
+  "0011_forgotten_sessions": forgottenSessions,
 }
 
 /** In-code provider for Kysely's `Migrator`. */

@@ -130,11 +130,25 @@ export const rewindLexicalIndex = (
 }
 
 /**
+ * Puts an open database back as schema 10 left it — no `forgotten_sessions` (forgotten sessions
+ * known only by their files' `forgotten` status) — sets `meta.schema_version` to 10 and forgets
+ * migration 0011, so the next open migrates the file again.
+ */
+export const rewindForgottenSessions = (sqlite: RecallDatabaseShape["sqlite"]): void => {
+  sqlite.transaction(() => {
+    sqlite.exec("drop table forgotten_sessions")
+    sqlite.prepare("update meta set value = '10' where key = 'schema_version'").run()
+    sqlite.prepare("delete from kysely_migration where name = '0011_forgotten_sessions'").run()
+  })()
+}
+
+/**
  * Puts an open database back as schema 9 left it — no `files.parser_version` — sets
  * `meta.schema_version` to 9 and forgets migration 0010, so the next open migrates the file again.
  */
 export const rewindParserVersions = (sqlite: RecallDatabaseShape["sqlite"]): void => {
   sqlite.transaction(() => {
+    rewindForgottenSessions(sqlite)
     sqlite.exec("alter table files drop column parser_version")
     sqlite.prepare("update meta set value = '9' where key = 'schema_version'").run()
     sqlite.prepare("delete from kysely_migration where name = '0010_parser_versions'").run()

@@ -132,6 +132,7 @@ describe("recall database", () => {
         "chunks_fts",
         "embedders",
         "file_states",
+        "forgotten_sessions",
         "files",
         "index_lock",
         "meta",
@@ -157,7 +158,7 @@ describe("recall database", () => {
       }),
     )
     expect(again.journal).toBe("wal")
-    expect(again.version).toEqual({ value: "10" })
+    expect(again.version).toEqual({ value: "11" })
     expect(again.migrations).toEqual([
       { name: "0001_initial" },
       { name: "0002_file_states" },
@@ -169,6 +170,7 @@ describe("recall database", () => {
       { name: "0008_lexical_backlog" },
       { name: "0009_skipped_lines" },
       { name: "0010_parser_versions" },
+      { name: "0011_forgotten_sessions" },
     ])
     expect(again.vec).toEqual({ v: expect.stringMatching(/^v0\.1\./) })
   })
@@ -423,7 +425,7 @@ describe("indexTranscripts", () => {
     expect(upgraded.brokenKeys).toEqual([])
     expect(upgraded.keysOn).toBe(1)
     expect(upgraded.sessionsPointAt).toEqual(["files"])
-    expect(upgraded.version).toEqual({ value: "10" })
+    expect(upgraded.version).toEqual({ value: "11" })
     expect(upgraded.columns).not.toContain("parse_state")
     expect(upgraded.states).toEqual({ n: first.indexedNew })
     expect(upgraded.resumable).toEqual({ n: first.indexedNew })
