@@ -19,7 +19,7 @@ import { Worker } from "node:worker_threads"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { RecallStorageError } from "./errors.js"
-import { stopWorker } from "./worker-stop.js"
+import { stopWorkerGracefully } from "./worker-stop.js"
 import type { CodeHolding, VectorHit, VectorSearchOptions } from "./vector-knn.js"
 
 /** The worker could not answer (not started, crashed, exited, or closed). */
@@ -108,6 +108,12 @@ const connection = (path) => {
   return db
 }
 parentPort.on("message", async (message) => {
+  if (message.stop === true) {
+    // Ends the thread without terminate(): see stopWorkerGracefully.
+    for (const path of [...connections.keys()]) drop(path)
+    parentPort.close()
+    return
+  }
   try {
     const { module, error } = await loaded
     if (error !== undefined) {
@@ -252,7 +258,7 @@ export const makeVectorSearchWorker = (
         const entry = current
         current = undefined
         if (entry !== undefined) {
-          await stopWorker(entry.worker)
+          await stopWorkerGracefully(entry.worker, { stop: true })
           for (const p of entry.pending.values()) {
             p.settle(new VectorWorkerUnavailable({ reason: "the vector worker was closed" }))
           }

@@ -19,3 +19,36 @@ export const stopWorker = (worker: Worker, capMs = 5_000): Promise<void> =>
     const hold = setTimeout(done, capMs)
     worker.terminate().then(done, done)
   })
+
+/**
+ * Asks `worker` to end itself — `stop` is posted, and the worker is expected to close what it
+ * holds and let its thread end — and resolves once it exited; after `graceMs` it is terminated
+ * ({@link stopWorker}). Terminating a worker that is inside a native call which then throws (a
+ * better-sqlite3 error on a damaged database) aborted the whole process with a V8 fatal error
+ * ("ToLocalChecked Empty MaybeLocal"); a stop message waits until that call has returned.
+ */
+export const stopWorkerGracefully = (
+  worker: Worker,
+  stop: unknown,
+  graceMs = 2_000,
+): Promise<void> =>
+  new Promise<void>((resolve) => {
+    if (worker.threadId === -1) return resolve() // exited already
+    let settled = false
+    const done = () => {
+      if (settled) return
+      settled = true
+      clearTimeout(grace)
+      worker.off("exit", done)
+      resolve()
+    }
+    // Ref'd: holds the event loop open while an unref'd worker winds down.
+    const grace = setTimeout(() => void stopWorker(worker).then(done), graceMs)
+    worker.once("exit", done)
+    try {
+      worker.postMessage(stop)
+    } catch {
+      clearTimeout(grace)
+      void stopWorker(worker).then(done)
+    }
+  })

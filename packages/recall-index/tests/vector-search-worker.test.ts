@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
+import type { Worker } from "node:worker_threads"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
@@ -62,6 +63,25 @@ describe("makeVectorSearchWorker", () => {
         expect(await viaWorker(options)).toEqual(local)
       }
     }
+  })
+
+  // terminate() while the worker was inside a better-sqlite3 call that threw (a damaged
+  // database) aborted the process with a V8 fatal error; close lets the worker end itself.
+  it("closes by letting the worker end itself (exit code 0), not by terminating it", async () => {
+    const spawned: Array<Worker> = []
+    const onWorker = (w: Worker) => spawned.push(w)
+    process.on("worker", onWorker)
+    const own = makeVectorSearchWorker()
+    try {
+      const vector = await queryVector("frost watering calendar")
+      await viaWorker({ vector, k: 3, fingerprint: embedder.info.fingerprint }, own)
+    } finally {
+      process.off("worker", onWorker)
+    }
+    expect(spawned).toHaveLength(1)
+    const exitCode = new Promise<number>((resolve) => spawned[0]!.once("exit", resolve))
+    await Effect.runPromise(own.close())
+    expect(await exitCode).toBe(0)
   })
 
   it("leaves searchRecall's results unchanged, scoped or not", async () => {
