@@ -9,10 +9,13 @@
  * `baton recall index --background --quiet` at session start, which returns at once and leaves a
  * detached indexer whose log lands in the Baton data directory. The Claude test then starts a
  * second session whose model calls `recall_search`, and the hit the agent passes back is the
- * first session's answer.
+ * first session's answer. A second Codex test runs Codex with a non-default CODEX_HOME,
+ * BATON_DATA_DIR and other Baton settings: Codex passes a stdio MCP server only a default
+ * allow-list of variables plus the declaration's `env_vars`, and `recall_status` must report the
+ * paths and embedder those settings choose.
  */
 import { execFile } from "node:child_process"
-import { appendFile, chmod, mkdir, readFile, writeFile } from "node:fs/promises"
+import { appendFile, chmod, cp, mkdir, readFile, writeFile } from "node:fs/promises"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
@@ -174,6 +177,58 @@ describe("Codex plugin", () => {
     const log = await recallIndexLog(home.env["HOME"] ?? "")
     expect(log).toContain("baton recall index")
     expect(log).toMatch(/Indexed|Up to date|Nothing indexed yet/)
+  })
+})
+
+describe("Codex plugin environment", () => {
+  it("starts the plugin's MCP server with the user's CODEX_HOME, BATON_DATA_DIR and other Baton settings", async () => {
+    await using mock = await startMockResponses({
+      replies: [
+        execCommandReply("true"),
+        streamReply([{ ...functionCallItem("recall_status", {}), namespace: "mcp__baton" }]),
+        textReply("status read"),
+      ],
+    })
+    await using home = await createCodexHome({ mock, features: { plugins: true } })
+    // Codex passes a stdio MCP server only a default allow-list of variables (HOME, PATH, TZ…)
+    // plus the ones its declaration forwards. Every setting below differs from what the server
+    // would fall back to without it: ~/.codex, ~/.local/share/baton, ~/.claude, embedded.
+    const codexHome = join(home.root, "custom-codex-home")
+    const dataDir = join(home.root, "custom-baton-data")
+    const claudeDir = join(home.root, "custom-claude")
+    await cp(home.codexHome, codexHome, { recursive: true })
+    const env = {
+      ...home.env,
+      PATH: `${await batonShim(home.root)}:${home.env["PATH"] ?? ""}`,
+      CODEX_HOME: codexHome,
+      BATON_DATA_DIR: dataDir,
+      CLAUDE_CONFIG_DIR: claudeDir,
+      BATON_EMBEDDER: "none",
+    }
+    const codex = resolveCodexBinary()
+    const codexCli = (args: Array<string>) =>
+      run(codex.node, [codex.script, ...args], { env, cwd: home.workdir })
+    await codexCli(["plugin", "marketplace", "add", repoRoot])
+    const installed = await codexCli(["plugin", "add", "baton@baton"])
+    expect(installed.stdout).toContain(join(codexHome, "plugins", "cache"))
+
+    const result = await runCodexExec({ home, prompt: "how fresh is recall?", env })
+    expect(result.exitCode, result.stderr).toBe(0)
+    const call = result.events.find(
+      (event) => event.type === "item.completed" && JSON.stringify(event).includes("mcp_tool_call"),
+    ) as { item: { tool: string; status: string; result: unknown } } | undefined
+    expect(call?.item).toMatchObject({ tool: "recall_status", status: "completed" })
+    const status = (call?.item.result as { structured_content: Record<string, unknown> })
+      .structured_content
+    expect(status).toMatchObject({
+      database_path: join(dataDir, "recall-index.db"),
+      roots: [
+        join(claudeDir, "projects"),
+        join(codexHome, "sessions"),
+        join(codexHome, "archived_sessions"),
+      ],
+      embedder: { configured: "none" },
+    })
   })
 })
 
