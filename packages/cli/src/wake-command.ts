@@ -9,7 +9,8 @@
 import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { readFile } from "node:fs/promises"
-import { homedir, hostname } from "node:os"
+import { existsSync } from "node:fs"
+import { homedir, hostname, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as ipc from "@baton/ipc-codex"
@@ -434,6 +435,13 @@ const selfStartTicks = async (): Promise<number | null> => {
   }
 }
 
+/**
+ * Where a quota-reading `codex app-server` starts: the Codex home, or the temporary directory
+ * while it does not exist yet (Codex creates it on first use). A missing working directory made
+ * the spawn fail with "spawn …/codex ENOENT", which read as a missing binary.
+ */
+const spawnDirectory = (codexHome: string): string => (existsSync(codexHome) ? codexHome : tmpdir())
+
 const detachWatcher = async (invocation: Invocation, io: CliIo): Promise<CommandOutcome> => {
   const json = isJson(invocation)
   const { store, fs } = wakeContext(io)
@@ -446,10 +454,29 @@ const detachWatcher = async (invocation: Invocation, io: CliIo): Promise<Command
     )
     return done
   }
-  await Effect.runPromise(Effect.ignore(fs.ensureDir(store.wakeDir, wake.WAKE_DIR_MODE)))
+  // The directory and the log the detached watcher writes: a failure here is the command's.
+  const made = await Effect.runPromise(
+    Effect.result(fs.ensureDir(store.wakeDir, wake.WAKE_DIR_MODE)),
+  )
+  if (made._tag === "Failure") return { _tag: "Failed", json, error: made.failure }
   const { open } = await import("node:fs/promises")
   const logFile = join(store.wakeDir, "watcher.log")
-  const log = await open(logFile, "a", 0o600)
+  let log: Awaited<ReturnType<typeof open>>
+  try {
+    log = await open(logFile, "a", 0o600)
+  } catch (cause) {
+    const error = cause as NodeJS.ErrnoException
+    return {
+      _tag: "Failed",
+      json,
+      error: new wake.WakeIoError({
+        path: logFile,
+        operation: "open (watcher log)",
+        code: error.code ?? "UNKNOWN",
+        detail: error.message,
+      }),
+    }
+  }
   const args = [fileURLToPath(new URL("./bin.js", import.meta.url)), "wake", "watch"]
   for (const name of ["max-concurrent", "limits"]) {
     const value = flag(invocation, name)
@@ -610,7 +637,7 @@ export const runWakeWatch: CommandRunner = async (invocation, io) => {
   )
   if (binary._tag === "Failed") return binary
   const env = { ...io.env }
-  const stdio = ipc.connectStdio({ binary: binary.value, env, cwd: codexHome })
+  const stdio = ipc.connectStdio({ binary: binary.value, env, cwd: spawnDirectory(codexHome) })
   const layer = Layer.mergeAll(
     Layer.succeed(wake.WakeFileSystem, fs),
     Layer.succeed(wake.JobStore, store),
@@ -712,7 +739,11 @@ export const runWakeDoctor: CommandRunner = async (invocation, io) => {
       Effect.scoped(
         Effect.flatMap(
           wake.makeCodexQuotaReader(
-            ipc.connectStdio({ binary: binary.success, env: { ...io.env }, cwd: codexHome }),
+            ipc.connectStdio({
+              binary: binary.success,
+              env: { ...io.env },
+              cwd: spawnDirectory(codexHome),
+            }),
           ),
           (reader) => Effect.ensuring(reader.read, reader.close),
         ),

@@ -5,6 +5,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { resolveCodexBinary } from "@baton/testkit"
 import { runBaton } from "./run-baton.js"
 
 let root = ""
@@ -170,6 +171,46 @@ describe("baton wake (built dist/bin.js)", () => {
       ok: false,
       error: { _tag: "InvalidJobSetting", field: "thread id" },
     })
+  }, 60_000)
+
+  // It used to end in "unexpected error … please report this bug" (the directory's failure was
+  // ignored, then opening the log inside it threw).
+  it("watch --detach names a file standing where the wake directory must be", async () => {
+    const blocker = join(root, "work", "wake-is-a-file")
+    await writeFile(blocker, "x")
+    const detached = await baton(["watch", "--detach", "--json"], undefined, {
+      BATON_WAKE_DIR: blocker,
+    })
+    expect(detached.code).toBe(1)
+    expect(json(detached.stdout)).toMatchObject({
+      ok: false,
+      error: { _tag: "WakeIo", code: "ENOTDIR", path: blocker },
+    })
+    const text = await baton(["watch", "--detach"], undefined, { BATON_WAKE_DIR: blocker })
+    expect(text.code).toBe(1)
+    expect(text.stderr).toContain(`${blocker} is not a directory`)
+    expect(text.stderr).not.toContain("report this bug")
+  }, 60_000)
+
+  // The app-server was started in the Codex home; while that did not exist the spawn failed with
+  // "spawn …/codex ENOENT", which read as a missing binary.
+  it("doctor reads the quota with a real codex before its home exists", async () => {
+    // No CODEX_HOME: the default ~/.codex, which a new machine does not have yet.
+    const home = join(root, "fresh-home")
+    await mkdir(home)
+    const doctor = await runBaton(["wake", "doctor", "--json"], {
+      env: {
+        PATH: env["PATH"] ?? "",
+        HOME: home,
+        BATON_WAKE_DIR: join(root, "wake"),
+        BATON_CODEX_BINARY: resolveCodexBinary().native ?? resolveCodexBinary().script,
+      },
+      cwd: join(root, "work"),
+    })
+    const checks = json(doctor.stdout)["checks"] as Array<{ name: string; detail: string }>
+    const quota = checks.find((c) => c.name === "quota read")
+    expect(quota?.detail).toContain("not signed in")
+    expect(quota?.detail).not.toContain("ENOENT")
   }, 60_000)
 
   it("capsule says fresh or stale; secrets are masked in the capsule; a pause reason prints inert; completed jobs refuse a checkpoint", async () => {
