@@ -1,5 +1,6 @@
 import * as Data from "effect/Data"
 import { describe, expect, it } from "vitest"
+import type { TaggedFailure } from "./command-spec.js"
 import type { CliIo } from "./cli-io.js"
 import { cliUsageError, inputUnreadableError } from "./errors.js"
 import { describeDefect, describeFailure, printFailure } from "./failure-report.js"
@@ -37,6 +38,20 @@ describe("describeFailure", () => {
     expect(report.text).toBe(
       "baton: unknown flag '--x' for 'baton doctor' (see 'baton doctor --help')\n",
     )
+  })
+
+  it("maps a value a library refuses (a wake job id or setting, a recall query) to exit 2", () => {
+    for (const _tag of ["InvalidJobId", "InvalidJobSetting", "RecallQueryError"]) {
+      const error = { _tag, message: "x is not valid" } as TaggedFailure
+      const report = describeFailure(error, "baton wake status")
+      expect(report).toMatchObject({
+        exitCode: 2,
+        text: "baton: x is not valid (see 'baton wake status --help')\n",
+        json: { _tag, message: "x is not valid" },
+      })
+    }
+    const io = { _tag: "WakeIo", message: "disk full" } as TaggedFailure
+    expect(describeFailure(io).exitCode).toBe(1)
   })
 
   it("maps unreadable input to exit 1 naming the path", () => {

@@ -64,12 +64,23 @@ const asFlags = (message: string): string =>
     .replace(/\bend_date\b/g, "--end-date")
 
 /**
- * Describes a tagged error: bad usage exits 2 — a flag the CLI rejects, or a value the recall
- * library rejects (`RecallQueryError`: a date, a time zone, a pattern, an empty query; its text
- * points to `helpCommand`'s help like any usage error) — and everything else 1.
+ * Errors a library raises for a value given on the command line — bad usage like the CLI's own:
+ * a recall date, time zone, pattern or empty query; a wake job id; a wake job's setting (thread
+ * id, model, effort, objective, cwd).
+ */
+const BAD_VALUE_TAGS: ReadonlySet<string> = new Set([
+  "RecallQueryError",
+  "InvalidJobId",
+  "InvalidJobSetting",
+])
+
+/**
+ * Describes a tagged error: bad usage exits 2 — a flag the CLI rejects, or a value a library
+ * rejects ({@link BAD_VALUE_TAGS}; its text points to `helpCommand`'s help like any usage
+ * error) — and everything else 1.
  */
 export const describeFailure = (error: TaggedFailure, helpCommand?: string): FailureReport => {
-  const badValue = error._tag === "RecallQueryError"
+  const badValue = BAD_VALUE_TAGS.has(error._tag)
   const own = describeError(error)
   const message = !badValue
     ? own

@@ -137,8 +137,8 @@ describe("baton wake (built dist/bin.js)", () => {
     expect(badModel.code).toBe(2)
     expect(badModel.stderr).toContain("--model")
     const badId = await baton(["status", "../../etc"])
-    expect(badId.code).toBe(1)
-    expect(badId.stderr).toContain("InvalidJobId")
+    expect(badId.code).toBe(2)
+    expect(badId.stderr).toContain('job id "../../etc" is not valid')
   }, 60_000)
 
   it("parallel creates for one thread (separate processes) make one job", async () => {
@@ -158,7 +158,7 @@ describe("baton wake (built dist/bin.js)", () => {
     const file = join(root, "work", "afile")
     await writeFile(file, "x")
     const cwdFile = await baton(["create", "--objective", "x", "--cwd", file, "--json"])
-    expect(cwdFile.code).toBe(1)
+    expect(cwdFile.code).toBe(2)
     expect(json(cwdFile.stdout)).toMatchObject({
       ok: false,
       error: { _tag: "InvalidJobSetting", field: "cwd" },
@@ -167,6 +167,8 @@ describe("baton wake (built dist/bin.js)", () => {
     expect(effort.code).toBe(2)
     expect(effort.stderr).toContain("low, medium, high, xhigh, max, ultra")
     const thread = await baton(["create", "--objective", "x", "--thread", "bad id", "--json"])
+    // A value the argument cannot take: bad usage, as the README's exit-code table says.
+    expect(thread.code).toBe(2)
     expect(json(thread.stdout)).toMatchObject({
       ok: false,
       error: { _tag: "InvalidJobSetting", field: "thread id" },
