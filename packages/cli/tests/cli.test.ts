@@ -1,5 +1,5 @@
 import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { tmpdir, userInfo } from "node:os"
 import { dirname, join } from "node:path"
 import { handoffDigest, parseHandoffJsonResult } from "@baton/handoff"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -174,6 +174,21 @@ describe("baton doctor --json", () => {
     expect(run.code).toBe(0)
     expect(await readdir(codexHome)).toEqual([])
     expect(await readdir(home)).toEqual([])
+  })
+
+  // `HOME= baton …` made every default path relative to the working directory (a hook run in a
+  // project dropped `.local/share/baton` into it); an empty HOME now counts as unset.
+  it("an empty HOME is the account's home: no path is relative to the working directory", async () => {
+    const cwd = file("empty-home-cwd")
+    await mkdir(cwd)
+    const run = await runBaton(["doctor", "--json"], { env: { HOME: "", PATH: "" }, cwd })
+    const report = JSON.parse(run.stdout) as { checks: Array<{ id: string; summary: string }> }
+    const home = userInfo().homedir
+    for (const id of ["data-dir", "jobs-dir", "codex-home", "claude-config"]) {
+      const summary = report.checks.find((c) => c.id === id)?.summary ?? ""
+      expect(summary.startsWith(`${home}/`)).toBe(true)
+    }
+    expect(await readdir(cwd)).toEqual([])
   })
 
   it("fails the recall-index check for a damaged index, and leaves the file as it was", async () => {
