@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { parseArgv } from "./argv-parser.js"
+import type { CommandSpec } from "./command-spec.js"
 import { batonCommand } from "./command-tree.js"
 
 const parse = (...argv: string[]) => parseArgv(batonCommand, argv)
@@ -119,6 +120,39 @@ describe("parseArgv", () => {
     expect(usageProblem("handoff", "validate", "a", "b")).toBe(
       "unexpected argument 'b' for 'baton handoff validate' | baton handoff validate",
     )
+  })
+
+  it("refuses an empty value for every value flag, instead of reading it as absent", () => {
+    expect(usageProblem("recall", "recent", "--date", "")).toBe(
+      "flag '--date' is empty: give <day> or leave the flag out | baton recall recent",
+    )
+    expect(usageProblem("recall", "search", "x", "--scope=")).toBe(
+      "flag '--scope' is empty: give <dir> or leave the flag out | baton recall search",
+    )
+    expect(usageProblem("recall", "grep", "x", "-n", "")).toBe(
+      "flag '--limit' is empty: give <n> or leave the flag out | baton recall grep",
+    )
+    // Every value flag of every command, in both spellings.
+    const leaves = (command: CommandSpec, path: string[]): Array<[string[], CommandSpec]> =>
+      command.subcommands.length === 0
+        ? [[path, command]]
+        : command.subcommands.flatMap((sub) => leaves(sub, [...path, sub.name]))
+    for (const [path, command] of leaves(batonCommand, [])) {
+      const required = command.positionals.filter((p) => p.required).map(() => "x")
+      for (const flag of command.flags.filter((f) => f.takesValue)) {
+        for (const argv of [
+          [...path, ...required, `--${flag.name}`, ""],
+          [...path, ...required, `--${flag.name}=`],
+        ]) {
+          const parsed = parse(...argv)
+          expect(parsed._tag, argv.join(" ")).toBe("UsageFailure")
+          if (parsed._tag === "UsageFailure")
+            expect(parsed.error.problem).toContain(`flag '--${flag.name}' is empty`)
+        }
+      }
+    }
+    // An empty positional is the command's to judge (an empty query has its own message).
+    expect(parse("recall", "search", "")._tag).toBe("Run")
   })
 
   it("never throws, whatever the argv", () => {

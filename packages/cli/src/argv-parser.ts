@@ -2,7 +2,9 @@
  * Parses `baton` arguments against the command tree. Guarantees: total — every argv yields a
  * result, never a throw; unknown commands, unknown flags, missing or extra arguments become a
  * `CliUsageError` naming the problem. `--help` anywhere (before `--`) wins over other problems
- * in the flags of the resolved command. `-` is a positional (stdin), `--` ends the options.
+ * in the flags of the resolved command. `-` is a positional (stdin), `--` ends the options. An
+ * empty value (`--date ""`, `--date=`) is refused unless the flag says empty means something: a
+ * script's unset variable would otherwise drop the flag without a word.
  */
 import { helpFlag, versionFlag } from "./command-spec.js"
 import type { CommandSpec, FlagSpec, Invocation } from "./command-spec.js"
@@ -104,6 +106,11 @@ export const parseArgv = (root: CommandSpec, argv: readonly string[]): ParsedArg
     }
     const value = equals === -1 ? argv[index + 1] : token.slice(equals + 1)
     if (value === undefined) return failure(`flag '--${flag.name}' needs a value`, path)
+    if (value === "" && flag.acceptsEmpty !== true)
+      return failure(
+        `flag '--${flag.name}' is empty: give ${flag.valueName === undefined ? "a value" : `<${flag.valueName}>`} or leave the flag out`,
+        path,
+      )
     if (equals === -1) index += 1
     flags[flag.name] = value
   }

@@ -21,6 +21,8 @@ export const runCodexProbe: CommandRunner = async (invocation, io) => {
   const [Effect, ipc] = await Promise.all([import("effect/Effect"), import("@baton/ipc-codex")])
   const home = homedir()
   const codexHome = resolveCodexHome(io.env, home, io.cwd).path
+  // A relative BATON_DATA_DIR is refused: the probe runs without its cache then.
+  const dataDir = resolveDataDir(io.env, home)
   const report = await Effect.runPromise(
     ipc.probeThread({
       threadId,
@@ -30,7 +32,7 @@ export const runCodexProbe: CommandRunner = async (invocation, io) => {
       },
       stdio: { env: io.env, cwd: io.cwd },
       discoverBinary: ipc.discoverCodexBinary({ ...ipc.nodeBinaryHost(), env: io.env }),
-      compatibilityCacheDir: join(resolveDataDir(io.env, home, io.cwd).path, "cache"),
+      compatibilityCacheDir: dataDir.relative === true ? null : join(dataDir.path, "cache"),
     }),
   )
   io.stdout(json ? renderProbeJson(report) : renderProbeText(report))

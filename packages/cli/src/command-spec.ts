@@ -12,6 +12,8 @@ export interface FlagSpec {
   readonly takesValue: boolean
   readonly valueName?: string
   readonly description: string
+  /** An empty value means something for this flag; otherwise the parser refuses `--name ""`. */
+  readonly acceptsEmpty?: boolean
 }
 
 /** A positional argument, in order. */
@@ -35,7 +37,7 @@ export interface TaggedFailure {
 
 /** How a command ended: with an exit code it chose, or with a tagged failure to report. */
 export type CommandOutcome =
-  | { readonly _tag: "Completed"; readonly exitCode: 0 | 1 }
+  | { readonly _tag: "Completed"; readonly exitCode: 0 | 1 | 130 }
   | { readonly _tag: "Failed"; readonly error: TaggedFailure; readonly json: boolean }
 
 /** Runs one command; prints its own report and returns how it ended. */

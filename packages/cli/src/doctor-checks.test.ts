@@ -126,6 +126,19 @@ describe("assessDoctorFacts", () => {
     })
   })
 
+  it("fails a relative BATON_DATA_DIR or BATON_JOBS_DIR, which every command refuses", () => {
+    const relative = dir({ _tag: "Relative", path: "rel/dir", relative: true })
+    expect(byId({ dataDir: relative })["data-dir"]).toMatchObject({
+      status: "fail",
+      summary: "rel/dir — a relative path",
+      hint: "Set BATON_DATA_DIR to an absolute path",
+    })
+    expect(byId({ dataDir: relative })["recall-index"]).toBeUndefined()
+    expect(byId({ jobsDir: { ...relative, source: "$BATON_JOBS_DIR" } })["jobs-dir"]).toMatchObject(
+      { status: "fail", hint: "Set BATON_JOBS_DIR to an absolute path" },
+    )
+  })
+
   it("fails Node older than 20", () => {
     expect(byId({ nodeVersion: "18.19.0" })["node"]).toMatchObject({
       status: "fail",

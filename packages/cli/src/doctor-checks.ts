@@ -119,6 +119,14 @@ const assessWritableDir = (id: string, envName: string, dir: WritableDirFacts): 
         `${dir.reason} (${from})`,
         `Check permissions on ${dir.path}`,
       )
+    case "Relative":
+      return check(
+        id,
+        "fail",
+        `${dir.path} — a relative path`,
+        `${envName} must be absolute: a relative one is read from each process's own working directory, so the hook, the MCP server and a terminal would each use a different one`,
+        `Set ${envName} to an absolute path`,
+      )
     case "Present": {
       const mode = formatMode(dir.mode)
       const isPrivate = (dir.mode & 0o077) === 0

@@ -39,6 +39,8 @@ export type WritableDirFacts = ResolvedPath &
     /** The path, or a directory above it, is a symbolic link to nothing. */
     | { readonly _tag: "DanglingLink"; readonly link: string; readonly target: string }
     | { readonly _tag: "Inaccessible"; readonly reason: string }
+    /** The variable holds a relative path, which Baton refuses. */
+    | { readonly _tag: "Relative" }
   )
 
 /** Whether a directory the agents own exists. */
@@ -195,6 +197,8 @@ const findOnPath = async (name: string, env: DoctorProbes["env"]): Promise<Comma
 }
 
 const inspectWritableDir = async (resolved: ResolvedPath): Promise<WritableDirFacts> => {
+  // Refused by every command: looking at it from doctor's directory would mean nothing.
+  if (resolved.relative === true) return { ...resolved, _tag: "Relative" }
   try {
     const info = await stat(resolved.path)
     if (!info.isDirectory()) return { ...resolved, _tag: "NotADirectory" }
@@ -273,7 +277,7 @@ export const gatherDoctorFacts = async (probes: DoctorProbes): Promise<DoctorFac
   const home =
     probes.home ?? (env["HOME"] !== undefined && env["HOME"] !== "" ? env["HOME"] : homedir())
   const claudeConfig = resolveClaudeConfigDir(env, home, cwd)
-  const dataDirPath = resolveDataDir(env, home, cwd)
+  const dataDirPath = resolveDataDir(env, home)
   const [
     batonOnPath,
     claudeOnPath,

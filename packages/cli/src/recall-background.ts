@@ -98,10 +98,13 @@ export const runRecallIndexEarly: CommandRunner = async (invocation, io) => {
     stringFlag(invocation, "interval") === undefined &&
     (source === undefined || SOURCES.has(source))
   if (light) {
-    const dataDir = resolveDataDir(io.env, homedir(), io.cwd).path
+    const resolved = resolveDataDir(io.env, homedir())
+    const dataDir = resolved.path
     let log: number | undefined
     try {
-      if (statSync(dataDir).isDirectory()) log = openRecallLog(dataDir)
+      // A relative BATON_DATA_DIR: the full command refuses it.
+      if (resolved.relative !== true && statSync(dataDir).isDirectory())
+        log = openRecallLog(dataDir)
     } catch {
       // No data directory yet, or no log: the full command makes it, or says why it cannot.
     }

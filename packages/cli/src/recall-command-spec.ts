@@ -1,9 +1,11 @@
 /**
  * The `baton recall …` command group as plain data: flags, arguments, help text and lazy
- * loaders. Guarantees: imports nothing but types and the shared flag specs, so `baton --help`
- * and usage errors never load effect, SQLite or an embedder; each runner arrives through
- * `recall-command.js` only when a recall command runs.
+ * loaders. Guarantees: imports nothing but types, the shared flag specs and grep's time limits
+ * (a module of constants that imports nothing), so `baton --help` and usage errors never load
+ * effect, SQLite or an embedder; each runner arrives through `recall-command.js` only when a
+ * recall command runs.
  */
+import { GREP_REGEX_STOP_MS, GREP_SCAN_MS } from "@baton/recall-index/grep-limits"
 import { jsonFlag } from "./command-spec.js"
 import type { CommandRunner, CommandSpec, FlagSpec } from "./command-spec.js"
 
@@ -96,7 +98,8 @@ const search: CommandSpec = {
     "by weighted reciprocal rank, then reranked; the turn right after a strong hit (an answer",
     "to it) is lifted too. At most --per-session hits per session while other sessions have",
     "hits to show; past that the list fills from the same sessions. Each hit shows the session",
-    "and turn ids to pass to 'baton recall expand'. Quote a query of several words.",
+    "and turn ids to pass to 'baton recall expand'. Quote a query of several words; a query",
+    "is at most 2,000 characters.",
     ...dateDetails,
   ],
   flags: [
@@ -111,7 +114,13 @@ const search: CommandSpec = {
     ...filterFlags,
     jsonFlag,
   ],
-  positionals: [{ name: "query", required: true, description: "what to look for (quote it)" }],
+  positionals: [
+    {
+      name: "query",
+      required: true,
+      description: "what to look for (quote it; at most 2,000 characters)",
+    },
+  ],
   subcommands: [],
   exitCodes: "0 searched (also with no hits) · 1 failed · 2 bad usage",
   load: async () => (await import("./recall-search-entry.js")).runRecallSearchEarly,
@@ -142,9 +151,10 @@ const grep: CommandSpec = {
   details: [
     "Matches decoded text (quotes, backslashes and paths as written), case-insensitively unless",
     "--case-sensitive. --regex takes a JavaScript regular expression; patterns that could run",
-    "away (nested repeats, backreferences) are refused, one that still runs too long is stopped",
-    "with an error, and a scan stops after 5 seconds. Each record is kept for grep up to its",
-    "first 16 384 characters; a longer message is still searched whole by 'baton recall search'.",
+    "away (nested repeats, backreferences) are refused, and one that still runs too long is",
+    `stopped with an error after ${GREP_REGEX_STOP_MS / 1000} seconds. A scan stops after ${GREP_SCAN_MS / 1000} seconds with the`,
+    "matches found so far, newest first. Each record is kept for grep up to its first 16 384",
+    "characters; a longer message is still searched whole by 'baton recall search'.",
     ...dateDetails,
   ],
   flags: [

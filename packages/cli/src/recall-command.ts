@@ -39,6 +39,7 @@ import {
   RecallStorageError,
   pruneDeleted,
   RECALL_DATABASE_FILE,
+  RELATIVE_DATA_DIR_REASON,
   recallDatabaseLayer,
   recallStatus,
   recentSessions,
@@ -83,6 +84,7 @@ import {
   failureLines,
   renderGrep,
   renderIndexSummary,
+  renderMissingScope,
   renderNothingIndexed,
   renderRecent,
   renderSearch,
@@ -110,24 +112,28 @@ interface Context {
   readonly json: boolean
   readonly homeDir: string
   readonly dataDir: string
+  /** `BATON_DATA_DIR` is relative: every recall command refuses it (`refusedDataDir`). */
+  readonly relativeDataDir: boolean
   readonly databasePath: string
   readonly environment: { readonly env: CliIo["env"]; readonly homeDir: string }
 }
 
 const contextOf = (invocation: Invocation, io: CliIo): Context => {
   const homeDir = homedir()
-  const dataDir = resolveDataDir(io.env, homeDir, io.cwd).path
+  const resolved = resolveDataDir(io.env, homeDir)
+  const dataDir = resolved.path
   return {
     io,
     json: has(invocation, "json"),
     homeDir,
     dataDir,
+    relativeDataDir: resolved.relative === true,
     databasePath: join(dataDir, RECALL_DATABASE_FILE),
     environment: { env: io.env, homeDir },
   }
 }
 
-const completed = (exitCode: 0 | 1 = 0): CommandOutcome => ({ _tag: "Completed", exitCode })
+const completed = (exitCode: 0 | 1 | 130 = 0): CommandOutcome => ({ _tag: "Completed", exitCode })
 const failed = (ctx: Context, error: TaggedFailure): CommandOutcome => ({
   _tag: "Failed",
   error,
@@ -211,6 +217,15 @@ const printNothingIndexed = async (
 }
 
 /**
+ * For a read that found nothing: the index's status when it holds no session at all, so the
+ * command says why (as search does) instead of "no match"; undefined when it holds sessions.
+ */
+const emptyIndexStatus = async (ctx: Context): Promise<RecallStatus | undefined> => {
+  const read = await runIndexed(ctx, recallStatus())
+  return read._tag === "Done" && read.value.empty ? read.value : undefined
+}
+
+/**
  * Whether a file stands where the data directory or one of its parents should be: an index run
  * could not create it, so "nothing indexed yet, run 'baton recall index'" would send the user
  * to a command that fails.
@@ -225,8 +240,26 @@ const fileInTheWay = (dir: string): boolean => {
   }
 }
 
+/**
+ * A relative `BATON_DATA_DIR` fails every recall command as a data directory that cannot be
+ * used (exit 1), before anything reads or creates it.
+ */
+const refusedDataDir = (ctx: Context): CommandOutcome | undefined =>
+  ctx.relativeDataDir
+    ? failed(
+        ctx,
+        new RecallStorageError({
+          operation: "create-directory",
+          path: ctx.dataDir,
+          reason: RELATIVE_DATA_DIR_REASON,
+        }),
+      )
+    : undefined
+
 /** For read commands: the "nothing indexed yet" outcome when there is no index file. */
 const whenNoIndex = async (ctx: Context): Promise<CommandOutcome | undefined> => {
+  const refused = refusedDataDir(ctx)
+  if (refused !== undefined) return refused
   if (existsSync(ctx.databasePath)) return undefined
   if (fileInTheWay(ctx.dataDir))
     return failed(
@@ -258,6 +291,28 @@ const searchedWith = (filters: RecallFilters): string =>
       Effect.orElseSucceed(() => ""),
     ),
   )
+
+/**
+ * Whether `--scope` names a directory that does not exist here: the command still runs, and says
+ * so (`scopeMissing` in --json whenever a scope is given, a note in text).
+ */
+const scopeFacts = (
+  flags: FilterFlags,
+): { readonly json: { readonly scopeMissing?: boolean }; readonly note: string } => {
+  if (flags.scopeDir === undefined) return { json: {}, note: "" }
+  let missing: boolean
+  try {
+    missing = !statSync(flags.scopeDir).isDirectory()
+  } catch (error) {
+    // Only a path that is not there is missing; one we may not look into may well exist.
+    const code = (error as NodeJS.ErrnoException).code
+    missing = code === "ENOENT" || code === "ENOTDIR"
+  }
+  return {
+    json: { scopeMissing: missing },
+    note: missing ? renderMissingScope(flags.scopeDir) : "",
+  }
+}
 
 const toFilters = (flags: FilterFlags): RecallFilters => ({
   ...(flags.source === undefined ? {} : { source: flags.source }),
@@ -499,6 +554,8 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
   const ctx = contextOf(invocation, io)
   const source = decoded(ctx, sourceFlag(invocation))
   if (isOutcome(source)) return source
+  const refused = refusedDataDir(ctx)
+  if (refused !== undefined) return refused
   const interval = decoded(ctx, integerFlag(invocation, "interval", 10, 1, 86_400))
   if (isOutcome(interval)) return interval
   if (!has(invocation, "watch") && stringFlag(invocation, "interval") !== undefined)
@@ -536,11 +593,14 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
 
   const controller = new AbortController()
   const watch = has(invocation, "watch")
-  const stop = () => controller.abort()
-  if (watch) {
-    process.once("SIGINT", stop)
-    process.once("SIGTERM", stop)
+  // Ctrl-C or SIGTERM stops the run between writes (what was written stays, as after a kill) and
+  // says so; a second signal ends the process at once.
+  const stop = () => {
+    if (controller.signal.aborted) process.exit(130)
+    controller.abort()
   }
+  process.on("SIGINT", stop)
+  process.on("SIGTERM", stop)
   try {
     let runs = 0
     for (;;) {
@@ -550,11 +610,14 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
         sources,
         configured.embedding,
         showProgress && runs === 0,
-        watch ? controller.signal : undefined,
+        controller.signal,
       )
       runs += 1
       if ("_tag" in result) {
-        if (result._tag === "Stopped") break
+        if (result._tag === "Stopped") {
+          if (watch) break
+          return interruptedRun(ctx)
+        }
         if (
           result._tag === "Failed" &&
           result.error._tag === "IndexBusyError" &&
@@ -594,6 +657,20 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
     await closeEmbedder(configured.embedding?.embedder)
     await closeEmbedder(configured.embedding?.pick?.("use-lite").embedder)
   }
+}
+
+/** What was said when Ctrl-C or SIGTERM stopped a one-shot index run: exit 130, as a shell would. */
+export const INTERRUPTED_RUN_MESSAGE =
+  "stopped by a signal: what was written so far is kept; run 'baton recall index' again to finish"
+
+const interruptedRun = (ctx: Context): CommandOutcome => {
+  if (ctx.json)
+    ctx.io.stdout(
+      `${JSON.stringify({ ok: false, error: { _tag: "Interrupted", message: INTERRUPTED_RUN_MESSAGE } })}\n`,
+    )
+  // (The progress bar ends its line when the run stops.)
+  else ctx.io.stderr(`baton: ${INTERRUPTED_RUN_MESSAGE}\n`)
+  return completed(130)
 }
 
 const reportRun = (
@@ -645,6 +722,7 @@ const reportRun = (
           transcripts: 0,
           indexing: null,
           failing: 0,
+          forgotten: 0,
           reason: "none-found",
         }),
     )
@@ -751,9 +829,10 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
               },
             },
           }
-    if (search.indexEmpty) return await printNothingIndexed(ctx, { ...search })
-    if (ctx.json) printJson(ctx, { ...search })
-    else io.stdout(renderSearch(search))
+    const scope = scopeFacts(filters)
+    if (search.indexEmpty) return await printNothingIndexed(ctx, { ...search, ...scope.json })
+    if (ctx.json) printJson(ctx, { ...search, ...scope.json })
+    else io.stdout(renderSearch(search) + scope.note)
     return completed(0)
   } finally {
     await closeEmbedder(embedder)
@@ -779,10 +858,17 @@ export const runRecallRecent: CommandRunner = async (invocation, io) => {
     }),
   )
   if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
-  if (ctx.json) printJson(ctx, { sessions: result.value })
-  else if (result.value.length === 0 && Object.keys(filters).length === 0) {
-    io.stdout(renderNothingIndexed(await emptyIndexReport(ctx)))
-  } else io.stdout(renderRecent(result.value, searchedWith(toFilters(filters))))
+  // An index that holds no session says why, in text and in --json (search's fields).
+  const empty = result.value.length === 0 ? await emptyIndexStatus(ctx) : undefined
+  const scope = scopeFacts(filters)
+  if (empty !== undefined)
+    return printNothingIndexed(
+      ctx,
+      { sessions: result.value, indexEmpty: true, ...scope.json },
+      empty,
+    )
+  if (ctx.json) printJson(ctx, { sessions: result.value, indexEmpty: false, ...scope.json })
+  else io.stdout(renderRecent(result.value, searchedWith(toFilters(filters))) + scope.note)
   return completed(0)
 }
 
@@ -809,8 +895,12 @@ export const runRecallGrep: CommandRunner = async (invocation, io) => {
     }),
   )
   if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
-  if (ctx.json) printJson(ctx, { ...result.value })
-  else io.stdout(renderGrep(result.value, searchedWith(toFilters(filters))))
+  const empty = result.value.hits.length === 0 ? await emptyIndexStatus(ctx) : undefined
+  const scope = scopeFacts(filters)
+  if (empty !== undefined)
+    return printNothingIndexed(ctx, { ...result.value, indexEmpty: true, ...scope.json }, empty)
+  if (ctx.json) printJson(ctx, { ...result.value, indexEmpty: false, ...scope.json })
+  else io.stdout(renderGrep(result.value, searchedWith(toFilters(filters))) + scope.note)
   return completed(0)
 }
 
@@ -870,7 +960,16 @@ export const runRecallStep: CommandRunner = async (invocation, io) => {
   // `step <session> [turn] [direction]`: a second word that is a direction means no turn (turn
   // ids are uuids or `codex:…`, never these words).
   const [sessionId = "", second, third] = invocation.positionals
-  const directionOnly = third === undefined && (second === "next" || second === "prev")
+  // `step <session> next prev`: a direction where the turn goes, then another word.
+  if (third !== undefined && (second === "next" || second === "prev"))
+    return failed(
+      ctx,
+      cliUsageError(
+        `unexpected argument '${third.slice(0, 20)}' after the direction '${second}': give 'step <session> [turn] [next|prev]'`,
+        "baton recall step",
+      ),
+    )
+  const directionOnly = second === "next" || second === "prev"
   const turnId = directionOnly ? undefined : second
   const direction = (directionOnly ? second : third) ?? "next"
   if (direction !== "next" && direction !== "prev") {

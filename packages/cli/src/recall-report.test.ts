@@ -60,6 +60,7 @@ describe("recall reports", () => {
       transcripts: 0,
       indexing: null,
       failing: 0,
+      forgotten: 0,
       reason: "none-found" as const,
     }
     expect(renderNothingIndexed(facts)).toBe(
@@ -83,6 +84,10 @@ describe("recall reports", () => {
     )
     expect(headline({ transcripts: 1200, reason: "waiting" })).toBe(
       "Nothing indexed yet: 1,200 transcripts found, none indexed. Run 'baton recall index'.",
+    )
+    // After `forget --project`, not a loop of "run 'baton recall index'".
+    expect(headline({ transcripts: 200, forgotten: 200, reason: "forgotten" })).toBe(
+      "Nothing indexed: the 200 transcripts found belong to forgotten sessions, which index runs leave out on purpose ('baton recall forget'; 'baton recall forget --all' starts over and indexes them again).",
     )
     expect(headline({ transcripts: 3, failing: 2, reason: "failing" })).toBe(
       "Nothing indexed yet: 3 transcripts found, and 2 failed to index ('baton recall status' lists them).",
@@ -288,11 +293,24 @@ describe("recall reports", () => {
     }
     expect(renderIndexSummary(run({}), one, null)).toBe(
       [
-        "Indexed 1 transcript (1 new, 0 appended, 0 rewritten) in 0.3 s: 1 turn, 1 chunk; 0 unchanged.",
+        "Indexed 1 transcript (1 new, 0 appended, 0 rewritten) in 0.3 s: 1 turn, 1 chunk; 0 unchanged; 1 failed.",
         "1 transcript is gone from disk; its history is kept.",
         "1 transcript failed (retried next run):",
         "  /h/a.jsonl: EIO",
         "Embedded 1 text with f; backlog 0.",
+        "",
+      ].join("\n"),
+    )
+    expect(
+      renderIndexSummary(
+        run({ indexedNew: 0, markedMissing: 0, failed: [], skippedForgotten: 200 }),
+        null,
+        null,
+      ),
+    ).toBe(
+      [
+        "Up to date: 1 transcript, none changed (0.3 s).",
+        "200 transcripts of forgotten sessions left out, as asked ('baton recall forget').",
         "",
       ].join("\n"),
     )
@@ -312,8 +330,36 @@ describe("recall reports", () => {
     expect(renderIndexSummary(upgraded, null, null)).toContain(
       "Indexed 3 transcripts (0 new, 0 appended, 0 rewritten, 3 read again by this version's parser) in 0.3 s",
     )
-    expect(renderIndexSummary(run({ indexedNew: 0, discovered: 1 }), null, null)).toMatch(
-      /^Up to date: 1 transcript, none changed/,
+    expect(
+      renderIndexSummary(run({ indexedNew: 0, discovered: 1, failed: [] }), null, null),
+    ).toMatch(/^Up to date: 1 transcript, none changed/)
+  })
+
+  it("does not call a run with a failed file up to date (its exit code is 1)", () => {
+    const report = {
+      startedAt: 0,
+      finishedAt: 500,
+      discovered: 5,
+      unchanged: 4,
+      indexedNew: 0,
+      appended: 0,
+      rewritten: 0,
+      reparsed: 0,
+      moved: 0,
+      markedMissing: 0,
+      turnsAdded: 0,
+      chunksAdded: 0,
+      failed: [{ path: "/c/rollout-9.jsonl.zst", error: "zstd: invalid zstd data" }],
+    } as unknown as IndexRunReport
+    const text = renderIndexSummary(report, null, null)
+    expect(text).not.toContain("Up to date")
+    expect(text).toBe(
+      [
+        "4 of 5 transcripts up to date, none changed; 1 failed (0.5 s).",
+        "1 transcript failed (retried next run):",
+        "  /c/rollout-9.jsonl.zst: zstd: invalid zstd data",
+        "",
+      ].join("\n"),
     )
   })
 

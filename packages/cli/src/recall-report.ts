@@ -61,6 +61,8 @@ export const renderNothingIndexed = (facts: EmptyIndexReport): string => {
         return `Nothing indexed yet: an index run (pid ${facts.indexing!.pid}, since ${facts.indexing!.since}) is writing the first sessions; try again in a moment.`
       case "failing":
         return `Nothing indexed yet: ${found} found, and ${n(facts.failing)} failed to index ('baton recall status' lists them).`
+      case "forgotten":
+        return `Nothing indexed: the ${found} found ${facts.transcripts === 1 ? "belongs" : "belong"} to forgotten sessions, which index runs leave out on purpose ('baton recall forget'; 'baton recall forget --all' starts over and indexes them again).`
       case "waiting":
         return facts.indexed
           ? `Nothing indexed yet: ${found} found, none indexed. Run 'baton recall index'.`
@@ -143,6 +145,13 @@ export const renderSearch = (result: RecallSearchResult): string => {
   }
   return `${lines.join("\n").replace(/\n+$/, "")}\n`
 }
+
+/**
+ * The note for a `--scope` directory that does not exist here: the command still ran (the index
+ * keeps sessions recorded in a directory since removed), but a mistyped path should show.
+ */
+export const renderMissingScope = (dir: string): string =>
+  `Note: ${dir} (--scope) does not exist on this machine; only sessions recorded there before it went away can match.\n`
 
 /** Recent sessions, newest first. */
 export const renderRecent = (sessions: ReadonlyArray<RecentSession>, searched = ""): string => {
@@ -373,11 +382,19 @@ export const renderIndexSummary = (
 ): string => {
   const changed = report.indexedNew + report.appended + report.rewritten + report.reparsed
   const seconds = ((report.finishedAt - report.startedAt) / 1000).toFixed(1)
+  // The headline agrees with the exit code: a run in which a file failed is not "up to date".
+  const failed = report.failed.length
   const lines = [
     changed === 0 && report.moved === 0
-      ? `Up to date: ${transcriptCount(report.discovered)}, none changed (${seconds} s).`
-      : `Indexed ${transcriptCount(changed)} (${n(report.indexedNew)} new, ${n(report.appended)} appended, ${n(report.rewritten)} rewritten${report.reparsed > 0 ? `, ${n(report.reparsed)} read again by this version's parser` : ""}${report.moved > 0 ? `, ${n(report.moved)} moved` : ""}) in ${seconds} s: ${counted(report.turnsAdded, "turn")}, ${counted(report.chunksAdded, "chunk")}; ${n(report.unchanged)} unchanged.`,
+      ? failed === 0
+        ? `Up to date: ${transcriptCount(report.discovered)}, none changed (${seconds} s).`
+        : `${n(Math.max(0, report.discovered - failed))} of ${transcriptCount(report.discovered)} up to date, none changed; ${n(failed)} failed (${seconds} s).`
+      : `Indexed ${transcriptCount(changed)} (${n(report.indexedNew)} new, ${n(report.appended)} appended, ${n(report.rewritten)} rewritten${report.reparsed > 0 ? `, ${n(report.reparsed)} read again by this version's parser` : ""}${report.moved > 0 ? `, ${n(report.moved)} moved` : ""}) in ${seconds} s: ${counted(report.turnsAdded, "turn")}, ${counted(report.chunksAdded, "chunk")}; ${n(report.unchanged)} unchanged${failed === 0 ? "" : `; ${n(failed)} failed`}.`,
   ]
+  if (report.skippedForgotten > 0)
+    lines.push(
+      `${transcriptCount(report.skippedForgotten)} of forgotten sessions left out, as asked ('baton recall forget').`,
+    )
   if (report.markedMissing > 0)
     lines.push(
       report.markedMissing === 1

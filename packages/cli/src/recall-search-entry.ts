@@ -14,8 +14,10 @@ export const runRecallSearchEarly: CommandRunner = async (invocation, io) => {
   if (!has(invocation, "lexical-only")) {
     const { prewarmUseLiteForSearch, RECALL_DATABASE_FILE } =
       await import("@baton/recall-index/prewarm")
-    const dataDir = resolveDataDir(io.env, homedir(), io.cwd).path
-    prewarmUseLiteForSearch(io.env, join(dataDir, RECALL_DATABASE_FILE))
+    const dataDir = resolveDataDir(io.env, homedir())
+    // A relative BATON_DATA_DIR is refused by the search itself: nothing to prewarm.
+    if (dataDir.relative !== true)
+      prewarmUseLiteForSearch(io.env, join(dataDir.path, RECALL_DATABASE_FILE))
   }
   return (await import("./recall-command.js")).runRecallSearch(invocation, io)
 }

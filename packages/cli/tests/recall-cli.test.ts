@@ -25,6 +25,7 @@ import {
   RecallDatabase,
   recallDatabaseLayer,
 } from "@baton/recall-index"
+import { generateBulkCorpus } from "@baton/recall-index/testing"
 import { batonBin, runBaton } from "./run-baton.js"
 
 const CLAUDE_ID = "aaaaaaaa-1111-4111-8111-000000000001"
@@ -220,10 +221,16 @@ describe("baton recall on a fresh machine", () => {
         CODEX_HOME: join(root, "none"),
       }
       expect((await runBaton(["recall", "index"], { env: elsewhere })).code).toBe(0)
-      for (const command of [["search", "garden"], ["recent"], ["status"]]) {
+      for (const command of [
+        ["search", "garden"],
+        ["recent"],
+        ["status"],
+        ["grep", "garden"],
+        ["recent", "--source", "codex"],
+      ]) {
         const run = await runBaton(["recall", ...command], { env })
         expect(run.code, run.stderr).toBe(0)
-        expect(run.stdout, command[0]).toMatch(
+        expect(run.stdout, command.join(" ")).toMatch(
           /^Nothing indexed yet: 2 transcripts found, none indexed\. Run 'baton recall index'\./,
         )
       }
@@ -231,6 +238,25 @@ describe("baton recall on a fresh machine", () => {
         (await runBaton(["recall", "search", "garden", "--json"], { env })).stdout,
       )
       expect(searchJson).toMatchObject({ empty: true, transcripts: 2, hits: [] })
+      // grep and recent carry search's empty-index fields in --json.
+      const grepJson = json(
+        (await runBaton(["recall", "grep", "garden", "--json"], { env })).stdout,
+      )
+      expect(grepJson).toMatchObject({
+        ok: true,
+        indexEmpty: true,
+        empty: true,
+        transcripts: 2,
+        hits: [],
+      })
+      const recentJson = json((await runBaton(["recall", "recent", "--json"], { env })).stdout)
+      expect(recentJson).toMatchObject({
+        ok: true,
+        indexEmpty: true,
+        empty: true,
+        transcripts: 2,
+        sessions: [],
+      })
 
       // An indexer holds the lock (its lease runs for another minute).
       const dataDir = join(env["HOME"]!, ".local", "share", "baton")
@@ -523,6 +549,25 @@ describe("baton recall with history", () => {
       ).stdout,
     )
     expect(scoped.hits).toEqual([])
+    // A scope that does not exist still runs, and says so (a mistyped path should show).
+    const nowhere = join(root, "no-such-dir")
+    const gone = await runBaton(["recall", "recent", "--scope", nowhere], { env })
+    expect(gone.code, gone.stderr).toBe(0)
+    expect(gone.stdout).toBe(
+      `No sessions match (searched in ${nowhere}).\nNote: ${nowhere} (--scope) does not exist on this machine; only sessions recorded there before it went away can match.\n`,
+    )
+    const goneJson = json(
+      (await runBaton(["recall", "grep", "retry", "--scope", nowhere, "--json"], { env })).stdout,
+    )
+    expect(goneJson).toMatchObject({ ok: true, hits: [], scopeMissing: true })
+    const here = json(
+      (
+        await runBaton(["recall", "search", "retry", "--scope", root, "--lexical-only", "--json"], {
+          env,
+        })
+      ).stdout,
+    )
+    expect(here).toMatchObject({ ok: true, scopeMissing: false })
     // Days back from today: the fixtures' March sessions are within 1 000 days, not within 7.
     const since = (days: string) =>
       runBaton(["recall", "search", "retry", "--start-date", days, "--lexical-only", "--json"], {
@@ -542,9 +587,10 @@ describe("baton recall with history", () => {
     // Finding nothing, each command names the filters it searched with.
     const nothing = async (args: ReadonlyArray<string>) =>
       (await runBaton(["recall", ...args, "--timezone", "Asia/Tokyo"], { env })).stdout
-    expect(await nothing(["search", "retry", "--scope", "/work/garden", "--source", "codex"])).toBe(
-      'No hits for "retry" (searched in /work/garden, Codex only).\n',
-    )
+    // (The fixtures' /work/garden is not on this machine: a note after the line says so.)
+    expect(
+      await nothing(["search", "retry", "--scope", "/work/garden", "--source", "codex"]),
+    ).toMatch(/^No hits for "retry" \(searched in \/work\/garden, Codex only\)\.\n/)
     expect(await nothing(["grep", "retry", "--date", "2026-03-11"])).toBe(
       'No match for "retry" (searched on 2026-03-11, Asia/Tokyo time).\n',
     )
@@ -562,6 +608,7 @@ describe("baton recall with history", () => {
       (await runBaton(["recall", "grep", "migrations=\\d+", "--regex", "--json"], { env })).stdout,
     )
     expect(regex.hits).toHaveLength(1)
+    expect(regex.indexEmpty).toBe(false)
     const unsafe = await runBaton(["recall", "grep", "(a+)+$", "--regex"], { env })
     expect(unsafe.code).toBe(2)
     expect(unsafe.stderr).toMatch(/^baton: a repeated group contains another repeat/)
@@ -748,6 +795,23 @@ describe("baton recall with history", () => {
     const forgetAll = await runBaton(["recall", "forget", "--all"], { env })
     expect(forgetAll.code).toBe(2)
     expect(forgetAll.stderr).toContain("add --yes")
+    // An empty value is not an absent flag: `--date "$DAY"` with DAY unset must not search all.
+    const emptyDay = await runBaton(["recall", "recent", "--date", ""], { env })
+    expect(emptyDay).toMatchObject({
+      code: 2,
+      stdout: "",
+      stderr:
+        "baton: flag '--date' is empty: give <day> or leave the flag out (see 'baton recall recent --help')\n",
+    })
+    const emptyScope = await runBaton(["recall", "search", "x", "--scope", "", "--json"], { env })
+    expect(emptyScope.code).toBe(2)
+    expect(json(emptyScope.stdout)).toMatchObject({ ok: false, error: { _tag: "CliUsageError" } })
+    // A direction where the turn goes, then another word, is not a turn id.
+    const extra = await runBaton(["recall", "step", CODEX_ID, "next", "prev"], { env })
+    expect(extra.code).toBe(2)
+    expect(extra.stderr).toBe(
+      "baton: unexpected argument 'prev' after the direction 'next': give 'step <session> [turn] [next|prev]' (see 'baton recall step --help')\n",
+    )
   }, 60_000)
 
   it("forgets a session and prunes", async () => {
@@ -881,6 +945,79 @@ describe("baton recall index modes", () => {
     })
     expect(readFileSync(file, "utf8")).toBe("x")
   })
+
+  it("refuses a relative BATON_DATA_DIR in every command instead of resolving it here", async () => {
+    const cwd = join(root, "relative-data-dir")
+    mkdirSync(cwd, { recursive: true })
+    const env = { PATH: process.env["PATH"] ?? "", HOME: cwd, BATON_DATA_DIR: "rel/dir" }
+    for (const args of [
+      ["index"],
+      ["index", "--background"],
+      ["status"],
+      ["search", "x"],
+      ["grep", "x"],
+      ["recent"],
+    ]) {
+      const run = await runBaton(["recall", ...args], { env, cwd })
+      expect(run.code, args.join(" ")).toBe(1)
+      expect(run.stderr, args.join(" ")).toMatch(
+        /^baton: RecallStorageError: BATON_DATA_DIR is a relative path \(rel\/dir\): give an absolute path/,
+      )
+    }
+    const asJson = json((await runBaton(["recall", "status", "--json"], { env, cwd })).stdout)
+    expect(asJson).toMatchObject({ ok: false, error: { _tag: "RecallStorageError" } })
+    expect(existsSync(join(cwd, "rel"))).toBe(false)
+  }, 60_000)
+
+  // Ctrl-C used to end a one-shot run silently (exit 130, nothing on either stream).
+  const INTERRUPTED_RUN_MESSAGE =
+    "stopped by a signal: what was written so far is kept; run 'baton recall index' again to finish"
+  it("a one-shot run stopped by SIGINT or SIGTERM says so, keeps what it wrote and exits 130", async () => {
+    const home = join(root, "interrupted")
+    const corpus = generateBulkCorpus({ files: 800, homeDir: home, exchangesPerFile: 20 })
+    for (const [path, text] of Object.entries(corpus.files)) write(path, text)
+    const env = { PATH: process.env["PATH"] ?? "", HOME: home, BATON_PROGRESS: "1" }
+    const stopped = async (signal: NodeJS.Signals, extra: ReadonlyArray<string>) => {
+      const child = spawn(process.execPath, [batonBin, "recall", "index", "--no-embed", ...extra], {
+        env,
+        stdio: ["ignore", "pipe", "pipe"],
+      })
+      let stdout = ""
+      let stderr = ""
+      child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c))
+      child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c))
+      const exited = new Promise<number | null>((resolve) => child.on("close", resolve))
+      try {
+        // The progress bar shows files being indexed.
+        const until = Date.now() + 60_000
+        while (!/\d+\/\d+ files/.test(stderr) && Date.now() < until)
+          await new Promise((r) => setTimeout(r, 20))
+        child.kill(signal)
+        return { code: await exited, stdout, stderr }
+      } finally {
+        child.kill("SIGKILL")
+      }
+    }
+    const text = await stopped("SIGINT", [])
+    expect(text.code).toBe(130)
+    expect(text.stderr).toContain(`K\nbaton: ${INTERRUPTED_RUN_MESSAGE}\n`)
+    const status = json((await runBaton(["recall", "status", "--json"], { env })).stdout)
+    expect(status).toMatchObject({ indexing: null })
+    expect(status.sessions).toBeGreaterThan(0)
+    expect(status.sessions).toBeLessThan(800)
+    const asJson = await stopped("SIGTERM", ["--json"])
+    expect(asJson.code).toBe(130)
+    expect(json(asJson.stdout)).toEqual({
+      ok: false,
+      error: { _tag: "Interrupted", message: INTERRUPTED_RUN_MESSAGE },
+    })
+    // The next run finishes the job.
+    const finished = await runBaton(["recall", "index", "--no-embed", "--json"], { env })
+    expect(finished.code).toBe(0)
+    expect(json((await runBaton(["recall", "status", "--json"], { env })).stdout)).toMatchObject({
+      sessions: 800,
+    })
+  }, 180_000)
 
   it("--watch re-indexes a new transcript and stops cleanly on SIGINT", async () => {
     const { env, home } = homeWithHistory("watch")

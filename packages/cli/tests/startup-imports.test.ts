@@ -1,6 +1,7 @@
 // Guards the cold-start budget: the modules `dist/bin.js` loads before any command runs (its
-// static import graph) may be only its own files and node: builtins — effect, the MCP SDK,
-// better-sqlite3 and the domain packages must arrive through a command's dynamic import().
+// static import graph) may be only its own files, node: builtins and modules of constants that
+// import nothing (grep's time limits, printed in its help) — effect, the MCP SDK, better-sqlite3
+// and the domain packages must arrive through a command's dynamic import().
 import { readFile } from "node:fs/promises"
 import { builtinModules } from "node:module"
 import { dirname, join } from "node:path"
@@ -32,7 +33,13 @@ describe("bin.js cold start", () => {
   it("statically imports only its own small modules and node builtins", async () => {
     const { files, external } = await staticGraph(join(distDir, "bin.js"))
     const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]))
-    expect(external.filter((specifier) => !builtins.has(specifier))).toEqual([])
+    const constants = ["@baton/recall-index/grep-limits"]
+    expect(external.filter((specifier) => !builtins.has(specifier))).toEqual(constants)
+    for (const specifier of constants) {
+      const graph = await staticGraph(fileURLToPath(import.meta.resolve(specifier)))
+      expect(graph.files, specifier).toHaveLength(1)
+      expect(graph.external, specifier).toEqual([])
+    }
     const names = files.map((file) => file.slice(distDir.length)).sort()
     expect(names).toContain("argv-parser.js")
     expect(names).not.toContain("doctor-command.js")

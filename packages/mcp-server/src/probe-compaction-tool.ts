@@ -72,9 +72,11 @@ export const probeCompactionOutput = {
   }),
 }
 
-const cacheDir = (env: NodeJS.ProcessEnv): string => {
+/** The compatibility cache; none when `BATON_DATA_DIR` is relative (refused, as recall does). */
+const cacheDir = (env: NodeJS.ProcessEnv): string | null => {
   const data = env["BATON_DATA_DIR"]
   const xdg = env["XDG_DATA_HOME"]
+  if (data !== undefined && data !== "" && !isAbsolute(data)) return null
   const base =
     data !== undefined && data !== ""
       ? data

@@ -248,6 +248,49 @@ describe("recall tools over MCP", () => {
     expect(home.isError).toBeFalsy()
   })
 
+  it("refuses an empty filter instead of dropping it, naming the argument", async () => {
+    for (const [tool, args, field] of [
+      ["recall_search", { query: "database", on_date: "" }, "on_date"],
+      ["recall_search", { query: "database", start_date: "" }, "start_date"],
+      ["recall_search", { query: "database", end_date: " " }, "end_date"],
+      ["recall_search", { query: "database", timezone: "" }, "timezone"],
+      ["recall_search", { query: "database", scope_cwd: "" }, "scope_cwd"],
+      ["recent_sessions", { on_date: "" }, "on_date"],
+      ["recent_sessions", { scope_cwd: "  " }, "scope_cwd"],
+      ["grep", { pattern: "retry", timezone: "" }, "timezone"],
+      ["grep", { pattern: "retry", session_id: "" }, "session_id"],
+      ["expand_around", { session_id: CLAUDE_ID, turn_id: "t", timezone: "" }, "timezone"],
+      ["step", { session_id: CLAUDE_ID, direction: "next", timezone: "" }, "timezone"],
+    ] as const) {
+      const refused = await call(tool, args)
+      const said = JSON.stringify(refused.content)
+      expect(refused.isError, `${tool} ${JSON.stringify(args)}`).toBe(true)
+      expect(said, tool).toMatch(
+        new RegExp(`the value is empty: give .+, or omit the argument at ${field}`),
+      )
+    }
+  })
+
+  it("runs with a scope_cwd that does not exist, and says so", async () => {
+    const nowhere = join(root, "no-such-dir")
+    for (const [tool, args] of [
+      ["recall_search", { query: "database" }],
+      ["recent_sessions", {}],
+      ["grep", { pattern: "retry" }],
+    ] as const) {
+      const gone = await call(tool, { ...args, scope_cwd: nowhere })
+      expect(gone.isError, tool).toBeFalsy()
+      expect(content(gone)["scope_missing"], tool).toBe(true)
+      expect(content(gone)["note"], tool).toContain(
+        `scope_cwd ${nowhere} is not a directory on this machine`,
+      )
+      const there = await call(tool, { ...args, scope_cwd: root })
+      expect(content(there)["scope_missing"], tool).toBe(false)
+      expect(String(content(there)["note"]), tool).not.toContain("not a directory")
+      expect(content(await call(tool, args)), tool).not.toHaveProperty("scope_missing")
+    }
+  })
+
   it("recall_search finds by words and meaning, and the hit expands", async () => {
     const result = await call("recall_search", {
       query: "which database for the garden planner",
@@ -531,6 +574,30 @@ describe("recall tools before anything is indexed", () => {
         expect(failed.isError, tool).toBe(true)
         expect(JSON.stringify(failed.content)).toContain(
           `${file} is not a directory (a file is in the way)`,
+        )
+      }
+    } finally {
+      process.env["BATON_DATA_DIR"] = previous
+    }
+  })
+
+  it("refuse a relative BATON_DATA_DIR: the server's directory is not the hook's", async () => {
+    const previous = process.env["BATON_DATA_DIR"]
+    process.env["BATON_DATA_DIR"] = "rel/dir"
+    try {
+      for (const [tool, args] of [
+        ["recall_status", {}],
+        ["recall_search", { query: "anything" }],
+        ["grep", { pattern: "x" }],
+        ["recent_sessions", {}],
+        ["expand_around", { session_id: "s", turn_id: "t" }],
+      ] as const) {
+        const failed = await call(tool, args)
+        expect(failed.isError, tool).toBe(true)
+        const said = JSON.stringify(failed.content)
+        expect(said, tool).toContain("RecallStorageError")
+        expect(said, tool).toContain(
+          "BATON_DATA_DIR is a relative path (rel/dir): give an absolute path",
         )
       }
     } finally {

@@ -25,6 +25,11 @@ import type { RecallDatabase, RecallDatabasePool, TurnWindow } from "@baton/reca
 type RecallIndex = typeof RecallIndexModule
 type Embedding = Awaited<ReturnType<typeof loadEmbedding>>
 
+/**
+ * `$BATON_DATA_DIR`, else `$XDG_DATA_HOME/baton`, else `~/.local/share/baton`. A relative
+ * `BATON_DATA_DIR` comes back as given and is refused by `withIndex` (`relativeDataDir`): the
+ * server's working directory is not the hook's or the terminal's.
+ */
 const dataDir = (env: NodeJS.ProcessEnv): string => {
   const data = env["BATON_DATA_DIR"]
   const xdg = env["XDG_DATA_HOME"]
@@ -78,6 +83,14 @@ const withIndex = async <A>(
     import("@baton/recall-index"),
   ])
   const dir = dataDir(process.env)
+  if (recall.relativeDataDir(process.env) !== undefined)
+    return toolFailure(
+      new recall.RecallStorageError({
+        operation: "create-directory",
+        path: dir,
+        reason: recall.RELATIVE_DATA_DIR_REASON,
+      }),
+    )
   // No index yet, unless the path cannot hold one (a file where the directory should be): that
   // is the error an index run meets, not an empty index.
   try {
@@ -152,6 +165,8 @@ const nothingIndexed = async (): Promise<string> => {
       return `Nothing indexed yet: an index run (pid ${facts.indexing!.pid}, since ${facts.indexing!.since}) is writing the first sessions; call again in a moment.`
     case "failing":
       return `Nothing indexed yet: ${found} found in ${where}, and ${facts.failing} failed to index (recall_status lists them with their errors).`
+    case "forgotten":
+      return `Nothing indexed: the ${found} found in ${where} belong to sessions the user forgot (\`baton recall forget\`), which index runs leave out on purpose.`
     case "waiting":
       return `Nothing indexed yet: ${found} found in ${where}, none indexed. Run \`baton recall index\` (the plugin's SessionStart hook does it in the background).`
     case "none-found":
@@ -159,13 +174,44 @@ const nothingIndexed = async (): Promise<string> => {
   }
 }
 
+/** `scope_cwd` as a path on this machine (`~` expanded). */
+const scopePath = (scope: string): string =>
+  scope === "~" || scope.startsWith("~/") ? join(homedir(), scope.slice(1)) : scope
+
 const scopeOf = async (scope: string | undefined): Promise<string | undefined> => {
-  if (scope === undefined || scope.trim() === "") return undefined
+  if (scope === undefined) return undefined
   const recall = await import("@baton/recall-index")
-  return recall.repositoryRootOf(
-    scope === "~" || scope.startsWith("~/") ? join(homedir(), scope.slice(1)) : scope,
-  )
+  return recall.repositoryRootOf(scopePath(scope))
 }
+
+/**
+ * Whether `scope_cwd` names a directory that does not exist here. The call still runs (the index
+ * keeps sessions recorded in a directory since removed), but says so: a mistyped path would
+ * otherwise read as "nothing was found there". `scope_missing` is set whenever scope_cwd is.
+ */
+const scopeCheck = (
+  scope: string | undefined,
+): { readonly fields: { scope_missing?: boolean }; readonly note: string | null } => {
+  if (scope === undefined) return { fields: {}, note: null }
+  let missing: boolean
+  try {
+    missing = !statSync(scopePath(scope)).isDirectory()
+  } catch (error) {
+    // Only a path that is not there is missing; one we may not look into may well exist.
+    const code = (error as NodeJS.ErrnoException).code
+    missing = code === "ENOENT" || code === "ENOTDIR"
+  }
+  return {
+    fields: { scope_missing: missing },
+    note: missing
+      ? `scope_cwd ${scope} is not a directory on this machine; only sessions recorded there before it went away can match`
+      : null,
+  }
+}
+
+/** Notes joined into one (null when there is none). */
+const notes = (...parts: ReadonlyArray<string | null>): string | null =>
+  parts.filter((part) => part !== null).join(" ") || null
 
 /**
  * A scope is the caller's working directory, as an absolute path (or under `~`): the server's
@@ -173,7 +219,16 @@ const scopeOf = async (scope: string | undefined): Promise<string | undefined> =
  * nothing without a word.
  */
 const absoluteScope = (scope: string): boolean =>
-  scope.trim() === "" || isAbsolute(scope) || scope === "~" || scope.startsWith("~/")
+  isAbsolute(scope) || scope === "~" || scope.startsWith("~/")
+
+/**
+ * An empty string is refused, not read as omitted: a caller that meant a filter and passed ""
+ * would search everything without a word.
+ */
+const notEmpty = (what: string) => ({
+  message: `the value is empty: give ${what}, or omit the argument`,
+  abort: true,
+})
 
 // --- shared input fields --------------------------------------------------------------------
 
@@ -183,6 +238,7 @@ const source = z
   .describe("only Claude Code or only Codex sessions; omit for both")
 const scopeCwd = z
   .string()
+  .refine((scope) => scope.trim() !== "", notEmpty("your working directory (an absolute path)"))
   .refine(absoluteScope, {
     message:
       "an absolute path is needed (your working directory, e.g. /home/me/project), not a relative one",
@@ -194,6 +250,7 @@ const scopeCwd = z
 const day = (what: string) =>
   z
     .string()
+    .refine((value) => value.trim() !== "", notEmpty("a day (YYYY-MM-DD, today, yesterday or 7d)"))
     .optional()
     .describe(
       `${what}: YYYY-MM-DD (or today, yesterday, "7 days ago" / 7d), a calendar day in \`timezone\``,
@@ -204,6 +261,7 @@ const dateFields = {
   end_date: day("last day of a range, inclusive"),
   timezone: z
     .string()
+    .refine((value) => value.trim() !== "", notEmpty("an IANA time zone such as Europe/Berlin"))
     .optional()
     .describe("IANA time zone of those days and of when_human (default: this computer's)"),
 }
@@ -233,6 +291,12 @@ const note = z
   .string()
   .nullable()
   .describe("guidance when the result needs context (e.g. nothing indexed yet)")
+const scopeMissing = z
+  .boolean()
+  .optional()
+  .describe(
+    "set when scope_cwd is given: true when that directory does not exist on this machine (sessions recorded there are still searched)",
+  )
 
 // --- recall_search ----------------------------------------------------------------------------
 
@@ -303,6 +367,7 @@ export const recallSearchOutput = {
     end_date: z.string().nullable(),
     timezone: z.string(),
   }),
+  scope_missing: scopeMissing,
   note,
 }
 
@@ -324,6 +389,7 @@ export const recallSearchTool = defineBatonTool({
   handler: async (input) => {
     const recall = await import("@baton/recall-index")
     const filters = await filtersOf(input)
+    const scope = scopeCheck(input.scope_cwd)
     const { configured, vectorWorker, problem } = await embedding(recall)
     const Effect = await import("effect/Effect")
     const outcome = await withIndex((r) =>
@@ -374,7 +440,8 @@ export const recallSearchTool = defineBatonTool({
           end_date: null,
           timezone: input.timezone ?? recall.hostTimeZone(),
         },
-        note: await nothingIndexed(),
+        ...scope.fields,
+        note: notes(await nothingIndexed(), scope.note),
       })
     }
     if (outcome._tag === "Failure") return outcome
@@ -426,7 +493,8 @@ export const recallSearchTool = defineBatonTool({
         end_date: r.applied.endDate,
         timezone: r.applied.timezone,
       },
-      note: r.indexEmpty ? await nothingIndexed() : r.meaningOnly,
+      ...scope.fields,
+      note: notes(r.indexEmpty ? await nothingIndexed() : r.meaningOnly, scope.note),
     })
   },
 })
@@ -664,6 +732,7 @@ export const grepOutput = {
     .number()
     .int()
     .describe("matches left out as copies of a hit in a forked session (same turn, same text)"),
+  scope_missing: scopeMissing,
   note,
 }
 
@@ -678,7 +747,11 @@ export const grepTool = defineBatonTool({
     regex: z.boolean().optional().describe("treat pattern as a regular expression (default false)"),
     case_sensitive: z.boolean().optional().describe("match case exactly (default false)"),
     limit: z.number().int().min(1).max(500).optional().describe("most matches (default 100)"),
-    session_id: z.string().optional().describe("only this session"),
+    session_id: z
+      .string()
+      .refine((id) => id.trim() !== "", notEmpty("a session id from a result"))
+      .optional()
+      .describe("only this session"),
     source,
     scope_cwd: scopeCwd,
     ...dateFields,
@@ -695,6 +768,7 @@ export const grepTool = defineBatonTool({
       ...(input.session_id === undefined ? {} : { sessionId: input.session_id }),
       ...(await filtersOf(input)),
     }
+    const scope = scopeCheck(input.scope_cwd)
     const outcome = await withIndex((r) => r.grepRecordsIsolated(grep))
     if (outcome === undefined) {
       const refused = await refusedInput((r, now) => r.checkGrepInput(grep, now))
@@ -709,7 +783,8 @@ export const grepTool = defineBatonTool({
         scanned: 0,
         searched_share: 1,
         copies_skipped: 0,
-        note: await nothingIndexed(),
+        ...scope.fields,
+        note: notes(await nothingIndexed(), scope.note),
       })
     }
     if (outcome._tag === "Failure") return outcome
@@ -738,10 +813,13 @@ export const grepTool = defineBatonTool({
       scanned: g.scanned,
       searched_share: g.searchedShare,
       copies_skipped: g.copiesSkipped,
-      note:
+      ...scope.fields,
+      note: notes(
         hits.length < all.length
           ? `showing the first ${hits.length} of ${all.length} matches to keep the answer under ${GREP_OUTPUT_CHARS / 1000} k characters: narrow the pattern, session_id, scope_cwd or dates`
           : null,
+        scope.note,
+      ),
     })
   },
 })
@@ -781,6 +859,7 @@ export const recentSessionsOutput = {
     embedding_backlog: z.number().int(),
     indexing_now: z.boolean(),
   }),
+  scope_missing: scopeMissing,
   note,
 }
 
@@ -801,6 +880,7 @@ export const recentSessionsTool = defineBatonTool({
   annotations: readOnly,
   handler: async (input) => {
     const filters = await filtersOf(input)
+    const scope = scopeCheck(input.scope_cwd)
     const Effect = await import("effect/Effect")
     const outcome = await withIndex((r) =>
       Effect.all([
@@ -823,7 +903,8 @@ export const recentSessionsTool = defineBatonTool({
           embedding_backlog: 0,
           indexing_now: false,
         },
-        note: await nothingIndexed(),
+        ...scope.fields,
+        note: notes(await nothingIndexed(), scope.note),
       })
     }
     if (outcome._tag === "Failure") return outcome
@@ -852,7 +933,8 @@ export const recentSessionsTool = defineBatonTool({
         embedding_backlog: status.embeddingBacklog,
         indexing_now: status.indexing !== null,
       },
-      note: status.empty ? await nothingIndexed() : null,
+      ...scope.fields,
+      note: notes(status.empty ? await nothingIndexed() : null, scope.note),
     })
   },
 })

@@ -22,15 +22,18 @@ export interface EmptyIndexFacts {
   readonly indexing: RecallStatus["indexing"]
   /** Files the indexer failed on (retried next run) or quarantined. */
   readonly failing: number
+  /** Files left out on purpose: their sessions were forgotten. */
+  readonly forgotten: number
   /** The headline reason: the first of these that holds, in this order. */
   readonly reason: EmptyIndexReason
 }
 
 /**
- * Why the index is empty: an indexer is writing the first sessions, files failed to index,
- * transcripts wait for a first run, or none were found.
+ * Why the index is empty: an indexer is writing the first sessions, files failed to index, the
+ * transcripts found were all forgotten (`forget`: index runs skip them on purpose), transcripts
+ * wait for a first run, or none were found.
  */
-export type EmptyIndexReason = "indexing" | "failing" | "waiting" | "none-found"
+export type EmptyIndexReason = "indexing" | "failing" | "forgotten" | "waiting" | "none-found"
 
 /**
  * Gathers the facts. `status` is the index's `recallStatus` when an index file exists
@@ -38,25 +41,30 @@ export type EmptyIndexReason = "indexing" | "failing" | "waiting" | "none-found"
  */
 export const emptyIndexFacts = (
   environment: DiscoveryEnvironment,
-  status: Pick<RecallStatus, "indexing" | "failingFiles" | "quarantined"> | undefined,
+  status:
+    Pick<RecallStatus, "indexing" | "failingFiles" | "quarantined" | "forgottenFiles"> | undefined,
 ): Effect.Effect<EmptyIndexFacts, never, TranscriptFileSystem> =>
   Effect.map(discoverTranscripts(environment), (discovery) => {
     const indexing = status?.indexing ?? null
     const failing = (status?.failingFiles ?? 0) + (status?.quarantined.length ?? 0)
     const transcripts = discovery.files.length
+    const forgotten = status?.forgottenFiles ?? 0
     return {
       roots: transcriptRoots(environment),
       missingRoots: discovery.missingRoots,
       transcripts,
       indexing,
       failing,
+      forgotten,
       reason:
         indexing !== null
           ? "indexing"
           : failing > 0
             ? "failing"
-            : transcripts > 0
-              ? "waiting"
-              : "none-found",
+            : forgotten > 0 && transcripts <= forgotten
+              ? "forgotten"
+              : transcripts > 0
+                ? "waiting"
+                : "none-found",
     }
   })

@@ -4,6 +4,7 @@
  */
 import { dirname } from "node:path"
 import * as Data from "effect/Data"
+import { RELATIVE_DATA_DIR_REASON, relativeDataDirMessage } from "./data-directory.js"
 
 /** Stage at which the vector store probe failed. */
 export type VectorStoreProbeStage = "load-driver" | "open-database" | "load-extension" | "query"
@@ -81,6 +82,8 @@ export class RecallStorageError extends Data.TaggedError("RecallStorageError")<{
         `the recall index at ${this.path} is busy: another process is writing it (an index run?); ` +
         "try again when it finishes ('baton recall status' shows a running index)"
       )
+    if (this.operation === "create-directory" && this.reason === RELATIVE_DATA_DIR_REASON)
+      return relativeDataDirMessage(this.path)
     if (this.operation === "create-directory" && this.path === "") {
       return (
         "no directory was given for the recall index: set BATON_DATA_DIR (or pass dataDir) to a " +

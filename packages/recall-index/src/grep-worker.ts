@@ -27,12 +27,10 @@ import type { Database } from "better-sqlite3"
 import { RecallNotFoundError, RecallQueryError, RecallStorageError } from "./errors.js"
 import type { RecallQueryField, RecallStorageOperation } from "./errors.js"
 import { RecallDatabase } from "./recall-database.js"
+import { GREP_WORKER_STARTUP_MS } from "./grep-limits.js"
 import { checkGrepInput, grepRecords } from "./record-grep.js"
 import type { GrepFailure, GrepInput, GrepResult } from "./record-grep.js"
 import { stopWorker } from "./worker-stop.js"
-
-/** Time a grep worker is given to start (load its modules, open the database) on top of the scan budget. */
-export const GREP_WORKER_STARTUP_MS = 3_000
 
 /**
  * Regex grep workers that run at once in this process: half the cores, at least one. More would

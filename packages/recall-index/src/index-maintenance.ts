@@ -309,6 +309,11 @@ export interface IndexStatus {
   readonly retainedSessions: number
   readonly failingFiles: number
   /**
+   * Transcript files left out on purpose: their sessions were forgotten (`forgetSessions`), so
+   * index runs skip them.
+   */
+  readonly forgottenFiles: number
+  /**
    * The failing files (retried next run; quarantined after repeated failures) with their last
    * error, by path: the first {@link FAILING_FILES_LISTED} of `failingFiles`.
    */
@@ -355,6 +360,7 @@ const Counts = Schema.Struct({
   missing: Schema.Number,
   retained: Schema.Number,
   failing: Schema.Number,
+  forgotten: Schema.Number,
   newest: Schema.NullOr(Schema.String),
 })
 
@@ -451,6 +457,7 @@ export const indexStatus = (
               (select count(*) from sessions s join files f on f.id = s.file_id
                  where f.status = 'missing') as retained,
               (select count(*) from files where status = 'failed') as failing,
+              (select count(*) from files where status = 'forgotten') as forgotten,
               (select max(timestamp) from turns) as newest`,
           )
           .get(),
@@ -500,6 +507,7 @@ export const indexStatus = (
       missingFiles: counts.missing,
       retainedSessions: counts.retained,
       failingFiles: counts.failing,
+      forgottenFiles: counts.forgotten,
       failing,
       quarantined,
       lastRun,

@@ -18,7 +18,13 @@ export {
   RecallNotFoundError,
   RecallQueryError,
 } from "./errors.js"
-export { batonDataDir, RECALL_DATABASE_FILE } from "./data-directory.js"
+export {
+  batonDataDir,
+  RECALL_DATABASE_FILE,
+  RELATIVE_DATA_DIR_REASON,
+  relativeDataDir,
+  relativeDataDirMessage,
+} from "./data-directory.js"
 export { repoRootOf, repositoryUrlKey } from "./repo-root.js"
 export { nodeRepositoryFiles, repositoryRootOf, resolveRepositoryRoot } from "./repository-root.js"
 export {
@@ -81,9 +87,9 @@ export {
   unsafePatternReason,
 } from "./regex-safety.js"
 export { checkGrepInput, GREP_WINDOW_CHARS, grepRecords } from "./record-grep.js"
+export { GREP_REGEX_STOP_MS, GREP_SCAN_MS, GREP_WORKER_STARTUP_MS } from "./grep-limits.js"
 export {
   GREP_WORKER_SLOTS,
-  GREP_WORKER_STARTUP_MS,
   grepInConnection,
   grepRecordsIsolated,
   liveGrepWorkers,

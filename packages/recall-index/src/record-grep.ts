@@ -18,6 +18,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import { GREP_SCAN_MS } from "./grep-limits.js"
 import { wholeNumber } from "./input-numbers.js"
 import type { Database } from "better-sqlite3"
 import { RecallNotFoundError, RecallQueryError } from "./errors.js"
@@ -223,7 +224,7 @@ export const checkGrepInput = (
       most: 2000,
     })
     const maxScanMs = yield* wholeNumber("maxScanMs", input.maxScanMs, {
-      fallback: 5000,
+      fallback: GREP_SCAN_MS,
       least: 1,
       floor: 50,
       most: Number.MAX_SAFE_INTEGER,

@@ -8,6 +8,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
+  nodeIndexerProcessLayer,
   forgetSessions,
   indexTranscripts,
   lexicalBacklogSize,
@@ -201,7 +202,10 @@ describe("crash consistency", () => {
                   .get() as string
                 return yield* forgetSessions({ _tag: "Session", sessionId: first })
               }),
-            ).pipe(Effect.provide(recallDatabaseLayer({ dataDir, busyTimeoutMs: 2_000 }))),
+            ).pipe(
+              Effect.provide(recallDatabaseLayer({ dataDir, busyTimeoutMs: 2_000 })),
+              Effect.provide(nodeIndexerProcessLayer),
+            ),
           )
           stillRunning = isRunning(pid)
         },

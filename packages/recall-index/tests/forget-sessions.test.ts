@@ -14,7 +14,14 @@ import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { afterEach, describe, expect, it } from "vitest"
-import { forgetSessions, grepRecords, IndexerProcess, RecallDatabase } from "@baton/recall-index"
+import {
+  emptyIndexFacts,
+  forgetSessions,
+  grepRecords,
+  IndexerProcess,
+  RecallDatabase,
+  recallStatus,
+} from "@baton/recall-index"
 import { rewindForgottenSessions, runIndex, tempDir, withIndex } from "./index-harness.js"
 
 const cleanups: Array<() => void> = []
@@ -150,6 +157,24 @@ describe("a forgotten session", () => {
     copyFileSync(file, join(project, "7a7a7a7a-0000-4000-8000-0000000000fe.jsonl"))
     await runIndex(dataDir, { environment })
     expect(await hits(dataDir, "oldsecret")).toEqual([])
+  })
+})
+
+describe("an index whose every transcript was forgotten", () => {
+  it("says so (status and the empty-index facts), instead of asking for an index run", async () => {
+    const { project, environment, dataDir } = setup()
+    writeFileSync(join(project, `${FORGOTTEN}.jsonl`), exchange(FORGOTTEN, "/work/app", "gone"))
+    await runIndex(dataDir, { environment })
+    await withIndex(dataDir, forgetSessions({ _tag: "Session", sessionId: FORGOTTEN }))
+    await runIndex(dataDir, { environment })
+    const status = await withIndex(dataDir, recallStatus())
+    expect(status).toMatchObject({ empty: true, forgottenFiles: 1 })
+    const facts = await withIndex(dataDir, emptyIndexFacts(environment, status))
+    expect(facts).toMatchObject({ reason: "forgotten", forgotten: 1, transcripts: 1 })
+    // A new transcript next to it: that one waits for an index run.
+    writeFileSync(join(project, `${KEPT}.jsonl`), exchange(KEPT, "/work/app", "new"))
+    const more = await withIndex(dataDir, emptyIndexFacts(environment, status))
+    expect(more).toMatchObject({ reason: "waiting", forgotten: 1, transcripts: 2 })
   })
 })
 
