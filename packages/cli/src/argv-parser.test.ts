@@ -97,6 +97,17 @@ describe("parseArgv", () => {
       "unknown command 'bogus' for 'baton' (expected one of: doctor, handoff, codex, compact, recall, wake, mcp) | baton",
     )
     expect(usageProblem("--bogus")).toBe("unknown flag '--bogus' for 'baton' | baton")
+    // A pasted file as an argument is not repeated whole.
+    const long = "a".repeat(120_000)
+    expect(usageProblem(long)).toBe(
+      `unknown command '${"a".repeat(80)}… (120000 characters)' for 'baton' (expected one of: doctor, handoff, codex, compact, recall, wake, mcp) | baton`,
+    )
+    expect(usageProblem(`--${long}`)).toMatch(
+      /^unknown flag '--a{78}… \(120002 characters\)' for 'baton' \| baton$/,
+    )
+    expect(usageProblem("doctor", long)).toMatch(
+      /^unexpected argument 'a{80}… \(120000 characters\)'/,
+    )
     expect(usageProblem("doctor", "--bogus")).toBe(
       "unknown flag '--bogus' for 'baton doctor' | baton doctor",
     )

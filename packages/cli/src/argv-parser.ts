@@ -40,6 +40,15 @@ const failure = (problem: string, path: readonly string[]): ParsedArgv => ({
   error: cliUsageError(problem, commandName(path)),
 })
 
+/** Longest part of an argument a usage error repeats (a pasted file as an argument echoed 120 KB). */
+const SHOWN_CHARS = 80
+
+/** `token` as a usage error shows it: at most {@link SHOWN_CHARS} characters, then "…". */
+const shown = (token: string): string =>
+  token.length <= SHOWN_CHARS
+    ? token
+    : `${token.slice(0, SHOWN_CHARS)}… (${token.length} characters)`
+
 /** Parses `argv` (without the node and script paths) against `root`. */
 export const parseArgv = (root: CommandSpec, argv: readonly string[]): ParsedArgv => {
   const terminator = argv.indexOf("--")
@@ -69,7 +78,7 @@ export const parseArgv = (root: CommandSpec, argv: readonly string[]): ParsedArg
     if (next === undefined) {
       const known = command.subcommands.map((sub) => sub.name).join(", ")
       return failure(
-        `unknown command '${token}' for '${commandName(path)}' (expected one of: ${known})`,
+        `unknown command '${shown(token)}' for '${commandName(path)}' (expected one of: ${known})`,
         path,
       )
     }
@@ -98,7 +107,7 @@ export const parseArgv = (root: CommandSpec, argv: readonly string[]): ParsedArg
     const name = equals === -1 ? token : token.slice(0, equals)
     const flag = findFlag(flagSpecs, name)
     if (flag === undefined)
-      return failure(`unknown flag '${name}' for '${commandName(path)}'`, path)
+      return failure(`unknown flag '${shown(name)}' for '${commandName(path)}'`, path)
     if (!flag.takesValue) {
       if (equals !== -1) return failure(`flag '--${flag.name}' takes no value`, path)
       flags[flag.name] = true
@@ -122,7 +131,7 @@ export const parseArgv = (root: CommandSpec, argv: readonly string[]): ParsedArg
     const extra = positionals[0]
     return extra === undefined
       ? failure(`missing command for '${commandName(path)}' (expected one of: ${known})`, path)
-      : failure(`unexpected argument '${extra}' for '${commandName(path)}'`, path)
+      : failure(`unexpected argument '${shown(extra)}' for '${commandName(path)}'`, path)
   }
 
   const missing = command.positionals
@@ -132,7 +141,7 @@ export const parseArgv = (root: CommandSpec, argv: readonly string[]): ParsedArg
     return failure(`missing <${missing.name}> for '${commandName(path)}'`, path)
   const extra = positionals[command.positionals.length]
   if (extra !== undefined)
-    return failure(`unexpected argument '${extra}' for '${commandName(path)}'`, path)
+    return failure(`unexpected argument '${shown(extra)}' for '${commandName(path)}'`, path)
 
   return { _tag: "Run", command, invocation: { commandPath: path, flags, positionals } }
 }
