@@ -55,7 +55,9 @@ const wakeContext = (io: CliIo) => {
         : resolveCodexHome(io.env, homedir(), io.cwd).path,
     HOME: io.env["HOME"] ?? homedir(),
   })
-  const fs = wake.nodeWakeFileSystem
+  // A relative BATON_WAKE_DIR: every command fails with that, before touching a file.
+  const refused = wake.relativeWakeDirError({ BATON_WAKE_DIR: io.env["BATON_WAKE_DIR"] })
+  const fs = refused === null ? wake.nodeWakeFileSystem : wake.refusingWakeFileSystem(refused)
   return {
     wakeDir,
     fs,

@@ -1,7 +1,7 @@
 // `baton wake …` through the built dist/bin.js, on a private wake directory: the job commands,
 // their refusals and usage errors, and one watcher pass with no jobs (no Codex needed).
 import { spawnSync } from "node:child_process"
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -173,6 +173,29 @@ describe("baton wake (built dist/bin.js)", () => {
       ok: false,
       error: { _tag: "InvalidJobSetting", field: "thread id" },
     })
+  }, 60_000)
+
+  // A relative directory was resolved against each process's working directory: the watcher, the
+  // MCP server and a terminal each kept jobs of their own.
+  it("a relative BATON_WAKE_DIR or BATON_JOBS_DIR is refused, naming it, and nothing is created", async () => {
+    const cwd = join(root, "relative-cwd")
+    await mkdir(cwd)
+    const wakeRun = await runBaton(["wake", "create", "--objective", "x", "--json"], {
+      env: { ...env, BATON_WAKE_DIR: "rel/wake" },
+      cwd,
+    })
+    expect(wakeRun.code).toBe(1)
+    expect(json(wakeRun.stdout)).toMatchObject({
+      ok: false,
+      error: { _tag: "WakeIo", code: "ERELATIVE", path: "rel/wake" },
+    })
+    const compactRun = await runBaton(
+      ["compact", "status", "019a0000-0000-7000-8000-0000000000cc"],
+      { env: { ...env, BATON_JOBS_DIR: "rel/jobs" }, cwd },
+    )
+    expect(compactRun.code).toBe(1)
+    expect(compactRun.stderr).toContain("BATON_JOBS_DIR is a relative path: give an absolute path")
+    expect(await readdir(cwd)).toEqual([])
   }, 60_000)
 
   // It used to end in "unexpected error … please report this bug" (the directory's failure was

@@ -79,6 +79,7 @@ export {
   journalPaths,
   jobsDirectory,
   makeJournal,
+  relativeJobsDirError,
 } from "./journal.js"
 export type {
   EventLogEntry,
@@ -95,6 +96,7 @@ export {
   memoryJournalFileSystemLayer,
   nodeJournalFileSystem,
   nodeJournalFileSystemLayer,
+  refusingJournalFileSystem,
 } from "./journal-file-system.js"
 export type { JournalFileSystemShape, MemoryFiles } from "./journal-file-system.js"
 
@@ -156,6 +158,7 @@ export {
   nodeJobIds,
   nodeWorkerLauncher,
   workerEntryPath,
+  nodeJournalFileSystemLayerFor,
 } from "./node-services.js"
 export type { NodeCompactionLayerOptions, NodeWorkerLauncherOptions } from "./node-services.js"
 

@@ -101,6 +101,21 @@ export const nodeJournalFileSystem: JournalFileSystemShape = {
     attempt("stat", file, () => absentAs(null, async () => (await fs.stat(file)).mode & 0o777)),
 }
 
+/** A file system that refuses every operation with `error` (see `relativeJobsDirError`). */
+export const refusingJournalFileSystem = (error: JournalIoError): JournalFileSystemShape => {
+  const refuse = () => Effect.fail(error)
+  return {
+    ensureDir: refuse,
+    readText: refuse,
+    writeAtomic: refuse,
+    createExclusive: refuse,
+    append: refuse,
+    list: refuse,
+    rename: refuse,
+    mode: refuse,
+  }
+}
+
 /** Layer: the real file system. */
 export const nodeJournalFileSystemLayer: Layer.Layer<JournalFileSystem> = Layer.succeed(
   JournalFileSystem,

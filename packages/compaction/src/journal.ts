@@ -31,7 +31,8 @@ import {
   JournalConflictError,
   JournalCorruptError,
 } from "./errors.js"
-import type { JournalError, JournalIoError } from "./errors.js"
+import type { JournalError } from "./errors.js"
+import { JournalIoError } from "./errors.js"
 import { JournalFileSystem } from "./journal-file-system.js"
 import type { JournalFileSystemShape } from "./journal-file-system.js"
 import type { JobRecord, NewJobInput } from "./job-record.js"
@@ -44,6 +45,27 @@ export const JOURNAL_DIR_MODE = 0o700
 export const JOURNAL_FILE_MODE = 0o600
 /** Finished jobs whose metrics a thread keeps. */
 export const HISTORY_LIMIT = 20
+
+/**
+ * The refusal of a relative `BATON_JOBS_DIR` (null for an absolute or unset one): it would be
+ * read from each process's working directory, so a schedule, its worker and the MCP server
+ * could each keep journals of their own. `nodeCompactionLayer` and the worker hand the journal
+ * {@link refusingJournalFileSystem} with it, so every operation fails with it.
+ */
+export const relativeJobsDirError = (env: {
+  readonly BATON_JOBS_DIR?: string | undefined
+}): JournalIoError | null => {
+  const value = env.BATON_JOBS_DIR
+  return value === undefined || value === "" || path.isAbsolute(value)
+    ? null
+    : new JournalIoError({
+        path: value,
+        operation: "resolve",
+        code: "ERELATIVE",
+        detail:
+          "BATON_JOBS_DIR is a relative path: give an absolute path (a relative one is read from each process's working directory, so a schedule, its worker and the MCP server would each use different journals)",
+      })
+}
 
 /** `BATON_JOBS_DIR`, else `$CODEX_HOME/tools/baton/jobs` (`CODEX_HOME` defaults to `$HOME/.codex`). */
 export const jobsDirectory = (env: {

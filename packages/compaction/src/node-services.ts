@@ -16,9 +16,18 @@ import type { JobIdsShape, WorkerLauncherShape } from "./compaction-service.js"
 import { WorkerLaunchError } from "./errors.js"
 import { nodeProcessProbeLayer } from "./job-lock.js"
 import type { ProcessProbe } from "./job-lock.js"
-import { nodeJournalFileSystemLayer } from "./journal-file-system.js"
-import type { JournalFileSystem } from "./journal-file-system.js"
-import { journalLayer, jobsDirectory, JOURNAL_FILE_MODE, journalPaths } from "./journal.js"
+import {
+  JournalFileSystem,
+  nodeJournalFileSystem,
+  refusingJournalFileSystem,
+} from "./journal-file-system.js"
+import {
+  journalLayer,
+  jobsDirectory,
+  JOURNAL_FILE_MODE,
+  journalPaths,
+  relativeJobsDirError,
+} from "./journal.js"
 import type { Journal } from "./journal.js"
 
 /** The worker process entry shipped with this package (`node <path> <threadId> <jobId>`). */
@@ -74,6 +83,20 @@ export const nodeWorkerLauncher = (
     }),
 })
 
+/**
+ * Layer: the real file system for the journal under `env`, or one refusing every operation when
+ * `BATON_JOBS_DIR` is relative.
+ */
+export const nodeJournalFileSystemLayerFor = (env: {
+  readonly BATON_JOBS_DIR?: string | undefined
+}): Layer.Layer<JournalFileSystem> => {
+  const refused = relativeJobsDirError(env)
+  return Layer.succeed(
+    JournalFileSystem,
+    refused === null ? nodeJournalFileSystem : refusingJournalFileSystem(refused),
+  )
+}
+
 /** Options of `nodeCompactionLayer`. */
 export interface NodeCompactionLayerOptions {
   readonly env: Readonly<Record<string, string | undefined>>
@@ -86,7 +109,9 @@ export const nodeCompactionLayer = (
   options: NodeCompactionLayerOptions,
 ): Layer.Layer<Journal | JournalFileSystem | ProcessProbe | WorkerLauncher | JobIds> =>
   Layer.mergeAll(
-    journalLayer(jobsDirectory(options.env)).pipe(Layer.provideMerge(nodeJournalFileSystemLayer)),
+    journalLayer(jobsDirectory(options.env)).pipe(
+      Layer.provideMerge(nodeJournalFileSystemLayerFor(options.env)),
+    ),
     nodeProcessProbeLayer,
     Layer.succeed(
       WorkerLauncher,

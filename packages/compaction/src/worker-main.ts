@@ -12,8 +12,8 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { jobsDirectory, Journal, journalLayer } from "./journal.js"
+import { nodeJournalFileSystemLayerFor } from "./node-services.js"
 import { nodeProcessProbeLayer } from "./job-lock.js"
-import { nodeJournalFileSystemLayer } from "./journal-file-system.js"
 import { runCompactionWorker, selectedThreadSource } from "./worker-process.js"
 
 const [threadId, jobId] = process.argv.slice(2)
@@ -25,7 +25,7 @@ if (threadId === undefined || jobId === undefined) {
 const crashAfter = process.env["BATON_COMPACTION_CRASH_AFTER"]
 
 const journal = journalLayer(jobsDirectory(process.env)).pipe(
-  Layer.provideMerge(nodeJournalFileSystemLayer),
+  Layer.provideMerge(nodeJournalFileSystemLayerFor(process.env)),
 )
 const crashingJournal =
   crashAfter === undefined || crashAfter === ""

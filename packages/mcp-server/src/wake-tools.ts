@@ -35,7 +35,9 @@ const loadWake = async () => {
     CODEX_HOME: env["CODEX_HOME"],
     HOME: env["HOME"] ?? homedir(),
   })
-  const fs = wake.nodeWakeFileSystem
+  // A relative BATON_WAKE_DIR: every tool fails with that, before touching a file.
+  const refused = wake.relativeWakeDirError({ BATON_WAKE_DIR: env["BATON_WAKE_DIR"] })
+  const fs = refused === null ? wake.nodeWakeFileSystem : wake.refusingWakeFileSystem(refused)
   const store = wake.makeJobStore(wakeDir, fs, process.pid, {
     holderProbe: wake.nodeContinuationProcesses.isAlive,
   })

@@ -123,6 +123,7 @@ export {
   isValidJobId,
   jobPaths,
   newJobId,
+  relativeWakeDirError,
   wakeDirectory,
 } from "./job-paths.js"
 export type { JobPaths } from "./job-paths.js"
@@ -209,6 +210,7 @@ export {
   makeMemoryWakeFileSystem,
   memoryWakeFileSystemLayer,
   nodeWakeFileSystem,
+  refusingWakeFileSystem,
   nodeWakeFileSystemLayer,
 } from "./wake-file-system.js"
 export type { MemoryWakeFiles, WakeFileSystemShape } from "./wake-file-system.js"

@@ -13,12 +13,33 @@
  */
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
-import { InvalidJobIdError } from "./errors.js"
+import { InvalidJobIdError, WakeIoError } from "./errors.js"
 
 /** Directory mode of every wake directory. */
 export const WAKE_DIR_MODE = 0o700
 /** File mode of every wake file. */
 export const WAKE_FILE_MODE = 0o600
+
+/**
+ * The refusal of a relative `BATON_WAKE_DIR` (null for an absolute or unset one): it would be
+ * read from each process's working directory, so the watcher, the MCP server and a terminal
+ * would each keep jobs of their own. Callers hand the store {@link refusingWakeFileSystem} with
+ * it, so every command fails with it before touching a file.
+ */
+export const relativeWakeDirError = (env: {
+  readonly BATON_WAKE_DIR?: string | undefined
+}): WakeIoError | null => {
+  const value = env.BATON_WAKE_DIR
+  return value === undefined || value === "" || path.isAbsolute(value)
+    ? null
+    : new WakeIoError({
+        path: value,
+        operation: "resolve",
+        code: "ERELATIVE",
+        detail:
+          "BATON_WAKE_DIR is a relative path: give an absolute path (a relative one is read from each process's working directory, so the watcher, the MCP server and a terminal would each use different jobs)",
+      })
+}
 
 /** `BATON_WAKE_DIR`, else `$CODEX_HOME/baton/wake`, else `$HOME/.codex/baton/wake`. */
 export const wakeDirectory = (env: {

@@ -126,6 +126,23 @@ export const nodeWakeFileSystem: WakeFileSystemShape = {
     ),
 }
 
+/** A file system that refuses every operation with `error` (see `relativeWakeDirError`). */
+export const refusingWakeFileSystem = (error: WakeIoError): WakeFileSystemShape => {
+  const refuse = () => Effect.fail(error)
+  return {
+    ensureDir: refuse,
+    readText: refuse,
+    writeAtomic: refuse,
+    createExclusive: refuse,
+    list: refuse,
+    rename: refuse,
+    remove: refuse,
+    mode: refuse,
+    isDirectory: refuse,
+    removeDir: refuse,
+  }
+}
+
 /** Layer: the real file system. */
 export const nodeWakeFileSystemLayer: Layer.Layer<WakeFileSystem> = Layer.succeed(
   WakeFileSystem,
