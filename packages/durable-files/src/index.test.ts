@@ -9,6 +9,8 @@ import {
   blockingNonDirectory,
   createFileWhole,
   errorCode,
+  explainingNotADirectory,
+  failurePath,
   makeDirectories,
   notADirectoryCause,
   renameDurably,
@@ -208,5 +210,30 @@ describe("blockingNonDirectory and notADirectoryCause", () => {
       null,
     )
     expect(await notADirectoryCause(mkdirError, dir)).toBe(null)
+  })
+})
+
+describe("explainingNotADirectory and failurePath", () => {
+  test("name the file in the way and say why; other failures pass through", async () => {
+    const dir = await tempDir()
+    const jobs = path.join(dir, "jobs")
+    await writeFile(jobs, "")
+    const explained = await rejection(
+      explainingNotADirectory(jobs, "jobs need a directory here", () =>
+        readFile(path.join(jobs, "state.json"), "utf8"),
+      ),
+    )
+    expect(explained).toMatchObject({
+      code: "ENOTDIR",
+      blocker: jobs,
+      message: `${jobs} is not a directory (jobs need a directory here)`,
+    })
+    expect(failurePath(explained, "/elsewhere")).toBe(jobs)
+    const missing = await rejection(
+      explainingNotADirectory(dir, "why", () => readFile(path.join(dir, "nope"), "utf8")),
+    )
+    expect(errorCode(missing)).toBe("ENOENT")
+    expect(failurePath(missing, "/elsewhere")).toBe("/elsewhere")
+    expect(await explainingNotADirectory(dir, "why", () => Promise.resolve(7))).toBe(7)
   })
 })

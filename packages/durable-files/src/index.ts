@@ -192,3 +192,31 @@ export const notADirectoryCause = async (
   if (code !== "ENOTDIR" && code !== "EEXIST") return null
   return blockingNonDirectory(directory)
 }
+
+/**
+ * Runs `run`; when it fails because a regular file stands where a directory must be (ENOTDIR, or
+ * mkdir's EEXIST), rejects instead with an Error naming that file — "`<file>` is not a directory
+ * (`<why>`)" — whose `code` is ENOTDIR and whose `blocker` is the file. `directory` is the
+ * directory the operation needed (see {@link notADirectoryCause}); any other failure passes
+ * through unchanged.
+ */
+export const explainingNotADirectory = async <A>(
+  directory: string,
+  why: string,
+  run: () => Promise<A>,
+): Promise<A> => {
+  try {
+    return await run()
+  } catch (error) {
+    const blocker = await notADirectoryCause(error, directory)
+    if (blocker === null) throw error
+    throw Object.assign(new Error(`${blocker} is not a directory (${why})`), {
+      code: "ENOTDIR",
+      blocker,
+    })
+  }
+}
+
+/** The path a failure is about: the blocking file {@link explainingNotADirectory} named, else `file`. */
+export const failurePath = (error: unknown, file: string): string =>
+  typeof error === "object" && error !== null && "blocker" in error ? String(error.blocker) : file

@@ -11,7 +11,8 @@ import {
   createFileWhole,
   errorCode,
   makeDirectories,
-  notADirectoryCause,
+  explainingNotADirectory,
+  failurePath,
   renameDurably,
   replaceFile,
 } from "@baton/durable-files"
@@ -57,31 +58,21 @@ export class WakeFileSystem extends Context.Service<WakeFileSystem, WakeFileSyst
   "@baton/wake/WakeFileSystem",
 ) {}
 
+/** Why a file where a directory must be is a problem, and what to do. */
+const NOT_A_DIRECTORY =
+  "a file is where wake needs a directory; move it aside, or set BATON_WAKE_DIR to another directory"
+
 const attempt = <A>(operation: string, file: string, run: () => Promise<A>) =>
   Effect.tryPromise({
-    try: async () => {
-      try {
-        return await run()
-      } catch (error) {
-        const blocker = await notADirectoryCause(
-          error,
-          operation === "mkdir" || operation === "list" ? file : path.dirname(file),
-        )
-        if (blocker === null) throw error
-        throw Object.assign(
-          new Error(
-            `${blocker} is not a directory (a file is where wake needs a directory): move it aside, or set BATON_WAKE_DIR to another directory`,
-          ),
-          { code: "ENOTDIR", blocker },
-        )
-      }
-    },
+    try: () =>
+      explainingNotADirectory(
+        operation === "mkdir" || operation === "list" ? file : path.dirname(file),
+        NOT_A_DIRECTORY,
+        run,
+      ),
     catch: (error) =>
       new WakeIoError({
-        path:
-          typeof error === "object" && error !== null && "blocker" in error
-            ? String(error.blocker)
-            : file,
+        path: failurePath(error, file),
         operation,
         code: errorCode(error),
         detail: error instanceof Error ? error.message : String(error),
