@@ -3,7 +3,6 @@
 // prune / forget, usage errors (exit 2) and domain errors (exit 1, one line), the progress bar,
 // --background (returns at once, a detached child indexes under the lock) and --watch (picks up
 // a new transcript, stops cleanly on SIGINT). Needs `npx tsc -b packages/cli`.
-import { spawn } from "node:child_process"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import {
@@ -26,7 +25,7 @@ import {
   recallDatabaseLayer,
 } from "@baton/recall-index"
 import { generateBulkCorpus } from "@baton/recall-index/testing"
-import { batonBin, runBaton } from "./run-baton.js"
+import { runBaton, startBaton } from "./run-baton.js"
 
 const CLAUDE_ID = "aaaaaaaa-1111-4111-8111-000000000001"
 const CODEX_ID = "019c0000-cccc-7ccc-8ccc-000000000003"
@@ -978,24 +977,14 @@ describe("baton recall index modes", () => {
     for (const [path, text] of Object.entries(corpus.files)) write(path, text)
     const env = { PATH: process.env["PATH"] ?? "", HOME: home, BATON_PROGRESS: "1" }
     const stopped = async (signal: NodeJS.Signals, extra: ReadonlyArray<string>) => {
-      const child = spawn(process.execPath, [batonBin, "recall", "index", "--no-embed", ...extra], {
-        env,
-        stdio: ["ignore", "pipe", "pipe"],
-      })
-      let stdout = ""
-      let stderr = ""
-      child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c))
-      child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c))
-      const exited = new Promise<number | null>((resolve) => child.on("close", resolve))
+      const run = startBaton(["recall", "index", "--no-embed", ...extra], env)
       try {
         // The progress bar shows files being indexed.
-        const until = Date.now() + 60_000
-        while (!/\d+\/\d+ files/.test(stderr) && Date.now() < until)
-          await new Promise((r) => setTimeout(r, 20))
-        child.kill(signal)
-        return { code: await exited, stdout, stderr }
+        await run.waitFor("stderr", /\d+\/\d+ files/)
+        run.child.kill(signal)
+        return { code: await run.exited, ...run.output() }
       } finally {
-        child.kill("SIGKILL")
+        run.child.kill("SIGKILL")
       }
     }
     const text = await stopped("SIGINT", [])
@@ -1021,24 +1010,11 @@ describe("baton recall index modes", () => {
 
   it("--watch re-indexes a new transcript and stops cleanly on SIGINT", async () => {
     const { env, home } = homeWithHistory("watch")
-    const child = spawn(
-      process.execPath,
-      [batonBin, "recall", "index", "--watch", "--interval", "1", "--no-embed"],
-      {
-        env,
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    )
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c))
-    child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c))
-    const exited = new Promise<number | null>((resolve) => child.on("close", resolve))
+    const run = startBaton(["recall", "index", "--watch", "--interval", "1", "--no-embed"], env)
+    const { child, exited } = run
     const waitFor = async (pattern: RegExp) => {
-      const until = Date.now() + 60_000
-      while (!pattern.test(stdout) && Date.now() < until)
-        await new Promise((r) => setTimeout(r, 100))
-      expect(stdout).toMatch(pattern)
+      await run.waitFor("stdout", pattern)
+      expect(run.output().stdout).toMatch(pattern)
     }
     try {
       await waitFor(/Indexed 2 transcripts/)
@@ -1064,8 +1040,8 @@ describe("baton recall index modes", () => {
       await new Promise((r) => setTimeout(r, 11_500))
       child.kill("SIGINT")
       expect(await exited).toBe(0)
-      expect(stderr).toContain("Stopped watching.")
-      expect(stderr).not.toContain("MaxListenersExceededWarning")
+      expect(run.output().stderr).toContain("Stopped watching.")
+      expect(run.output().stderr).not.toContain("MaxListenersExceededWarning")
     } finally {
       child.kill("SIGKILL")
     }

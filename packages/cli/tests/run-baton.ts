@@ -41,3 +41,37 @@ export const runBaton = (
     child.stdin.on("error", () => undefined)
     child.stdin.end(options.input ?? "")
   })
+
+/** A `dist/bin.js` child still running: its output so far, and its exit. */
+export interface StartedBaton {
+  readonly child: ReturnType<typeof spawn>
+  /** Everything it printed so far. */
+  readonly output: () => { readonly stdout: string; readonly stderr: string }
+  /** Resolves with the exit code once it ends. */
+  readonly exited: Promise<number | null>
+  /** Waits (up to `timeoutMs`) until its stdout or stderr matches `pattern`; true when it did. */
+  readonly waitFor: (
+    stream: "stdout" | "stderr",
+    pattern: RegExp,
+    timeoutMs?: number,
+  ) => Promise<boolean>
+}
+
+/** Starts `node dist/bin.js ...args` with `env` (only), without waiting for it to end. */
+export const startBaton = (args: readonly string[], env: Record<string, string>): StartedBaton => {
+  const child = spawn(process.execPath, [batonBin, ...args], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  })
+  const out = { stdout: "", stderr: "" }
+  child.stdout.setEncoding("utf8").on("data", (c: string) => (out.stdout += c))
+  child.stderr.setEncoding("utf8").on("data", (c: string) => (out.stderr += c))
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve))
+  const waitFor = async (stream: "stdout" | "stderr", pattern: RegExp, timeoutMs = 60_000) => {
+    const until = Date.now() + timeoutMs
+    while (!pattern.test(out[stream]) && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 20))
+    return pattern.test(out[stream])
+  }
+  return { child, output: () => ({ ...out }), exited, waitFor }
+}
