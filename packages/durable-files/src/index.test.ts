@@ -153,12 +153,13 @@ describe("on a full disk", () => {
     }
     try {
       const big = "x".repeat(256 * 1024)
+      // One at a time: each starts only once the one before has failed (and been handled).
       for (const failing of [
-        createFileWhole(path.join(dir, "lock"), big, 0o600),
-        replaceFile(path.join(dir, "state.json"), big, 0o600),
-        writeDurably(path.join(dir, "new"), big, 0o600),
+        () => createFileWhole(path.join(dir, "lock"), big, 0o600),
+        () => replaceFile(path.join(dir, "state.json"), big, 0o600),
+        () => writeDurably(path.join(dir, "new"), big, 0o600),
       ])
-        expect(errorCode(await rejection(failing))).toBe("ENOSPC")
+        expect(errorCode(await rejection(failing()))).toBe("ENOSPC")
       expect(await readdir(dir)).toEqual([])
     } finally {
       execFileSync("umount", [dir], { stdio: "pipe" })
