@@ -97,6 +97,10 @@ describe("parseArgv", () => {
       "unknown command 'bogus' for 'baton' (expected one of: doctor, handoff, codex, compact, recall, wake, mcp) | baton",
     )
     expect(usageProblem("--bogus")).toBe("unknown flag '--bogus' for 'baton' | baton")
+    // A repeated value flag: the second used to win without a word.
+    expect(usageProblem("recall", "search", "x", "--source", "claude", "--source=codex")).toBe(
+      "flag '--source' is given twice ('claude', then 'codex'): give it once | baton recall search",
+    )
     // A pasted file as an argument is not repeated whole.
     const long = "a".repeat(120_000)
     expect(usageProblem(long)).toBe(

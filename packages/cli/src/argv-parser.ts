@@ -120,6 +120,13 @@ export const parseArgv = (root: CommandSpec, argv: readonly string[]): ParsedArg
         `flag '--${flag.name}' is empty: give ${flag.valueName === undefined ? "a value" : `<${flag.valueName}>`} or leave the flag out`,
         path,
       )
+    // No flag takes several values: a second one would silently win over the first.
+    const earlier = flags[flag.name]
+    if (typeof earlier === "string")
+      return failure(
+        `flag '--${flag.name}' is given twice ('${shown(earlier)}', then '${shown(value)}'): give it once`,
+        path,
+      )
     if (equals === -1) index += 1
     flags[flag.name] = value
   }

@@ -60,12 +60,20 @@ const parseSettings = (
     const n = Number(text)
     if (key === "headroomThreshold") {
       if (!(n >= 0 && n <= 1)) return bad("must be between 0 and 1 (a fraction of the window)")
-    } else if (!Number.isSafeInteger(n) || n < 0)
+    } else if (Number.isInteger(n) && n > MAX_BUDGET_MS)
+      return bad(`is too large: at most ${MAX_BUDGET_MS} ms (7 days)`)
+    else if (!Number.isSafeInteger(n) || n < 0)
       return bad("must be a whole number of milliseconds, 0 or more")
     settings[key] = n
   }
   return { _tag: "Settings", settings }
 }
+
+/**
+ * Longest budget a flag takes, a week: longer than any wait a compaction needs, and well below
+ * 2^31 − 1 ms, past which a Node timer fires at once.
+ */
+const MAX_BUDGET_MS = 7 * 24 * 60 * 60 * 1000
 
 const load = async (io: CliIo) => {
   const [Effect, compaction] = await Promise.all([

@@ -1094,14 +1094,24 @@ export const runRecallForget: CommandRunner = async (invocation, io) => {
         message: `no session ${target.sessionId}${target.source === undefined ? "" : ` of ${sourceName(target.source)}`} in the index ('baton recall recent' lists sessions); nothing was forgotten`,
       }),
     )
-  if (ctx.json) printJson(ctx, { removed: result.value })
+  if (ctx.json)
+    printJson(ctx, {
+      removed: result.value,
+      ...(target._tag === "Project" ? { repositoryRoot: target.repoRoot } : {}),
+    })
   else if (target._tag === "Project" && result.value.sessions === 0)
     io.stdout(
       `No ${target.source === undefined ? "" : `${sourceName(target.source)} `}sessions of ${target.repoRoot} in the index; nothing was forgotten.\n`,
     )
   else {
+    const forgot = `Forgot ${counted(result.value.sessions, "session")}`
+    const leftOut = `${counted(result.value.files, "transcript")} left out of later index runs`
     io.stdout(
-      `Forgot ${counted(result.value.sessions, "session")}${target._tag === "All" ? " (the index is empty; the next 'baton recall index' reads the history again)" : ` (${counted(result.value.files, "transcript")} left out of later index runs)`}.\n`,
+      target._tag === "All"
+        ? `${forgot} (the index is empty; the next 'baton recall index' reads the history again).\n`
+        : target._tag === "Project"
+          ? `${forgot} of the repository ${target.repoRoot} (its worktrees and subdirectories included); ${leftOut}.\n`
+          : `${forgot} (${leftOut}).\n`,
     )
   }
   return completed(0)

@@ -256,6 +256,11 @@ describe("baton compact: bad settings and ids are bad usage (exit 2) naming the 
     [["--idle-debounce-ms", "1.5"], "--idle-debounce-ms must be a whole number of milliseconds"],
     [["--idle-debounce-ms", "-5"], "--idle-debounce-ms must be a whole number of milliseconds"],
     [["--compaction-ms", "0x10"], "--compaction-ms needs a decimal number"],
+    [
+      ["--idle-wait-ms", "99999999999999999999"],
+      "--idle-wait-ms is too large: at most 604800000 ms (7 days)",
+    ],
+    [["--continuation-ms", "604800001"], "--continuation-ms is too large"],
   ]
   for (const [flags, message] of cases)
     it(`schedule ${flags.join(" ")}`, async () => {

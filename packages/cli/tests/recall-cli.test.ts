@@ -859,6 +859,19 @@ describe("baton recall with history", () => {
     expect(again.stdout).toMatch(/^Vacuumed the recall index: [\d.]+ MiB, nothing to give back/)
     expect(again.stderr).toContain("Rewriting the recall index")
     expect(json((await runBaton(["recall", "status", "--json"], { env })).stdout).sessions).toBe(1)
+    // A project: the output names the repository root it forgot, as --json does.
+    const project = await runBaton(["recall", "forget", "--project", "/work/garden"], { env })
+    expect(project.stdout).toBe(
+      "Forgot 1 session of the repository /work/garden (its worktrees and subdirectories included); 1 transcript left out of later index runs.\n",
+    )
+    const again2 = await runBaton(["recall", "forget", "--project", "/work/garden", "--json"], {
+      env,
+    })
+    expect(json(again2.stdout)).toEqual({
+      ok: true,
+      removed: { sessions: 0, files: 0 },
+      repositoryRoot: "/work/garden",
+    })
   }, 60_000)
 })
 
