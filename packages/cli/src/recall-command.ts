@@ -660,7 +660,7 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
 }
 
 /** What was said when Ctrl-C or SIGTERM stopped a one-shot index run: exit 130, as a shell would. */
-export const INTERRUPTED_RUN_MESSAGE =
+const INTERRUPTED_RUN_MESSAGE =
   "stopped by a signal: what was written so far is kept; run 'baton recall index' again to finish"
 
 const interruptedRun = (ctx: Context): CommandOutcome => {

@@ -55,9 +55,7 @@ const wakeContext = (io: CliIo) => {
         : resolveCodexHome(io.env, homedir(), io.cwd).path,
     HOME: io.env["HOME"] ?? homedir(),
   })
-  // A relative BATON_WAKE_DIR: every command fails with that, before touching a file.
-  const refused = wake.relativeWakeDirError({ BATON_WAKE_DIR: io.env["BATON_WAKE_DIR"] })
-  const fs = refused === null ? wake.nodeWakeFileSystem : wake.refusingWakeFileSystem(refused)
+  const fs = wake.nodeWakeFileSystemFor({ BATON_WAKE_DIR: io.env["BATON_WAKE_DIR"] })
   return {
     wakeDir,
     fs,

@@ -35,9 +35,7 @@ const loadWake = async () => {
     CODEX_HOME: env["CODEX_HOME"],
     HOME: env["HOME"] ?? homedir(),
   })
-  // A relative BATON_WAKE_DIR: every tool fails with that, before touching a file.
-  const refused = wake.relativeWakeDirError({ BATON_WAKE_DIR: env["BATON_WAKE_DIR"] })
-  const fs = refused === null ? wake.nodeWakeFileSystem : wake.refusingWakeFileSystem(refused)
+  const fs = wake.nodeWakeFileSystemFor({ BATON_WAKE_DIR: env["BATON_WAKE_DIR"] })
   const store = wake.makeJobStore(wakeDir, fs, process.pid, {
     holderProbe: wake.nodeContinuationProcesses.isAlive,
   })

@@ -210,6 +210,7 @@ export {
   makeMemoryWakeFileSystem,
   memoryWakeFileSystemLayer,
   nodeWakeFileSystem,
+  nodeWakeFileSystemFor,
   refusingWakeFileSystem,
   nodeWakeFileSystemLayer,
 } from "./wake-file-system.js"

@@ -20,6 +20,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { WakeIoError } from "./errors.js"
+import { relativeWakeDirError } from "./job-paths.js"
 
 /** What the store needs from a file system. Paths are absolute. */
 export interface WakeFileSystemShape {
@@ -132,6 +133,18 @@ export const refusingWakeFileSystem = (error: WakeIoError): WakeFileSystemShape 
     isDirectory: refuse,
     removeDir: refuse,
   }
+}
+
+/**
+ * The real file system for the wake directory `env` names, or one refusing every operation when
+ * `BATON_WAKE_DIR` is relative (`relativeWakeDirError`): every command fails with that before it
+ * touches a file.
+ */
+export const nodeWakeFileSystemFor = (env: {
+  readonly BATON_WAKE_DIR?: string | undefined
+}): WakeFileSystemShape => {
+  const refused = relativeWakeDirError(env)
+  return refused === null ? nodeWakeFileSystem : refusingWakeFileSystem(refused)
 }
 
 /** Layer: the real file system. */
