@@ -166,6 +166,15 @@ const NOT_BOILERPLATE = `not exists (
   select 1 from chunks f where f.turn_row = n.id and f.surface_index = 0 and f.chunk_index = 0
     and (select count(*) from (select 1 from chunks d where d.content_hash = f.content_hash limit ${BOILERPLATE_COPIES})) >= ${BOILERPLATE_COPIES})`
 
+/**
+ * A short question passes {@link QUESTION_GAIN} to its answer only when it is a hit itself: it
+ * holds a word of the query, or its similarity to the query is at least this share of the
+ * nearest chunk's. On a small history every turn is a vector candidate, and an unrelated
+ * question ranked second by meaning lifted its answer over the one turn holding the query's
+ * words ("Moss and Clay"). Measured on the re-enacted dialogue and chat evals (README).
+ */
+export const QUESTION_HIT_SIMILARITY = 0.6
+
 /** Longest question, in words, whose next turn gains {@link QUESTION_GAIN}. */
 export const QUESTION_WORDS = 15
 
@@ -725,17 +734,28 @@ export const searchRecall = (
       )
       const base = new Map(ranked.map((r) => [r.row.turn_row, r.fused.score]))
       const gained = new Map<number, number>()
-      // The turn after a match (an answer to it) gains the share; after a short question, the
-      // next turn that is not boilerplate gains QUESTION_GAIN times the share. The turn before
-      // (what it answers) gains half the share.
+      // The turn after a match (an answer to it) gains the share; after a short question that
+      // is a hit itself, the next turn that is not boilerplate gains QUESTION_GAIN times the
+      // share. The turn before (what it answers) gains half the share.
       const gain = (turn: number | null, amount: number) => {
         if (turn !== null) gained.set(turn, (gained.get(turn) ?? 0) + amount)
       }
       yield* loadTexts(head.map((r) => r.row.chunk_id))
       const chunkOf = new Map(head.map((r) => [r.row.turn_row, r.row.chunk_id]))
+      const lexicalHit = new Set(
+        ranked
+          .filter((r) => (r.fused.ranks["lexical"] ?? null) !== null)
+          .map((r) => r.row.turn_row),
+      )
+      const nearest = Math.max(0, ...similarity.values())
+      const isHit = (turn: number) =>
+        lexicalHit.has(turn) ||
+        (nearest > 0 &&
+          (similarity.get(chunkOf.get(turn) ?? -1) ?? -Infinity) >=
+            QUESTION_HIT_SIMILARITY * nearest)
       for (const n of neighbours) {
         const share = contextShare * (base.get(n.turn_row) ?? 0)
-        const asks = isShortQuestion(textOf(chunkOf.get(n.turn_row) ?? -1))
+        const asks = isShortQuestion(textOf(chunkOf.get(n.turn_row) ?? -1)) && isHit(n.turn_row)
         if (asks) gain(n.answer, share * QUESTION_GAIN)
         else gain(n.after, share)
         gain(n.before, share / 2)

@@ -4,7 +4,13 @@
 // the per-session cap, text de-duplication, reranking and graceful degradation.
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { EmbedderError, lexicalQuery, RecallDatabase, searchRecall } from "@baton/recall-index"
+import {
+  EmbedderError,
+  lexicalQuery,
+  normalizeVector,
+  RecallDatabase,
+  searchRecall,
+} from "@baton/recall-index"
 import type {
   Embedder,
   RecallSearchInput,
@@ -776,6 +782,95 @@ describe("searchRecall conversation context and boilerplate", () => {
         "Yes! We picked her up on Saturday, she is two years old.",
         "The new shelter downtown opens in May.",
       ])
+    } finally {
+      history.dispose()
+    }
+  })
+})
+
+describe("searchRecall conversation context from a question that is not a hit", () => {
+  // Directions of a 4-dimensional space: the palette, databases, SQLite, everything else.
+  const towards = (...parts: ReadonlyArray<number>) => normalizeVector(Float32Array.from(parts))
+  const vectorOf = (text: string): Float32Array =>
+    text.includes("Moss and Clay")
+      ? towards(1, 0, 0, 0)
+      : text.startsWith("Which database")
+        ? towards(0.4, 0.92, 0, 0)
+        : text.startsWith("We picked SQLite")
+          ? towards(0.2, 0, 0.98, 0)
+          : text.startsWith("storage engine")
+            ? towards(0, 1, 0, 0)
+            : text.startsWith("Plan the garden")
+              ? towards(0.05, 0, 0, 1)
+              : towards(0, 0, 0, 1)
+  const scripted: Embedder = {
+    info: {
+      provider: "deterministic",
+      model: "scripted-directions",
+      dim: 4,
+      fingerprint: "deterministic:scripted-directions:4",
+      paid: false,
+      maxBatch: 64,
+      remote: false,
+      inProcess: true,
+    },
+    embedDocuments: (texts) => Effect.sync(() => texts.map(vectorOf)),
+    embedQuery: (text) => Effect.sync(() => vectorOf(text)),
+  }
+
+  it("passes no answer gain from a short question far from the query; a near one still does", async () => {
+    const history = await indexedHistory(
+      [
+        {
+          source: "claude",
+          id: "12121212-aaaa-4aaa-8aaa-000000000012",
+          cwd: "/home/me/garden",
+          at: "2026-03-04T10:00:00.000Z",
+          exchanges: [
+            {
+              user: "Name the colour palette we chose.",
+              assistant: "The palette is called Moss and Clay.",
+            },
+          ],
+        },
+        {
+          source: "claude",
+          id: "13131313-bbbb-4bbb-8bbb-000000000013",
+          cwd: "/home/me/garden",
+          at: "2026-03-05T10:00:00.000Z",
+          exchanges: [{ user: "Which database did we pick?", assistant: "We picked SQLite." }],
+        },
+        {
+          source: "claude",
+          id: "14141414-cccc-4ccc-8ccc-000000000014",
+          cwd: "/home/me/garden",
+          at: "2026-03-06T10:00:00.000Z",
+          exchanges: gardenExchanges(6),
+        },
+      ],
+      scripted,
+    )
+    try {
+      const top = async (query: string) =>
+        (
+          await history.run(
+            searchRecall(
+              {
+                query,
+                k: 3,
+                perSession: 10,
+                weights: { lexical: 1, vector: 2, rerank: 0, rrfK: 10, context: 0.3 },
+              },
+              { embedder: scripted, expandQuery: lexicalQuery },
+            ),
+          )
+        ).hits[0]?.text
+      // Every turn is a vector candidate here: "Which database did we pick?" ranks second by
+      // meaning (similarity 0.4 of the nearest 1.0) but is no hit, so its answer gains only
+      // the plain share and stays below the one turn holding the query's words.
+      expect(await top("Moss and Clay")).toBe("The palette is called Moss and Clay.")
+      // A question near the query by meaning alone (no shared word) still lifts its answer.
+      expect(await top("storage engine")).toBe("We picked SQLite.")
     } finally {
       history.dispose()
     }
