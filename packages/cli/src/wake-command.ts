@@ -706,19 +706,23 @@ export const runWakeDoctor: CommandRunner = async (invocation, io) => {
           ),
   )
   if (mode !== null) {
-    // A real write probe: a read-only mount or directory fails every job change later.
+    // A real write probe, written and synced like a job lock (an empty file would still fit on a
+    // full disk): a read-only mount, a directory not ours or a full disk fails every change later.
     const probe = join(wakeDir, `.doctor-write-probe-${process.pid}`)
-    const { rm, writeFile } = await import("node:fs/promises")
-    try {
-      await writeFile(probe, "", { flag: "wx", mode: 0o600 })
-      await rm(probe, { force: true })
-    } catch (error) {
-      const code = (error as { code?: unknown }).code
+    const written = await Effect.runPromise(
+      Effect.result(
+        Effect.andThen(fs.createExclusive(probe, `${"-".repeat(255)}\n`, 0o600), fs.remove(probe)),
+      ),
+    )
+    if (Result.isFailure(written)) {
+      const code = written.failure.code
       checks.push(
         check(
           "fail",
           "wake directory writable",
-          `${wakeDir} cannot be written (${typeof code === "string" ? code : String(error)}): jobs cannot be created or changed; fix its permissions or set BATON_WAKE_DIR`,
+          code === "ENOSPC" || code === "EDQUOT"
+            ? `${wakeDir} cannot be written (${code}: the disk holding it is ${code === "EDQUOT" ? "over your quota" : "full"}): jobs cannot be created or changed, nor paused or stopped; free some space on it, or set BATON_WAKE_DIR to a directory on another disk`
+            : `${wakeDir} cannot be written (${code}): jobs cannot be created or changed; fix its permissions or set BATON_WAKE_DIR`,
         ),
       )
     }

@@ -1,7 +1,8 @@
 // `baton wake …` through the built dist/bin.js, on a private wake directory: the job commands,
 // their refusals and usage errors, and one watcher pass with no jobs (no Codex needed).
 import { spawnSync } from "node:child_process"
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
+import { createHash } from "node:crypto"
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -379,6 +380,95 @@ describe("baton wake (built dist/bin.js)", () => {
     } finally {
       if (root_) spawnSync("chattr", ["-i", dir])
       else spawnSync("chmod", ["700", dir])
+    }
+  }, 60_000)
+
+  // `kill -9` of `wake checkpoint` left `lock.<hex>.creating` and `lock.stale-<ms>-<n>` in the
+  // job directory (and the thread's create lock beside it in locks/) that nothing removed.
+  it("a later change clears the lock debris of killed commands, and keeps a fresh aside", async () => {
+    const dir = join(root, "debris-wake")
+    const thread = "019a0000-0000-7000-8000-0000000000dd"
+    const extra = { BATON_WAKE_DIR: dir }
+    const created = await baton(
+      ["create", "--objective", "x", "--thread", thread, "--json"],
+      undefined,
+      extra,
+    )
+    const jobId = json(created.stdout)["jobId"] as string
+    const jobDir = join(dir, "jobs", jobId)
+    const long = Date.now() - 2 * 60 * 60_000
+    const dead = [
+      "lock.2000001-0123456789ab.creating",
+      "lock.8e0205b8721f.creating",
+      `lock.stale-${long}-1`,
+    ]
+    const fresh = `lock.stale-${Date.now()}-2`
+    for (const name of [...dead, fresh]) await writeFile(join(jobDir, name), "{}")
+    await utimes(join(jobDir, "lock.8e0205b8721f.creating"), long / 1000, long / 1000)
+    const threadLocks = join(dir, "locks")
+    const threadLock = `thread-${createHash("sha256").update(thread).digest("hex")}.lock`
+    await writeFile(join(threadLocks, `${threadLock}.2000001-0123456789ab.creating`), "{}")
+
+    const written = await baton(["checkpoint", jobId, "--file", "-", "--json"], CHECKPOINT, extra)
+    expect(written.code).toBe(0)
+    // The fresh aside may still be in a taker's hands: kept.
+    expect((await readdir(jobDir)).filter((n) => n.startsWith("lock"))).toEqual([fresh])
+    const again = await baton(
+      ["create", "--objective", "x", "--thread", thread, "--json"],
+      undefined,
+      extra,
+    )
+    expect(json(again.stdout)).toMatchObject({ jobId, alreadyExists: true })
+    expect(await readdir(threadLocks)).toEqual([])
+  }, 60_000)
+
+  // A 100 %-full wake disk: every change failed with ENOSPC on the job lock, and doctor said ok.
+  it("doctor fails on a full wake disk; a change says how to make room", async (ctx) => {
+    if (process.getuid?.() !== 0) return ctx.skip("mounting a small tmpfs needs root")
+    const dir = await mkdtemp(join(tmpdir(), "baton-full-wake-"))
+    const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", dir])
+    if (mounted.status !== 0) {
+      await rm(dir, { recursive: true, force: true })
+      return ctx.skip(`mount failed: ${mounted.stderr.toString().split("\n")[0]}`)
+    }
+    try {
+      const extra = { BATON_WAKE_DIR: join(dir, "wake") }
+      const created = await baton(
+        [
+          "create",
+          "--objective",
+          "x",
+          "--thread",
+          "019a0000-0000-7000-8000-0000000000ee",
+          "--json",
+        ],
+        undefined,
+        extra,
+      )
+      const jobId = json(created.stdout)["jobId"] as string
+      // Fill it to the last byte (a short write when the disk is full).
+      spawnSync("sh", ["-c", `head -c 2000000 /dev/zero > ${join(dir, "filler")}`])
+      const doctor = await baton(["doctor", "--json"], undefined, extra)
+      expect(doctor.code).toBe(1)
+      const checks = json(doctor.stdout)["checks"] as Array<{ name: string; status: string }>
+      expect(checks).toContainEqual({
+        name: "wake directory writable",
+        status: "fail",
+        detail: expect.stringMatching(
+          /\(ENOSPC: the disk holding it is full\).*free some space on it, or set BATON_WAKE_DIR/,
+        ) as unknown,
+      })
+      expect(await readdir(join(dir, "wake"))).not.toContainEqual(
+        expect.stringContaining("doctor-write-probe"),
+      )
+      const paused = await baton(["pause", jobId], undefined, extra)
+      expect(paused.code).toBe(1)
+      expect(paused.stderr).toMatch(
+        /\(ENOSPC\).*: the disk holding it is full: free some space on it, or set BATON_WAKE_DIR to a directory on another disk/,
+      )
+    } finally {
+      spawnSync("umount", [dir])
+      await rm(dir, { recursive: true, force: true })
     }
   }, 60_000)
 

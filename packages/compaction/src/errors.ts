@@ -3,6 +3,7 @@
  * `<Thing>Error`, the `_tag` is the name without the suffix. Each error names the file or id
  * involved and says what to do; none carries handoff, user or continuation text.
  */
+import { fullDiskRemedy } from "@baton/durable-files"
 import * as Data from "effect/Data"
 
 /** A thread or job id that is not a safe file-name component. */
@@ -33,7 +34,7 @@ export class JournalIoError extends Data.TaggedError("JournalIo")<{
   readonly detail: string
 }> {
   override get message(): string {
-    return `journal ${this.operation} failed on ${this.path} (${this.code}): ${this.detail}`
+    return `journal ${this.operation} failed on ${this.path} (${this.code}): ${this.detail}${fullDiskRemedy(this.code, "BATON_JOBS_DIR")}`
   }
 }
 

@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process"
-import { mkdtemp, readFile, readdir, rm, stat } from "node:fs/promises"
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { STALE_LOCK_KEEP_MS } from "@baton/durable-files"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { TestClock } from "effect/testing"
@@ -116,6 +117,37 @@ describe("job lock (real files, injected clock and processes)", () => {
       )
     },
   )
+
+  // A killed creator's `lock.json.<hex>.creating` and every recovery's `lock.json.stale-*` stayed
+  // in the thread directory for good.
+  test("a later holder removes a killed creator's temporary file, and recovered locks past their keep time", async () => {
+    const dir = await tempDir()
+    const threadDir = path.join(dir, "thread-1")
+    await mkdir(threadDir, { recursive: true })
+    const orphan = "lock.json.2000001-0123456789ab.creating"
+    await writeFile(path.join(threadDir, orphan), "{")
+    const debris = () =>
+      readdir(threadDir).then((names) => names.filter((n) => n.startsWith("lock.json.")))
+    const seen = await runLocks(
+      Effect.gen(function* () {
+        yield* acquireJobLock(opts(dir, "job-1"))
+        const first = yield* Effect.promise(debris)
+        // pid 100 is killed; 200 recovers its lock, then releases its own.
+        const dead = new Map([[200, 6_000]])
+        const { lock, recovered } = yield* as(world(200, dead), acquireJobLock(opts(dir, "job-2")))
+        yield* releaseJobLock(dir, lock)
+        const kept = yield* Effect.promise(debris)
+        yield* TestClock.adjust(STALE_LOCK_KEEP_MS + 1)
+        yield* as(world(300, new Map([[300, 7_000]])), acquireJobLock(opts(dir, "job-3")))
+        return { first, recovered, kept, last: yield* Effect.promise(debris) }
+      }),
+      world(100, new Map([[100, 5_000]])),
+    )
+    expect(seen.first).toEqual([])
+    // Kept for a while: the event log names it.
+    expect(seen.kept).toContain(path.basename(seen.recovered!.movedTo))
+    expect(seen.last).toEqual(["lock.json.released"])
+  })
 
   test("heartbeat renews the lease; a worker whose lock was recovered learns it lost the lock", async () => {
     const dir = await tempDir()

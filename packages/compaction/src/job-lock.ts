@@ -3,8 +3,9 @@
  * the process's start time, so a reused pid is told apart), the job, and a lease the holder
  * renews with heartbeats. A lock is stale when its pid is gone, its pid now belongs to a
  * process with another start time, or its lease expired without a heartbeat; a stale lock is
- * recovered (moved aside, never deleted) and the recovery is written to the stale job's event
- * log. A live holder's lock is always respected. Time comes from the Effect Clock and process
+ * recovered (moved aside, never deleted in place) and the recovery is written to the stale job's
+ * event log, which names the moved file; a later holder removes it after `STALE_LOCK_KEEP_MS`
+ * (`removeLockDebris` of `@baton/durable-files`), with what killed creators left. A live holder's lock is always respected. Time comes from the Effect Clock and process
  * facts from the ProcessProbe service, so tests inject both.
  */
 import { readFile } from "node:fs/promises"
@@ -195,7 +196,11 @@ export const acquireJobLock = (
         leaseExpiresAt: now + options.leaseMs,
       }
       const text = `${JSON.stringify(lock)}\n`
-      if (yield* fs.createExclusive(p.lock, text, JOURNAL_FILE_MODE)) return { lock, recovered }
+      if (yield* fs.createExclusive(p.lock, text, JOURNAL_FILE_MODE)) {
+        // Holding it: clear what killed holders and takers left beside it (best effort).
+        yield* Effect.ignore(fs.removeLockDebris(p.lock, now))
+        return { lock, recovered }
+      }
       const existingText = yield* fs.readText(p.lock)
       if (existingText === null) continue
       const existing = yield* decodeLock(p.lock, existingText)

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
@@ -32,5 +33,35 @@ describe("nodeJournalFileSystem under a regular file", () => {
     // Absent files and directories are not errors.
     expect(await Effect.runPromise(nodeJournalFileSystem.readText(path.join(dir, "x")))).toBe(null)
     expect(await Effect.runPromise(nodeJournalFileSystem.list(path.join(dir, "x")))).toEqual([])
+  })
+})
+
+describe("nodeJournalFileSystem on a full disk", () => {
+  // `JournalIo: journal append failed on …events.jsonl (ENOSPC): …` named the problem, not the fix.
+  test("says to free some space or move BATON_JOBS_DIR", async (context) => {
+    if (process.getuid?.() !== 0) return context.skip("mounting a small tmpfs needs root")
+    const dir = await mkdtemp(path.join(tmpdir(), "baton-full-jobs-"))
+    dirs.push(dir)
+    try {
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir], { stdio: "pipe" })
+    } catch (error) {
+      return context.skip(`mount failed: ${(error as Error).message.split("\n")[0]}`)
+    }
+    try {
+      const big = "x".repeat(256 * 1024)
+      for (const failing of [
+        nodeJournalFileSystem.append(path.join(dir, "events.jsonl"), big, 0o600),
+        nodeJournalFileSystem.writeAtomic(path.join(dir, "job.json"), big, 0o600),
+        nodeJournalFileSystem.createExclusive(path.join(dir, "lock.json"), big, 0o600),
+      ]) {
+        const error = await Effect.runPromise(Effect.flip(failing))
+        expect(error.code).toBe("ENOSPC")
+        expect(error.message).toMatch(
+          /\(ENOSPC\): .*: the disk holding it is full: free some space on it, or set BATON_JOBS_DIR to a directory on another disk$/,
+        )
+      }
+    } finally {
+      execFileSync("umount", [dir], { stdio: "pipe" })
+    }
   })
 })

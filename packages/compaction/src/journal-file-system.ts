@@ -13,8 +13,10 @@ import {
   makeDirectories,
   explainingNotADirectory,
   failurePath,
+  removeLockDebris,
   renameDurably,
   replaceFile,
+  STALE_LOCK_KEEP_MS,
   writeDurably,
 } from "@baton/durable-files"
 import * as Context from "effect/Context"
@@ -48,6 +50,15 @@ export interface JournalFileSystemShape {
   readonly rename: (from: string, to: string) => Effect.Effect<boolean, JournalIoError>
   /** Permission bits of a file or directory, or null when it does not exist. */
   readonly mode: (file: string) => Effect.Effect<number | null, JournalIoError>
+  /**
+   * Removes what killed processes left next to the lock file (abandoned `.creating` temporaries,
+   * takeover asides past their keep time; see `removeLockDebris` of `@baton/durable-files`) and
+   * returns the paths removed. Call it holding the lock.
+   */
+  readonly removeLockDebris: (
+    lockFile: string,
+    nowMs: number,
+  ) => Effect.Effect<ReadonlyArray<string>, JournalIoError>
 }
 
 /** The journal file-system service. */
@@ -90,6 +101,8 @@ export const nodeJournalFileSystem: JournalFileSystemShape = {
   rename: (from, to) => attempt("rename", from, () => renameDurably(from, to)),
   mode: (file) =>
     attempt("stat", file, () => absentAs(null, async () => (await fs.stat(file)).mode & 0o777)),
+  removeLockDebris: (lockFile, nowMs) =>
+    attempt("list", path.dirname(lockFile), () => removeLockDebris(lockFile, nowMs)),
 }
 
 /** A file system that refuses every operation with `error` (see `relativeJobsDirError`). */
@@ -104,6 +117,7 @@ export const refusingJournalFileSystem = (error: JournalIoError): JournalFileSys
     list: refuse,
     rename: refuse,
     mode: refuse,
+    removeLockDebris: refuse,
   }
 }
 
@@ -161,6 +175,18 @@ export const makeMemoryJournalFileSystem = (
       return true
     }),
   mode: (file) => Effect.sync(() => store.files.get(file)?.mode ?? store.dirs.get(file) ?? null),
+  // No process ever dies half-way here: only takeover asides past their keep time are debris.
+  removeLockDebris: (lockFile, nowMs) =>
+    Effect.sync(() => {
+      const removed: Array<string> = []
+      for (const file of [...store.files.keys()]) {
+        const at = file.startsWith(`${lockFile}.stale-`)
+          ? Number(/^(\d+)-\d+$/.exec(file.slice(lockFile.length + 7))?.[1])
+          : Number.NaN
+        if (nowMs - at > STALE_LOCK_KEEP_MS && store.files.delete(file)) removed.push(file)
+      }
+      return removed
+    }),
 })
 
 /** Layer: a fresh in-memory file system. */

@@ -7,7 +7,8 @@
  * - across processes (parallel `baton compact …` calls): an exclusively created
  *   `<threadId>/admin.lock` naming its holder (pid, process start time, time taken). A holder
  *   that is gone, whose pid was reused, or that held it longer than `ADMIN_LOCK_STALE_MS`, is
- *   moved aside; a live one is waited for, up to `ADMIN_LOCK_WAIT_MS`.
+ *   moved aside (a later holder removes it after `STALE_LOCK_KEEP_MS`, see `removeLockDebris` of
+ *   `@baton/durable-files`); a live one is waited for, up to `ADMIN_LOCK_WAIT_MS`.
  * It is never held while waiting for a worker or a thread, only around journal reads and writes.
  * This is not the worker's lock (`lock.json`, job-lock.ts): a worker never takes this one.
  */
@@ -80,7 +81,11 @@ const acquireFileLock = (
     for (;;) {
       const now = yield* Clock.currentTimeMillis
       const text = `${JSON.stringify({ pid: probe.selfPid, processStartMs: selfStart, at: now })}\n`
-      if (yield* fs.createExclusive(file, text, JOURNAL_FILE_MODE)) return file
+      if (yield* fs.createExclusive(file, text, JOURNAL_FILE_MODE)) {
+        // Holding it: clear what killed holders and takers left beside it (best effort).
+        yield* Effect.ignore(fs.removeLockDebris(file, now))
+        return file
+      }
       const existing = yield* fs.readText(file)
       if (existing === null) continue
       const holder = parseHolder(existing)

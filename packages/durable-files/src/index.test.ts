@@ -1,5 +1,15 @@
 import { execFileSync } from "node:child_process"
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises"
+import {
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { mountReadOnly } from "@baton/testkit"
@@ -10,10 +20,14 @@ import {
   createFileWhole,
   errorCode,
   explainingNotADirectory,
+  ABANDONED_TEMP_MS,
   failurePath,
+  fullDiskRemedy,
   makeDirectories,
   notADirectoryCause,
+  removeLockDebris,
   renameDurably,
+  STALE_LOCK_KEEP_MS,
   replaceFile,
   writeDurably,
 } from "./index.js"
@@ -138,6 +152,75 @@ describe("makeDirectories", () => {
     } finally {
       mount.dispose()
     }
+  })
+})
+
+describe("removeLockDebris", () => {
+  // `kill -9` of a lock holder or taker left `lock.<hex>.creating` and `lock.stale-<ms>-<n>` in
+  // the job directory for good: nothing ever removed them.
+  test("removes what killed writers and takers left beside the lock, and nothing else", async () => {
+    const dir = await tempDir()
+    const lock = path.join(dir, "lock")
+    const now = Date.now()
+    const deadPid = 2_000_001
+    const livePid = process.ppid
+    const old = (now - ABANDONED_TEMP_MS - 60_000) / 1000
+    const files = {
+      lock: "held",
+      [`lock.${deadPid}-0123456789ab.creating`]: "dead writer",
+      [`lock.${livePid}-0123456789ac.creating`]: "live writer, fresh",
+      [`lock.${livePid}-0123456789ad.creating`]: "live writer (a reused pid), old",
+      "lock.8e0205b8721f.creating": "no pid, old",
+      "lock.8e0205b8721a.creating": "no pid, fresh",
+      [`lock.stale-${now - STALE_LOCK_KEEP_MS - 1}-1`]: "moved aside long ago",
+      [`lock.stale-${now - 5_000}-2`]: "moved aside just now (its taker may put it back)",
+      [`other.stale-${now - STALE_LOCK_KEEP_MS - 1}-1`]: "another lock's",
+      [`other.${deadPid}-0123456789ab.creating`]: "another file's",
+      "checkpoint.md.0123456789ab.tmp": "not a lock's",
+    }
+    for (const [name, text] of Object.entries(files)) await writeFile(path.join(dir, name), text)
+    for (const name of [`lock.${livePid}-0123456789ad.creating`, "lock.8e0205b8721f.creating"])
+      await utimes(path.join(dir, name), old, old)
+    const removed = await removeLockDebris(lock, now, (pid) => pid !== deadPid)
+    const gone = [
+      `lock.${deadPid}-0123456789ab.creating`,
+      `lock.${livePid}-0123456789ad.creating`,
+      "lock.8e0205b8721f.creating",
+      `lock.stale-${now - STALE_LOCK_KEEP_MS - 1}-1`,
+    ]
+    expect([...removed].sort()).toEqual(gone.map((n) => path.join(dir, n)).sort())
+    expect((await readdir(dir)).sort()).toEqual(
+      Object.keys(files)
+        .filter((n) => !gone.includes(n))
+        .sort(),
+    )
+    // A missing directory is nothing to clear.
+    expect(await removeLockDebris(path.join(dir, "none", "lock"), now)).toEqual([])
+  })
+
+  test("a temporary file of createFileWhole names its writer's pid", async () => {
+    const dir = await tempDir()
+    const file = path.join(dir, "lock")
+    let done = false
+    const creating = createFileWhole(file, "x".repeat(4_000_000), 0o600).finally(() => {
+      done = true
+    })
+    const seen = new Set<string>()
+    while (!done) for (const n of await readdir(dir)) if (n.endsWith(".creating")) seen.add(n)
+    expect(await creating).toBe(true)
+    expect(seen.size).toBeGreaterThan(0)
+    for (const name of seen)
+      expect(name).toMatch(new RegExp(`^lock\\.${process.pid}-[0-9a-f]{12}\\.creating$`))
+  })
+})
+
+describe("fullDiskRemedy", () => {
+  test("says what to do for a full disk or quota, nothing otherwise", () => {
+    expect(fullDiskRemedy("ENOSPC", "BATON_WAKE_DIR")).toBe(
+      ": the disk holding it is full: free some space on it, or set BATON_WAKE_DIR to a directory on another disk",
+    )
+    expect(fullDiskRemedy("EDQUOT", "BATON_JOBS_DIR")).toMatch(/over your quota.*BATON_JOBS_DIR/)
+    expect(fullDiskRemedy("EROFS", "BATON_WAKE_DIR")).toBe("")
   })
 })
 

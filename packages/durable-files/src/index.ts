@@ -6,10 +6,13 @@
  *
  * Guarantees: a replaced file is the old text or the new text, never a mix (temp file in the same
  * directory, fsync, rename, fsync directory); a file created with {@link createFileWhole} is never
- * seen empty or part-written; no failed write (a full disk) leaves a temporary file behind; every
- * function rejects with Node's error (its `code` intact) except where documented.
+ * seen empty or part-written; no failed write (a full disk) leaves a temporary file behind; what a
+ * killed writer or a lock takeover left next to a lock is removed by {@link removeLockDebris} once it
+ * is provably abandoned; every function rejects with Node's error (its `code` intact) except where
+ * documented.
  */
 import { randomBytes } from "node:crypto"
+import type { Stats } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 
@@ -111,6 +114,16 @@ export const replaceFile = async (file: string, text: string, mode: number): Pro
   await fsyncDirectory(path.dirname(file))
 }
 
+/** Whether process `pid` runs on this machine (`kill(pid, 0)`; EPERM: it runs as someone else). */
+const processRuns = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return errorCode(error) === "EPERM"
+  }
+}
+
 /** Where a file system has no hard links: create in place (a reader may see it part-written). */
 const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"])
 
@@ -119,14 +132,16 @@ const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"])
  * already was (it is left as it was). The text is written and synced to a temporary file, then
  * hard-linked into place (the link fails with EEXIST), so no reader ever sees the file empty or
  * part-written (a lock taken over as "torn" while its holder was still writing it). Where hard
- * links are refused, an exclusive create written in place.
+ * links are refused, an exclusive create written in place. The temporary file's name records
+ * this process's pid (`<file>.<pid>-<hex>.creating`), so one left by a killed writer can be told
+ * abandoned ({@link removeLockDebris}).
  */
 export const createFileWhole = async (
   file: string,
   text: string,
   mode: number,
 ): Promise<boolean> => {
-  const temp = `${file}.${randomBytes(6).toString("hex")}.creating`
+  const temp = `${file}.${process.pid}-${randomBytes(6).toString("hex")}.creating`
   try {
     await writeDurably(temp, text, mode)
     await fs.link(temp, file)
@@ -144,6 +159,59 @@ export const createFileWhole = async (
   }
   await fsyncDirectory(path.dirname(file))
   return true
+}
+
+/**
+ * A {@link createFileWhole} temporary file older than this is abandoned even when its writer's pid
+ * runs (or was not recorded): writing and linking a few hundred bytes takes milliseconds, so only
+ * a killed writer (or a pid reused since) leaves one this old.
+ */
+export const ABANDONED_TEMP_MS = 10 * 60_000
+
+/**
+ * How long a lock moved aside by a takeover (`<lock>.stale-<ms>-<n>`, `<ms>` the takeover's time)
+ * is kept. Never less than a few seconds: a taker checks what it moved and may put it back, so a
+ * fresh one can still be in use. Compaction's event log names the file it moved a stale lock to;
+ * an hour leaves time to look at it after a crash without letting them pile up.
+ */
+export const STALE_LOCK_KEEP_MS = 60 * 60_000
+
+const escapeForRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/**
+ * Removes what killed processes left next to the lock file `lockFile`, and returns the paths
+ * removed: {@link createFileWhole} temporaries (`<lock>.<pid>-<hex>.creating`) whose writer no
+ * longer runs on this machine, or older than {@link ABANDONED_TEMP_MS} (also the older
+ * `<lock>.<hex>.creating`, which names no pid); and locks moved aside by a takeover more than
+ * {@link STALE_LOCK_KEEP_MS} before `nowMs`. Call it holding the lock. Never touches the lock
+ * itself or anything else; a file that vanished meanwhile is skipped.
+ */
+export const removeLockDebris = async (
+  lockFile: string,
+  nowMs: number,
+  runs: (pid: number) => boolean = processRuns,
+): Promise<ReadonlyArray<string>> => {
+  const dir = path.dirname(lockFile)
+  const base = escapeForRegExp(path.basename(lockFile))
+  const creating = new RegExp(`^${base}\\.(?:(\\d+)-)?[0-9a-f]{12}\\.creating$`)
+  const stale = new RegExp(`^${base}\\.stale-(\\d+)-\\d+$`)
+  const removed: Array<string> = []
+  for (const name of await absentAs<ReadonlyArray<string>>([], () => fs.readdir(dir))) {
+    const entry = path.join(dir, name)
+    const temp = creating.exec(name)
+    const aside = stale.exec(name)
+    let abandoned = false
+    if (temp !== null) {
+      const pid = temp[1] === undefined ? null : Number(temp[1])
+      abandoned =
+        (pid !== null && pid !== process.pid && !runs(pid)) ||
+        nowMs - ((await absentAs<Stats | null>(null, () => fs.stat(entry)))?.mtimeMs ?? nowMs) >
+          ABANDONED_TEMP_MS
+    } else if (aside !== null) abandoned = nowMs - Number(aside[1]) > STALE_LOCK_KEEP_MS
+    if (abandoned && (await absentAs(false, () => fs.unlink(entry).then(() => true))))
+      removed.push(entry)
+  }
+  return removed
 }
 
 /** Renames durably (the target's directory is synced); false when `from` does not exist. */
@@ -220,3 +288,14 @@ export const explainingNotADirectory = async <A>(
 /** The path a failure is about: the blocking file {@link explainingNotADirectory} named, else `file`. */
 export const failurePath = (error: unknown, file: string): string =>
   typeof error === "object" && error !== null && "blocker" in error ? String(error.blocker) : file
+
+/**
+ * What to do when a write failed with `code` because the disk is full (ENOSPC, or EDQUOT: the
+ * user's quota): ": the disk holding it is full: free some space on it, or set `<variable>` to a
+ * directory on another disk"; "" for any other code. Appended to the messages of the job stores'
+ * IO errors, so every full-disk failure says how to get going again.
+ */
+export const fullDiskRemedy = (code: string, variable: string): string =>
+  code === "ENOSPC" || code === "EDQUOT"
+    ? `: the disk holding it is ${code === "EDQUOT" ? "over your quota" : "full"}: free some space on it, or set ${variable} to a directory on another disk`
+    : ""

@@ -2,6 +2,7 @@
  * Tagged errors of @baton/wake. The class is `<Thing>Error`, the `_tag` is the name without the
  * suffix. Each names the job or file involved and says what to do; none carries checkpoint text.
  */
+import { fullDiskRemedy } from "@baton/durable-files"
 import * as Data from "effect/Data"
 
 /** A job id that is not a safe directory name. */
@@ -23,7 +24,7 @@ export class WakeFileCorruptError extends Data.TaggedError("WakeFileCorrupt")<{
   }
 }
 
-/** A file-system operation failed. */
+/** A file-system operation failed; on a full disk, the message says how to make room. */
 export class WakeIoError extends Data.TaggedError("WakeIo")<{
   readonly path: string
   readonly operation: string
@@ -31,7 +32,7 @@ export class WakeIoError extends Data.TaggedError("WakeIo")<{
   readonly detail: string
 }> {
   override get message(): string {
-    return `wake ${this.operation} failed on ${this.path} (${this.code}): ${this.detail}`
+    return `wake ${this.operation} failed on ${this.path} (${this.code}): ${this.detail}${fullDiskRemedy(this.code, "BATON_WAKE_DIR")}`
   }
 }
 

@@ -1,5 +1,6 @@
 import * as Effect from "effect/Effect"
 import { TestClock } from "effect/testing"
+import { STALE_LOCK_KEEP_MS } from "@baton/durable-files"
 import { describe, expect, test } from "vitest"
 import { LOCK_LEASE_MS, withJobLock } from "./job-lock.js"
 import { makeMemoryWakeFileSystem } from "./wake-file-system.js"
@@ -37,16 +38,45 @@ describe("withJobLock", () => {
     expect([...fs.store.files.keys()]).toEqual([FILE])
   })
 
-  test("takes over a lock whose holder is gone, moving it aside", async () => {
+  // Each takeover used to leave its `lock.stale-<ms>-<n>` in the job directory for good.
+  test("takes over a lock whose holder is gone, leaving nothing of it behind", async () => {
     const fs = makeMemoryWakeFileSystem()
     fs.store.files.set(FILE, { text: lockText(111, 0), mode: 0o600 })
+    let asides = -1
     const outcome = await run(
-      withJobLock(fs, FILE, 333, Effect.succeed("used"), () => Effect.succeed(false)),
+      withJobLock(
+        fs,
+        FILE,
+        333,
+        Effect.sync(() => {
+          asides = [...fs.store.files.keys()].filter((n) => n.startsWith(`${FILE}.`)).length
+          return "used"
+        }),
+        () => Effect.succeed(false),
+      ),
     )
     expect(outcome).toMatchObject({ _tag: "Success", success: "used" })
-    const names = [...fs.store.files.keys()]
-    expect(names.filter((n) => n.startsWith(`${FILE}.stale-`))).toHaveLength(1)
+    expect(asides).toBe(0)
     // Released after use.
-    expect(names).not.toContain(FILE)
+    expect([...fs.store.files.keys()]).toEqual([])
+  })
+
+  test("the holder removes asides a killed taker left, once past their keep time", async () => {
+    const fs = makeMemoryWakeFileSystem()
+    const now = STALE_LOCK_KEEP_MS + 10_000
+    const old = `${FILE}.stale-5000-1`
+    const fresh = `${FILE}.stale-${now - 1_000}-2`
+    for (const name of [old, fresh, "/w/jobs/j/other.stale-5000-1"])
+      fs.store.files.set(name, { text: lockText(111, 0), mode: 0o600 })
+    const outcome = await Effect.runPromise(
+      Effect.result(
+        Effect.gen(function* () {
+          yield* TestClock.setTime(now)
+          return yield* withJobLock(fs, FILE, 333, Effect.succeed("used"))
+        }),
+      ).pipe(Effect.provide(TestClock.layer())),
+    )
+    expect(outcome).toMatchObject({ _tag: "Success", success: "used" })
+    expect([...fs.store.files.keys()].sort()).toEqual([fresh, "/w/jobs/j/other.stale-5000-1"])
   })
 })

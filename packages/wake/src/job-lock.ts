@@ -1,11 +1,13 @@
 /**
  * The per-job lock: a lease file created exclusively, naming its holder. Every change to a job
  * happens inside `withJobLock`, and the write itself is still compare-and-set on the revision.
- * A lock whose lease expired (or that is unreadable, i.e. torn by a crash) is moved aside, never
- * deleted, and taken over; so is a current lease whose holder process is gone, when the caller
+ * A lock whose lease expired (or that is unreadable, i.e. torn by a crash) is moved aside (never
+ * deleted in place: what moved is checked to be what was judged, and put back otherwise), then
+ * removed, and taken over; so is a current lease whose holder process is gone, when the caller
  * can tell (`probe`: a watcher killed mid-change must not block `wake complete` for the
  * rest of its lease). A current lease of a live holder is always respected (the caller retries
- * later). Acquisition never waits. Time comes from the Effect Clock.
+ * later). Acquisition never waits. The holder clears the debris of killed holders and takers
+ * beside the lock (`removeLockDebris`). Time comes from the Effect Clock.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -53,7 +55,11 @@ const acquire = (
     const token = `${pid}:${now}:${sequence}`
     const text = `${JSON.stringify({ schemaVersion: 1, pid, token, acquiredAt: now, leaseExpiresAt: now + LOCK_LEASE_MS })}\n`
     for (let round = 0; round < 3; round++) {
-      if (yield* fs.createExclusive(file, text, WAKE_FILE_MODE)) return token
+      if (yield* fs.createExclusive(file, text, WAKE_FILE_MODE)) {
+        // Holding it: clear what killed holders and takers left beside it (best effort).
+        yield* Effect.ignore(fs.removeLockDebris(file, now))
+        return token
+      }
       const existingText = yield* fs.readText(file)
       if (existingText === null) continue
       const existing = decodeLock(existingText)
@@ -83,6 +89,9 @@ const acquire = (
           leaseExpiresAt: holder?.leaseExpiresAt ?? now,
         })
       }
+      // What moved is the lock judged stale: nothing refers to it, so it goes (a kill before
+      // this leaves it to `removeLockDebris`).
+      yield* Effect.ignore(fs.remove(aside))
     }
     return yield* new JobLockHeldError({ path: file, holderPid: -1, leaseExpiresAt: now })
   })

@@ -13,8 +13,10 @@ import {
   makeDirectories,
   explainingNotADirectory,
   failurePath,
+  removeLockDebris,
   renameDurably,
   replaceFile,
+  STALE_LOCK_KEEP_MS,
 } from "@baton/durable-files"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -52,6 +54,15 @@ export interface WakeFileSystemShape {
   readonly isDirectory: (file: string) => Effect.Effect<boolean | null, WakeIoError>
   /** Removes an empty directory; false when it does not exist or is not empty. */
   readonly removeDir: (dir: string) => Effect.Effect<boolean, WakeIoError>
+  /**
+   * Removes what killed processes left next to the lock file (abandoned `.creating` temporaries,
+   * takeover asides past their keep time; see `removeLockDebris` of `@baton/durable-files`) and
+   * returns the paths removed. Call it holding the lock.
+   */
+  readonly removeLockDebris: (
+    lockFile: string,
+    nowMs: number,
+  ) => Effect.Effect<ReadonlyArray<string>, WakeIoError>
 }
 
 /** The wake file-system service. */
@@ -116,6 +127,8 @@ export const nodeWakeFileSystem: WakeFileSystemShape = {
         ["ENOENT", "ENOTEMPTY", "EEXIST"],
       ),
     ),
+  removeLockDebris: (lockFile, nowMs) =>
+    attempt("list", path.dirname(lockFile), () => removeLockDebris(lockFile, nowMs)),
 }
 
 /** A file system that refuses every operation with `error` (see `relativeWakeDirError`). */
@@ -132,6 +145,7 @@ export const refusingWakeFileSystem = (error: WakeIoError): WakeFileSystemShape 
     mode: refuse,
     isDirectory: refuse,
     removeDir: refuse,
+    removeLockDebris: refuse,
   }
 }
 
@@ -208,6 +222,18 @@ export const makeMemoryWakeFileSystem = (
       )
       if (inside) return false
       return store.dirs.delete(dir)
+    }),
+  // No process ever dies half-way here: only takeover asides past their keep time are debris.
+  removeLockDebris: (lockFile, nowMs) =>
+    Effect.sync(() => {
+      const removed: Array<string> = []
+      for (const file of [...store.files.keys()]) {
+        const at = file.startsWith(`${lockFile}.stale-`)
+          ? Number(/^(\d+)-\d+$/.exec(file.slice(lockFile.length + 7))?.[1])
+          : Number.NaN
+        if (nowMs - at > STALE_LOCK_KEEP_MS && store.files.delete(file)) removed.push(file)
+      }
+      return removed
     }),
 })
 

@@ -129,7 +129,10 @@ export const acquireWatcherLock = (
       leaseExpiresAt: now + leaseMs,
     }
     for (let round = 0; round < 3; round++) {
-      if (yield* fs.createExclusive(file, encode(info), WAKE_FILE_MODE)) return { file, token }
+      if (yield* fs.createExclusive(file, encode(info), WAKE_FILE_MODE)) {
+        yield* Effect.ignore(fs.removeLockDebris(file, now))
+        return { file, token }
+      }
       const existingText = yield* fs.readText(file)
       if (existingText === null) continue
       const existing = decodeWatcherLock(existingText)
