@@ -66,7 +66,7 @@ export type TranscriptError =
 
 /** What the index store was doing when SQLite or the file system refused. */
 export type RecallStorageOperation =
-  "create-directory" | "open" | "migrate" | "read" | "write" | "decode" | "close"
+  "create-directory" | "open" | "migrate" | "read" | "write" | "decode" | "close" | "vacuum"
 
 /** The recall index database could not be opened, migrated, read or written. */
 export class RecallStorageError extends Data.TaggedError("RecallStorageError")<{
@@ -106,14 +106,44 @@ export class RecallStorageError extends Data.TaggedError("RecallStorageError")<{
       )
     }
     const where = dirname(this.path)
+    // SQLITE_IOERR_SHMSIZE: opening a WAL database on a disk without 32 KiB free, where SQLite
+    // cannot size the shared-memory file it maps (it says only "disk I/O error").
+    if (/database or disk is full|SQLITE_FULL|ENOSPC|SQLITE_IOERR_SHMSIZE/i.test(this.reason)) {
+      const full = `the disk holding the recall index (${where}) is full`
+      // A vacuum runs in one transaction: a failed one leaves the file as it was.
+      if (this.operation === "vacuum")
+        return (
+          `${full} (${this.reason}): the vacuum was undone and the index is unchanged; free ` +
+          "some space (a vacuum needs up to about twice the index's size free) and run " +
+          "'baton recall vacuum' again"
+        )
+      if (this.operation === "open" || this.operation === "read")
+        return (
+          `${full}, so the index at ${this.path} cannot be ` +
+          `${this.operation === "open" ? "opened" : "read"}, not even to search it ` +
+          `(${this.reason}): free some space there, or set BATON_DATA_DIR to a directory on ` +
+          "another disk (and index again there); the index is unchanged"
+        )
+    }
     // SQLITE_FULL: rows already committed stay; an index run commits files in groups, so the
     // next one continues from the last group.
-    if (/database or disk is full|SQLITE_FULL|ENOSPC/i.test(this.reason))
+    if (/database or disk is full|SQLITE_FULL|ENOSPC|SQLITE_IOERR_SHMSIZE/i.test(this.reason))
       return (
         `the disk holding the recall index (${where}) is full: free some space, or set ` +
         "BATON_DATA_DIR to a directory on another disk (and index again there); what was " +
         "written before is kept, and the next index run continues from it"
       )
+    // EROFS: a read-only mount. A WAL database cannot be opened there unless its -wal and -shm
+    // files exist (SQLite cannot create them), which a clean close removes.
+    if (/EROFS|read-only file system/i.test(this.reason)) {
+      const opening = this.operation === "open"
+      return (
+        `the file system holding the recall index (${where}) is read-only, so the index at ` +
+        `${this.path} cannot be ${opening ? "opened" : "written"} (${this.reason}): remount it ` +
+        "read-write, or set BATON_DATA_DIR to a directory on a writable disk (and index again " +
+        `there)${opening ? "; Baton cannot yet read an index on a read-only file system" : ""}`
+      )
+    }
     if (/readonly database|SQLITE_READONLY|EACCES|EPERM|EROFS/i.test(this.reason))
       return (
         `the recall index at ${this.path} cannot be written (${this.reason}): check that the ` +

@@ -9,6 +9,7 @@ import type BetterSqlite3 from "better-sqlite3"
 import { statSync } from "node:fs"
 import { createRequire } from "node:module"
 import { RecallStorageError } from "./errors.js"
+import { openFailureDetail } from "./recall-database.js"
 import { RECALL_SCHEMA_VERSION } from "./recall-schema.js"
 
 /** What {@link checkRecallIndexFile} found. */
@@ -88,10 +89,11 @@ export const checkRecallIndexFile = (path: string): RecallIndexFileCheck => {
       : 0
     return { _tag: "Readable", path, bytes, schemaVersion, sessions }
   } catch (error) {
+    const reason = `${reasonOf(error)}${openFailureDetail((error as { code?: unknown }).code, path)}`
     return {
       _tag: "Unusable",
       path,
-      error: new RecallStorageError({ operation: "open", path, reason: reasonOf(error) }),
+      error: new RecallStorageError({ operation: "open", path, reason }),
     }
   } finally {
     db?.close()

@@ -65,7 +65,7 @@ export const vacuumIndex = (): Effect.Effect<
         sqlite.pragma("wal_checkpoint(TRUNCATE)")
         return { before, after: pages() }
       },
-      catch: storageFailure("write", db.path),
+      catch: storageFailure("vacuum", db.path),
     })
     const { before, after } = yield* run.pipe(Effect.ensuring(lease.release))
     const finishedAt = yield* Clock.currentTimeMillis

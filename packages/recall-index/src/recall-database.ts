@@ -13,7 +13,9 @@ import * as Layer from "effect/Layer"
 import type { Scope } from "effect"
 import type { Kysely } from "kysely"
 import {
+  accessSync,
   closeSync,
+  constants,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -127,6 +129,45 @@ export const storageFailure =
       reason: cause instanceof Error ? cause.message : String(cause),
     })
 
+/**
+ * What to add to the reason (`<code>: <message>`) of a failed open whose SQLite `code` hides the
+ * cause: a full disk (SQLite cannot size the `-shm` file it maps, and says only "disk I/O error")
+ * or a read-only file system (SQLite says only "unable to open database file": a WAL database
+ * needs its `-wal` and `-shm` files, which it cannot create there). Empty when the code says
+ * enough. Shared with the read-only check `baton doctor` makes, so both give the same message.
+ * The `-shm` (3 bytes) and empty `-wal` a full-disk open leaves are left alone: another process
+ * may hold the database and map that `-shm`, and SQLite re-initializes both on the next open.
+ */
+export const openFailureDetail = (code: unknown, path: string): string => {
+  if (code === "SQLITE_IOERR_SHMSIZE")
+    return "; no room on the disk for the index's shared-memory (-shm) file"
+  if (code !== "SQLITE_CANTOPEN") return ""
+  try {
+    accessSync(dirname(path), constants.W_OK)
+    return ""
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EROFS"
+      ? `; EROFS: ${dirname(path)} is on a read-only file system`
+      : ""
+  }
+}
+
+/** {@link storageFailure} for an open, naming what {@link openFailureDetail} finds. */
+const openFailure =
+  (path: string) =>
+  (cause: unknown): RecallStorageError => {
+    const code = (cause as { code?: unknown } | undefined)?.code
+    const detail = openFailureDetail(code, path)
+    const failure = storageFailure("open", path)(cause)
+    return detail === ""
+      ? failure
+      : new RecallStorageError({
+          operation: "open",
+          path,
+          reason: `${String(code)}: ${failure.reason}${detail}`,
+        })
+  }
+
 // better-sqlite3 is CommonJS: under Node's ESM loader its `module.exports` arrives as `default`.
 interface DriverModule {
   readonly default: typeof BetterSqlite3
@@ -159,7 +200,7 @@ const openFile = (
       }
       return db
     },
-    catch: storageFailure("open", path),
+    catch: openFailure(path),
   })
 
 /**
