@@ -180,6 +180,65 @@ describe("findSecrets: credential assignments", () => {
   }
 })
 
+describe("findSecrets: the tail of a private key", () => {
+  // `tail -4 key.pem`: the last body lines and the footer, no header.
+  const footer = ["-----END ", "PRIVATE KEY-----"].join("")
+  const body = [
+    "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC".repeat(2),
+    "q1w2e3r4t5y6u7i8o9p0AbCd",
+    "Zm9vYmE=",
+  ]
+
+  it("masks the base64 lines directly above a footer, through the footer", () => {
+    const tail = [...body, footer].join("\n")
+    const text = `the end of the key:\n${tail}\nthat is all`
+    expect(findSecrets(text)).toStrictEqual([
+      {
+        kind: "private-key",
+        start: text.indexOf(body[0]!),
+        end: text.indexOf(footer) + footer.length,
+      },
+    ])
+    expect(maskSecrets(text)).toBe("the end of the key:\n[redacted private-key]\nthat is all")
+  })
+
+  it("masks a tail with CRLF line ends, indented lines and other key types", () => {
+    const rsa = ["-----END RSA ", "PRIVATE KEY-----"].join("")
+    const crlf = `$ tail -3 id_rsa\r\n${body.join("\r\n")}\r\n${rsa}\r\n`
+    expect(maskSecrets(crlf)).toBe("$ tail -3 id_rsa\r\n[redacted private-key]\r\n")
+    const indented = `output:\n    ${body.join("\n    ")}\n    ${footer}`
+    expect(maskSecrets(indented)).toBe("output:\n    [redacted private-key]")
+    const pgp = ["-----END PGP ", "PRIVATE KEY BLOCK-----"].join("")
+    expect(maskSecrets(`${body.join("\n")}\n=Ab1c\n${pgp}`)).toBe("[redacted private-key]")
+  })
+
+  it("masks a tail whose line breaks were lost", () => {
+    expect(maskSecrets(`key: ${body.join("")}${footer}`)).toBe("key: [redacted private-key]")
+  })
+
+  it("leaves a footer with prose, a placeholder or too little above it alone", () => {
+    for (const text of [
+      `The file ends with ${footer} and a newline.`,
+      `${footer}`,
+      `Done.\n${footer}`,
+      `short\nlines\nonly\n${footer}`,
+      `-----BEGIN PRIVATE KEY-----\n...\n${footer}`,
+      `${"A".repeat(40)} and prose\n${footer}`,
+      `${footer}${"A".repeat(40)}${footer}`,
+    ]) {
+      expect(findSecrets(text), text).toStrictEqual([])
+    }
+  })
+
+  it("keeps a whole block as one span", () => {
+    const header = ["-----BEGIN ", "PRIVATE KEY-----"].join("")
+    const text = `x\n${header}\n${body.join("\n")}\n${footer}\n`
+    expect(findSecrets(text)).toStrictEqual([
+      { kind: "private-key", start: 2, end: text.length - 1 },
+    ])
+  })
+})
+
 describe("findSecrets: prose and look-alikes", () => {
   const quiet = [
     "Use sk-learn for the classifier.",
@@ -268,9 +327,14 @@ describe("secret scan properties", () => {
       "-----BEGIN PRIVATE KEY-----".repeat(2_000),
       `-----BEGIN ${"A ".repeat(n / 2)}`,
       `bearer ${"a".repeat(n)}`,
+      "-----END PRIVATE KEY-----".repeat(4_000),
+      `-----END ${"A ".repeat(n / 2)}`,
+      `${"a".repeat(n)}\n-----END ${"A ".repeat(n / 2)}`,
+      `${"a ".repeat(n / 2)}x-----END PRIVATE KEY-----`,
+      `${"a".repeat(n)} x-----END PRIVATE KEY-----`.repeat(20),
     ]
     expect(inputs.map((text) => findSecrets(text).length)).toStrictEqual([
-      0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     ])
   })
 })

@@ -2,7 +2,8 @@
  * Secret scanner: finds likely credentials in free text and masks them. Pure and total: never
  * throws, never does IO, and runs in linear time on adversarial input: token patterns are
  * anchored by a lookbehind so no run of token characters is rescanned from each of its
- * positions, and PEM blocks are paired header-to-footer by a single forward walk.
+ * positions, PEM blocks are paired header-to-footer by a single forward walk, and a key's tail
+ * (base64 lines above a footer, no header) is found by walking back over each line once.
  *
  * Detectors run in priority order (specific shapes before generic ones); a later match that
  * overlaps an accepted one is dropped, so the result is sorted and non-overlapping. Each detector
@@ -128,6 +129,67 @@ const findPrivateKeys = (text: string): Array<Span> => {
   return spans
 }
 
+/** A line of a PEM body: base64 only (padding at the end), or an armor checksum (`=AbCd`). */
+const pemBodyLine = /^(?:[A-Za-z0-9+/]+={0,2}|=[A-Za-z0-9+/]{4})$/
+
+/**
+ * The line ending just before `end` (exclusive) and its start, looking back no further than
+ * `floor` (the end of the previous footer): undefined when that line reaches back to `floor`
+ * without a line break, i.e. shares its line with the previous footer.
+ */
+const lineBefore = (
+  text: string,
+  end: number,
+  floor: number,
+): { readonly start: number; readonly line: string } | undefined => {
+  let start = end
+  while (start > floor && text.charCodeAt(start - 1) !== 0x0a) start--
+  if (start === floor && floor > 0 && text.charCodeAt(start - 1) !== 0x0a) return undefined
+  return { start, line: text.slice(start, end) }
+}
+
+/**
+ * The tail of a PEM private key without its header (`tail -4 key.pem`): the base64 lines directly
+ * above a footer (≥ 32 base64 characters in all), through the footer. A footer with prose or
+ * nothing above it is not reported. Each walk looks back no further than the previous footer, so
+ * the text is walked over once in all.
+ */
+const findPrivateKeyTails = (text: string): Array<Span> => {
+  const spans: Array<Span> = []
+  let floor = 0
+  pemFooter.lastIndex = 0
+  for (let footer = pemFooter.exec(text); footer !== null; footer = pemFooter.exec(text)) {
+    const footerEnd = footer.index + footer[0].length
+    // What precedes the footer on its own line: nothing, or (newlines lost) the end of the body
+    // as the line's last word.
+    const own = lineBefore(text, footer.index, floor)
+    let first = -1
+    let base64 = 0
+    if (own !== undefined) {
+      let cut = own.line.length
+      while (cut > 0 && !/\s/.test(own.line[cut - 1]!)) cut--
+      const word = own.line.slice(cut)
+      const lead = own.line.slice(0, cut)
+      if (word !== "" && pemBodyLine.test(word)) {
+        first = footer.index - word.length
+        base64 = word.length
+      }
+      const whole = lead.trim() === "" && (word === "" || first >= 0)
+      for (let end = own.start - 1; whole && end > floor;) {
+        const above = lineBefore(text, end, floor)
+        const body = above?.line.trim() ?? ""
+        if (above === undefined || body === "" || !pemBodyLine.test(body)) break
+        first = above.start + above.line.indexOf(body)
+        base64 += body.length
+        end = above.start - 1
+      }
+    }
+    if (first >= 0 && base64 >= 32) spans.push([first, footerEnd])
+    floor = footerEnd
+  }
+  return spans
+}
+
 /**
  * A value is a credential only when it is long enough, is not a placeholder, reference or path,
  * and has the texture of a secret (a digit or a symbol); `password: string` stays quiet.
@@ -144,6 +206,7 @@ const isCredentialValue = (value: string): boolean => {
 
 const detectors: ReadonlyArray<Detector> = [
   { kind: "private-key", mayMatch: containing("-----BEGIN "), find: findPrivateKeys },
+  { kind: "private-key", mayMatch: containing("-----END "), find: findPrivateKeyTails },
   {
     kind: "anthropic-api-key",
     mayMatch: containing("sk-ant-"),
@@ -238,7 +301,7 @@ const insertionPoint = (accepted: ReadonlyArray<SecretMatch>, start: number): nu
  * of one pass per detector (~1.8x faster on source listings, the bulk of a transcript's bytes).
  */
 const anyDetectorMayMatch =
-  /:\/\/[^\s/@]{0,128}:[^\s/@]{1,256}@|-----BEGIN |sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox[abprs]-|AIza|k_live_|eyJ|bearer[ \t]|(?:password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|access[_-]?key|private[_-]?key|token)["']?[ \t]*[:=]/i
+  /:\/\/[^\s/@]{0,128}:[^\s/@]{1,256}@|-----BEGIN |-----END |sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox[abprs]-|AIza|k_live_|eyJ|bearer[ \t]|(?:password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|access[_-]?key|private[_-]?key|token)["']?[ \t]*[:=]/i
 
 /** Likely secrets in `text`, sorted by position and non-overlapping. */
 export const findSecrets = (text: string): ReadonlyArray<SecretMatch> => {
