@@ -339,10 +339,11 @@ export const makeIndexWriter = (
     8,
   )
   // Chunk and record counts move by what a write inserted (its deletions were taken off first,
-  // `removeFileRows`); a whole write recounts its sessions' turns.
+  // `removeFileRows`); a whole write recounts its sessions' turns — their distinct turn ids: a
+  // turn another file holds too (an older Claude Code resume's copy) is one turn.
   const refreshSession = sqlite.prepare(`
     update sessions set
-      turn_count = (select count(*) from turns t where t.session_row = sessions.id),
+      turn_count = (select count(distinct t.turn_id) from turns t where t.session_row = sessions.id),
       chunk_count = chunk_count + @chunks, raw_count = raw_count + @raws,
       last_activity = coalesce((select max(t.timestamp) from turns t where t.session_row = sessions.id), ended_at)
     where id = @id`)
@@ -360,6 +361,11 @@ export const makeIndexWriter = (
         when @latest is not null and (last_activity is null or @latest > last_activity) then @latest
         else last_activity end
     where id = @id`)
+  // Whether a session holds a turn id already (`turns_session_turn`): an appended turn another
+  // file holds too adds no turn to the count.
+  const sessionHasTurn = sqlite
+    .prepare("select exists (select 1 from turns where session_row = ? and turn_id = ?)")
+    .pluck()
   const sessionHasStamp = sqlite
     .prepare("select exists (select 1 from turns where session_row = ? and timestamp is not null)")
     .pluck()
@@ -565,6 +571,7 @@ export const makeIndexWriter = (
         )
       } else {
         surfaceBase = 0
+        const held = mode === "append" && sessionHasTurn.get(sessionRow, turn.id) === 1
         const inserted = insertTurn.run(
           sessionRow,
           fileId,
@@ -579,7 +586,7 @@ export const makeIndexWriter = (
         )
         turnRow = Number(inserted.lastInsertRowid)
         turns += 1
-        session.added += 1
+        if (!held) session.added += 1
         if (stamp !== null && (session.latest ?? "") < stamp) session.latest = stamp
       }
       recordValues(rawValues, turn.records, turnRow, sessionRow, fileId)

@@ -3,7 +3,9 @@
  * (the next or previous turns). They move over conversational turns — a user prompt, or the
  * assistant's whole answer with its tool calls, tool output and reasoning — not over raw lines,
  * so progress and snapshot lines never fill the window. Guarantees: a turn that holds nothing
- * but harness text or noise is skipped (the anchor itself is always shown); the words of a turn
+ * but harness text or noise is skipped (the anchor itself is always shown); a turn id is shown
+ * once per session, however many files hold the turn (an older Claude Code resume copies the
+ * previous session's records into its new file); the words of a turn
  * are its surface text rebuilt exactly from its chunks; other records come rendered, masked and
  * bounded (`recordChars`, `maxRecords` per turn, with the number left out), and harness,
  * metadata, progress and noise records are left out unless asked for (recalled text is data,
@@ -263,23 +265,29 @@ const turnWindow = (
     )
     const firstOfFile = new Map<number | null, number>()
     for (const r of rows) if (!firstOfFile.has(r.file_id)) firstOfFile.set(r.file_id, r.id)
-    const turns = [...rows].sort(
+    const ordered = [...rows].sort(
       (a, b) =>
         (firstOfFile.get(a.file_id) ?? 0) - (firstOfFile.get(b.file_id) ?? 0) ||
         a.ordinal - b.ordinal ||
         a.id - b.id,
     )
-    const index = turns.findIndex((t) => t.id === at.turn_row)
+    // A turn two files hold (an older Claude Code resume's copy, one Codex rollout in two
+    // folders) is shown once, where it comes first; an anchor on the other copy lands there.
+    const kept = new Map<string, (typeof ordered)[number]>()
+    for (const t of ordered) if (!kept.has(t.turn_id)) kept.set(t.turn_id, t)
+    const turns = [...kept.values()]
+    const anchorRow = at.turn_row === null ? null : (kept.get(turnId)?.id ?? at.turn_row)
+    const index = turns.findIndex((t) => t.id === anchorRow)
     const navigable = turns.filter((t, i) => i === index || t.navigable === 1)
     const position =
       edge === "start"
         ? -1
         : edge === "end"
           ? navigable.length
-          : navigable.findIndex((t) => t.id === at.turn_row)
+          : navigable.findIndex((t) => t.id === anchorRow)
     const from = Math.max(0, position - before)
     const to = Math.min(navigable.length, position + after + 1)
-    const shown = navigable.slice(from, to).filter((t) => includeAnchor || t.id !== at.turn_row)
+    const shown = navigable.slice(from, to).filter((t) => includeAnchor || t.id !== anchorRow)
     const ids = JSON.stringify(shown.map((t) => t.id))
     const chunks = yield* decodeRows(
       ChunkRows,
@@ -341,7 +349,7 @@ const turnWindow = (
         role: t.role,
         timestamp: t.timestamp,
         whenHuman: whenHuman(t.timestamp, now, timezone),
-        isAnchor: t.id === at.turn_row,
+        isAnchor: t.id === anchorRow,
         text: text.text,
         textTruncated: text.truncated,
         records: own.slice(0, maxRecords).map((r) => {

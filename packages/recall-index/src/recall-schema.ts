@@ -30,7 +30,7 @@ const sqlTag = async () => (await import("kysely")).sql
 export const CONTENT_HASH_CHARS = 16
 
 /** Schema version written to `meta.schema_version` by the latest migration. */
-export const RECALL_SCHEMA_VERSION = 11
+export const RECALL_SCHEMA_VERSION = 12
 
 /** FTS5 tokenizer of `chunks_fts` (see README "Decisions" for the measurement). */
 export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -773,6 +773,29 @@ const forgottenSessions: Migration = {
   },
 }
 
+/**
+ * Distinct turn counts (schema 12): one session's turns can come from two files that both hold
+ * them — an older Claude Code resume starts its new file with a copy of the previous session's
+ * records, under that session's id; one Codex rollout can sit in both `sessions/` and
+ * `archived_sessions/` — and a turn held twice is still one turn. `sessions.turn_count` counts a
+ * session's distinct turn ids (navigation shows each once); `turns_session_turn` is how the writer
+ * and every removal of a file's turns tell, row by row, whether another row holds the same turn.
+ * Sessions holding a turn twice are recounted. A process of the previous version still open on
+ * the file counts every turn row it writes, as it did.
+ */
+const distinctTurnCounts: Migration = {
+  up: async (db: Kysely<unknown>): Promise<void> => {
+    if ((await schemaVersionIn(db)) >= 12) return
+    await inOwnTransaction(db, [
+      `create index if not exists turns_session_turn on turns(session_row, turn_id)`,
+      `update sessions set
+          turn_count = (select count(distinct turn_id) from turns t where t.session_row = sessions.id)
+        where id in (select session_row from turns group by session_row, turn_id having count(*) > 1)`,
+      `update meta set value = '12' where key = 'schema_version'`,
+    ])
+  },
+}
+
 /** The migrations, in order; Kysely's `Migrator` applies the missing ones. */
 export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -786,6 +809,7 @@ export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0009_skipped_lines": skippedLines,
   "0010_parser_versions": parserVersions,
   "0011_forgotten_sessions": forgottenSessions,
+  "0012_distinct_turn_counts": distinctTurnCounts,
 }
 
 /** In-code provider for Kysely's `Migrator`. */

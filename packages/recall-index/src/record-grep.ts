@@ -9,10 +9,12 @@
  * windows of at most {@link GREP_WINDOW_CHARS} characters; a regex must pass `compileSafeRegex`
  * (bounded size, no backreferences, no nested repeats) and the scan stops at `maxScanMs` of
  * wall-clock time with `timedOut` set and the hits found so far; records that duplicate others
- * (`api-request-blob`, `last-prompt`, …) and noise are skipped unless asked, and so are copies of
- * a record already hit (the same turn id, kind and text: in another session, a Claude Code
- * `--fork-session` transcript starts with a copy of its parent's records, uuids included; in the
- * same turn, Codex writes each message twice, as an event and as a response item); at most
+ * (`api-request-blob`, `last-prompt`, …) and noise are skipped unless asked, and so are copies:
+ * a fork's record whose original (the same kind and text) its parent session holds and the same
+ * grep would find — the original is shown, never the copy, whichever was indexed first (a Claude
+ * Code fork starts with a copy of its parent's records, uuids included; a Codex fork replays its
+ * parent's history under new turn ids) — and a record already hit in the same turn id (Codex
+ * writes each message twice, as an event and as a response item); at most
  * `limit` hits, each with a short snippet around the match and the address (session id, turn id)
  * to expand.
  */
@@ -26,6 +28,7 @@ import type { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { compileFilters, escapeLike, timestampClause } from "./recall-filters.js"
 import type { CompiledFilters, RecallFilters, SqlClause } from "./recall-filters.js"
+import { forkParents } from "./fork-lineage.js"
 import { compileSafeRegex, escapeRegExp, requiredLiterals } from "./regex-safety.js"
 import { projectOf } from "./search.js"
 import { snippetAt } from "./snippet.js"
@@ -102,13 +105,19 @@ export interface GrepResult {
    * stopped at `maxScanMs` or at `limit` (then how far it got, 0–1).
    */
   readonly searchedShare: number
-  /** Matching records left out as copies of a hit in another session (see `includeDuplicates`). */
+  /**
+   * Matching records left out as copies of a record in another session (a fork's copy of its
+   * parent's record; see `includeDuplicates`).
+   */
   readonly copiesSkipped: number
 }
 
 interface Row {
   readonly source: TranscriptSource
   readonly session_id: string
+  readonly id: number
+  readonly session_row: number
+  readonly forked_from: string | null
   readonly turn_id: string | null
   readonly role: string | null
   readonly kind: string
@@ -316,7 +325,8 @@ export const grepRecords = (
     const statement = yield* Effect.try({
       try: () =>
         db.sqlite.prepare(
-          `select s.source, s.session_id, t.turn_id, t.role, r.kind, r.record_type,
+          `select r.id, s.source, s.session_id, s.id as session_row, s.forked_from, t.turn_id, t.role,
+                  r.kind, r.record_type,
                   coalesce(r.timestamp, t.timestamp) as timestamp, s.cwd, s.repo_root, r.text
            from raw_records r
            join sessions s on s.id = r.session_row
@@ -324,6 +334,44 @@ export const grepRecords = (
            where r.id > ? and r.id <= ? and ${where}
            order by r.id desc`,
         ),
+      catch: storageFailure("read", db.path),
+    })
+    // A fork's copy of its parent's record: the parent session holds a record of the same kind
+    // and text that this grep finds too (every clause but the test, which the same text passes).
+    const copyCheck = yield* Effect.try({
+      try: () => {
+        const parentOf = forkParents(db.sqlite)
+        const sessionRow = db.sqlite
+          .prepare("select id from sessions where source = ? and session_id = ?")
+          .pluck()
+        const original = db.sqlite
+          .prepare(
+            `select 1 from raw_records r
+             join sessions s on s.id = r.session_row
+             left join turns t on t.id = r.turn_row
+             where r.session_row = ? and r.kind = ? and r.text = ? and ${clauses
+               .map((c) => `(${c.sql})`)
+               .join(" and ")}
+             limit 1`,
+          )
+          .pluck()
+        const parents = new Map<number, number | null>()
+        const parentRow = (row: Row): number | null => {
+          const known = parents.get(row.session_row)
+          if (known !== undefined) return known
+          const parent = parentOf(row.source, row.session_row, row.forked_from)
+          const found =
+            parent === null ? undefined : (sessionRow.get(row.source, parent) as number | undefined)
+          const id = found === undefined || found === row.session_row ? null : found
+          parents.set(row.session_row, id)
+          return id
+        }
+        const args = clauses.flatMap((c) => c.args)
+        return (row: Row): boolean => {
+          const parent = parentRow(row)
+          return parent !== null && original.get(parent, row.kind, row.text, ...args) !== undefined
+        }
+      },
       catch: storageFailure("read", db.path),
     })
     // One read transaction: every window sees the same snapshot, as one statement did.
@@ -338,6 +386,8 @@ export const grepRecords = (
       // as an event and as a response item) and is not shown again; found in another session,
       // it is a fork's copy and is counted.
       const seen = new Map<string, string>()
+      // Session and key of each record skipped as a fork's copy of its parent's.
+      const copies = new Set<string>()
       let copiesSkipped = 0
       let scanned = 0
       let truncated = false
@@ -366,21 +416,34 @@ export const grepRecords = (
           reached = top
           break
         }
-        for (const row of statement.iterate(top - window, top, ...args) as Iterable<Row>) {
+        // All of a window's matches first: the copy check reads the database, which an open
+        // iterator on the connection would not allow.
+        for (const row of statement.all(top - window, top, ...args) as Array<Row>) {
           // The test passed, so this finds the match again (for the snippet).
           const match = firstMatch(re, row.text)
           if (match === undefined) continue
-          if (input.includeDuplicates !== true && row.turn_id !== null) {
-            const key = `${row.source}\u0000${row.turn_id}\u0000${row.kind}\u0000${row.text}`
-            const first = seen.get(key)
+          if (input.includeDuplicates !== true) {
+            const key =
+              row.turn_id === null
+                ? undefined
+                : `${row.source}\u0000${row.turn_id}\u0000${row.kind}\u0000${row.text}`
+            const first = key === undefined ? undefined : seen.get(key)
             if (first !== undefined) {
               if (first !== row.session_id) copiesSkipped += 1
               continue
             }
-            seen.set(key, row.session_id)
+            if (key !== undefined && copies.has(`${row.session_id}\u0000${key}`)) continue
+            if (copyCheck(row)) {
+              // Counted once, not again for the same record written twice in its turn.
+              if (key !== undefined) copies.add(`${row.session_id}\u0000${key}`)
+              copiesSkipped += 1
+              continue
+            }
+            if (key !== undefined) seen.set(key, row.session_id)
           }
           if (hits.length >= limit) {
             truncated = true
+            reached = row.id
             break scan
           }
           hits.push({

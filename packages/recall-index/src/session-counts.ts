@@ -5,7 +5,10 @@
  *
  * Guarantees: a writer adds what it inserted, in the same transaction; every statement that
  * deletes turns or records of a file first takes their counts off their sessions
- * ({@link makeFileRowsRemoval}); deleting a session takes its counts with it. Raw records with no
+ * ({@link makeFileRowsRemoval}); deleting a session takes its counts with it. `turn_count` counts
+ * a session's distinct turn ids (schema 12): a turn two files hold (an older Claude Code resume's
+ * copy, one Codex rollout in two folders) is one turn, so a row counts only while no other row of
+ * its session holds its turn id. Chunks and raw records are counted as stored. Raw records with no
  * session (a preamble before any session id) are counted in no session. The functions throw
  * driver errors: callers wrap them.
  */
@@ -20,15 +23,22 @@ export const makeFileRowsRemoval = (
   sqlite: Database,
   filesSql: string,
 ): ((...parameters: ReadonlyArray<unknown>) => void) => {
-  // The file's turns with their chunks and records, per session, then its turn-less records.
+  // The file's turns with their chunks and records, per session, then its turn-less records. A
+  // turn id counts once per session, and not at all while a row outside these files holds it
+  // (`turns_session_turn` finds it).
   const perSession = sqlite.prepare<Array<unknown>, Removed>(`
-    select session_row as id, sum(turns) as turns, sum(chunks) as chunks, sum(raws) as raws from (
-      select t.session_row, 1 as turns,
+    select session_row as id, count(distinct turn_id) as turns, sum(chunks) as chunks,
+           sum(raws) as raws from (
+      select t.session_row,
+             case when exists (select 1 from turns x where x.session_row = t.session_row
+                                 and x.turn_id = t.turn_id and x.id <> t.id
+                                 and (x.file_id is null or x.file_id not in (${filesSql})))
+                  then null else t.turn_id end as turn_id,
              (select count(*) from chunks c where c.turn_row = t.id) as chunks,
              (select count(*) from raw_records r where r.turn_row = t.id) as raws
         from turns t where t.file_id in (${filesSql})
       union all
-      select r.session_row, 0, 0, 1
+      select r.session_row, null, 0, 1
         from raw_records r
        where r.file_id in (${filesSql}) and r.turn_row is null and r.session_row is not null
     ) group by session_row`)
@@ -37,7 +47,7 @@ export const makeFileRowsRemoval = (
       raw_count = raw_count - @raws
     where id = @id`)
   return (...parameters) => {
-    const rows = perSession.all([...parameters, ...parameters])
+    const rows = perSession.all([...parameters, ...parameters, ...parameters])
     for (const row of rows) subtract.run(row)
   }
 }

@@ -130,12 +130,29 @@ export const rewindLexicalIndex = (
 }
 
 /**
+ * Puts an open database back as schema 11 left it — no `turns_session_turn`, every turn row
+ * counted in `sessions.turn_count` (a turn two files hold counted twice) — sets
+ * `meta.schema_version` to 11 and forgets migration 0012, so the next open migrates the file again.
+ */
+export const rewindDistinctTurnCounts = (sqlite: RecallDatabaseShape["sqlite"]): void => {
+  sqlite.transaction(() => {
+    sqlite.exec("drop index turns_session_turn")
+    sqlite.exec(
+      "update sessions set turn_count = (select count(*) from turns t where t.session_row = sessions.id)",
+    )
+    sqlite.prepare("update meta set value = '11' where key = 'schema_version'").run()
+    sqlite.prepare("delete from kysely_migration where name = '0012_distinct_turn_counts'").run()
+  })()
+}
+
+/**
  * Puts an open database back as schema 10 left it — no `forgotten_sessions` (forgotten sessions
  * known only by their files' `forgotten` status) — sets `meta.schema_version` to 10 and forgets
  * migration 0011, so the next open migrates the file again.
  */
 export const rewindForgottenSessions = (sqlite: RecallDatabaseShape["sqlite"]): void => {
   sqlite.transaction(() => {
+    rewindDistinctTurnCounts(sqlite)
     sqlite.exec("drop table forgotten_sessions")
     sqlite.prepare("update meta set value = '10' where key = 'schema_version'").run()
     sqlite.prepare("delete from kysely_migration where name = '0011_forgotten_sessions'").run()
@@ -330,13 +347,16 @@ export const snapshot = (dataDir: string, words: ReadonlyArray<string> = []) =>
     }),
   )
 
-/** The stored counts (schema 7) next to a recount of the rows, per session and per embedder. */
+/**
+ * The stored counts (schema 7) next to a recount of the rows, per session and per embedder (a
+ * session's turns by distinct turn id, schema 12).
+ */
 export const storedAndRecounted = (dataDir: string) =>
   withSqlite(dataDir, (sqlite) => ({
     sessions: sqlite
       .prepare(
         `select s.session_id, s.turn_count, s.chunk_count, s.raw_count,
-           (select count(*) from turns t where t.session_row = s.id) as turns,
+           (select count(distinct t.turn_id) from turns t where t.session_row = s.id) as turns,
            (select count(*) from turns t join chunks c on c.turn_row = t.id
              where t.session_row = s.id) as chunks,
            (select count(*) from raw_records r where r.session_row = s.id) as raws
@@ -352,7 +372,8 @@ export const storedAndRecounted = (dataDir: string) =>
       .all() as Array<Record<string, number | string>>,
     totals: sqlite
       .prepare(
-        `select (select count(*) from sessions) as sessions, (select count(*) from turns) as turns,
+        `select (select count(*) from sessions) as sessions,
+           (select count(*) from (select distinct session_row, turn_id from turns)) as turns,
            (select count(*) from chunks) as chunks, (select count(*) from raw_records) as raws`,
       )
       .get() as { sessions: number; turns: number; chunks: number; raws: number },
