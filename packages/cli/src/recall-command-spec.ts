@@ -258,6 +258,7 @@ const forget: CommandSpec = {
     "A forgotten session's transcript is left out of later index runs, also when it grows;",
     "'baton recall forget --all --yes' starts the index over and reads every transcript again.",
     "--all empties the index (the next 'baton recall index' reads the history again) and needs --yes.",
+    "A --session or --project that matches no indexed session is not found (exit 1); nothing is forgotten.",
   ],
   flags: [
     value("session", "id", "forget this session"),
@@ -269,7 +270,7 @@ const forget: CommandSpec = {
   ],
   positionals: [],
   subcommands: [],
-  exitCodes: "0 forgotten · 1 failed · 2 bad usage",
+  exitCodes: "0 forgotten · 1 not found or failed · 2 bad usage",
   load: load("runRecallForget"),
 }
 

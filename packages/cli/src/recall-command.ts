@@ -3,7 +3,8 @@
  * search, recent, grep, expand, step, status, prune, forget and vacuum over @baton/recall-index.
  * Guarantees: loaded only when a recall command runs; read commands never create the index
  * (a missing or empty one gives "nothing indexed yet" with where transcripts were looked for,
- * exit 0); domain errors come back as tagged failures for `failure-report.ts` (exit 1), bad
+ * exit 0 — exit 1 for expand, step and forget, which name a session or project that is then not
+ * found); domain errors come back as tagged failures for `failure-report.ts` (exit 1), bad
  * flags as usage errors (exit 2); `--json` prints exactly one object on stdout; `--background`
  * returns at once, leaving a detached child that takes the indexer lock and logs to
  * `<data dir>/recall-index.log`; `--watch` stops cleanly on Ctrl-C (the lock is released).
@@ -67,6 +68,7 @@ import { resolveDataDir } from "./baton-paths.js"
 import type { CliIo } from "./cli-io.js"
 import type { CommandOutcome, CommandRunner, Invocation, TaggedFailure } from "./command-spec.js"
 import { cliUsageError } from "./errors.js"
+import { describeFailure } from "./failure-report.js"
 import {
   filterFlags,
   forgetFlags,
@@ -198,23 +200,49 @@ const emptyIndexReport = async (ctx: Context, status?: RecallStatus): Promise<Em
   return { ...facts, databasePath: ctx.databasePath, indexed }
 }
 
-/** Prints the "nothing indexed yet" note (or, with `--json`, `json` and the facts). */
+/**
+ * Prints the "nothing indexed yet" note (or, with `--json`, `json` and the facts), exit 0. With
+ * `notFound` — a command that looks up what the user named (a session to expand, step through
+ * or forget) — the lookup failed: its error line then the note go to stderr (under `--json`,
+ * `ok: false` with the error beside the same facts), exit 1.
+ */
 const printNothingIndexed = async (
   ctx: Context,
   json: Record<string, unknown>,
   status?: RecallStatus,
+  notFound?: NotFound,
 ): Promise<CommandOutcome> => {
   const facts = await emptyIndexReport(ctx, status)
+  const failure = notFound === undefined ? undefined : describeFailure(notFound)
   if (ctx.json) {
-    printJson(ctx, {
-      ...json,
-      empty: true,
-      transcripts: facts.transcripts,
-      ...(facts.indexing === null ? {} : { indexing: facts.indexing }),
-    })
-  } else ctx.io.stdout(renderNothingIndexed(facts))
-  return completed(0)
+    printJson(
+      ctx,
+      {
+        ...json,
+        empty: true,
+        transcripts: facts.transcripts,
+        ...(facts.indexing === null ? {} : { indexing: facts.indexing }),
+        ...(failure === undefined ? {} : { error: failure.json }),
+      },
+      failure === undefined,
+    )
+  } else if (failure === undefined) ctx.io.stdout(renderNothingIndexed(facts))
+  else ctx.io.stderr(failure.text + renderNothingIndexed(facts))
+  return completed(failure === undefined ? 0 : 1)
 }
+
+/** What a command that looks up a named session or project could not find. */
+type NotFound = RecallNotFoundError | ProjectNotFound
+
+/** `forget --project` matched no session (the CLI's twin of `RecallNotFoundError`). */
+interface ProjectNotFound {
+  readonly _tag: "RecallNotFoundError"
+  readonly repositoryRoot: string
+  readonly message: string
+}
+
+const noSession = (sessionId: string, turnId: string | null, why: string): RecallNotFoundError =>
+  new RecallNotFoundError({ sessionId, turnId, message: `no session ${sessionId} ${why}` })
 
 /**
  * For a read that found nothing: the index's status when it holds no session at all, so the
@@ -256,8 +284,14 @@ const refusedDataDir = (ctx: Context): CommandOutcome | undefined =>
       )
     : undefined
 
-/** For read commands: the "nothing indexed yet" outcome when there is no index file. */
-const whenNoIndex = async (ctx: Context): Promise<CommandOutcome | undefined> => {
+/**
+ * For read commands: the "nothing indexed yet" outcome when there is no index file — a failure
+ * (exit 1) for one that looks up what the user named (`notFound`).
+ */
+const whenNoIndex = async (
+  ctx: Context,
+  notFound?: () => NotFound,
+): Promise<CommandOutcome | undefined> => {
   const refused = refusedDataDir(ctx)
   if (refused !== undefined) return refused
   if (existsSync(ctx.databasePath)) return undefined
@@ -271,7 +305,12 @@ const whenNoIndex = async (ctx: Context): Promise<CommandOutcome | undefined> =>
       }),
     )
   const roots = transcriptRoots(ctx.environment)
-  return printNothingIndexed(ctx, { indexed: false, databasePath: ctx.databasePath, roots })
+  return printNothingIndexed(
+    ctx,
+    { indexed: false, databasePath: ctx.databasePath, roots },
+    undefined,
+    notFound?.(),
+  )
 }
 
 /** The filters `filters` apply, in words (see `appliedFilters`); "" when none. */
@@ -936,13 +975,17 @@ export const runRecallExpand: CommandRunner = async (invocation, io) => {
   if (isOutcome(before)) return before
   const after = decoded(ctx, integerFlag(invocation, "after", 2, 0, 50))
   if (isOutcome(after)) return after
-  const none = await whenNoIndex(ctx)
+  const sessionId = invocation.positionals[0] ?? ""
+  const turnId = invocation.positionals[1] ?? ""
+  const none = await whenNoIndex(ctx, () =>
+    noSession(sessionId, turnId, "to expand: nothing is indexed yet"),
+  )
   if (none !== undefined) return none
   const result = await runIndexed(
     ctx,
     expandAround({
-      sessionId: invocation.positionals[0] ?? "",
-      turnId: invocation.positionals[1] ?? "",
+      sessionId,
+      turnId,
       before,
       after,
       ...viewOptions(invocation),
@@ -983,7 +1026,9 @@ export const runRecallStep: CommandRunner = async (invocation, io) => {
   }
   const count = decoded(ctx, integerFlag(invocation, "count", 1, 1, 20))
   if (isOutcome(count)) return count
-  const none = await whenNoIndex(ctx)
+  const none = await whenNoIndex(ctx, () =>
+    noSession(sessionId, turnId ?? null, "to step through: nothing is indexed yet"),
+  )
   if (none !== undefined) return none
   const result = await runIndexed(
     ctx,
@@ -1072,8 +1117,6 @@ export const runRecallForget: CommandRunner = async (invocation, io) => {
   const ctx = contextOf(invocation, io)
   const choice = decoded(ctx, forgetFlags(invocation, io.cwd))
   if (isOutcome(choice)) return choice
-  const none = await whenNoIndex(ctx)
-  if (none !== undefined) return none
   const target =
     choice._tag === "Project"
       ? {
@@ -1082,27 +1125,42 @@ export const runRecallForget: CommandRunner = async (invocation, io) => {
           ...(choice.source === undefined ? {} : { source: choice.source }),
         }
       : choice
+  // A session id or project that matches nothing is most likely mistyped: say so (exit 1), as
+  // expand and step do.
+  const of = target._tag === "All" || target.source === undefined ? "" : sourceName(target.source)
+  const notFound = (why: string): NotFound =>
+    target._tag === "Project"
+      ? {
+          _tag: "RecallNotFoundError",
+          repositoryRoot: target.repoRoot,
+          message: `no ${of === "" ? "" : `${of} `}sessions of the repository ${target.repoRoot} ${why}; nothing was forgotten`,
+        }
+      : noSession(
+          target._tag === "Session" ? target.sessionId : "",
+          null,
+          `${of === "" ? "" : `of ${of} `}${why}; nothing was forgotten`,
+        )
+  const none = await whenNoIndex(
+    ctx,
+    target._tag === "All" ? undefined : () => notFound("in the index: nothing is indexed yet"),
+  )
+  if (none !== undefined) return none
   const result = await runIndexed(ctx, forgetSessions(target))
   if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
-  // A session id that matches nothing is most likely mistyped: say so, as expand and step do.
-  if (target._tag === "Session" && result.value.sessions === 0)
+  if (target._tag !== "All" && result.value.sessions === 0)
     return failed(
       ctx,
-      new RecallNotFoundError({
-        sessionId: target.sessionId,
-        turnId: null,
-        message: `no session ${target.sessionId}${target.source === undefined ? "" : ` of ${sourceName(target.source)}`} in the index ('baton recall recent' lists sessions); nothing was forgotten`,
-      }),
+      notFound(
+        target._tag === "Session"
+          ? "in the index ('baton recall recent' lists sessions)"
+          : "in the index ('baton recall recent' lists sessions and their projects)",
+      ),
     )
   if (ctx.json)
     printJson(ctx, {
       removed: result.value,
       ...(target._tag === "Project" ? { repositoryRoot: target.repoRoot } : {}),
     })
-  else if (target._tag === "Project" && result.value.sessions === 0)
-    io.stdout(
-      `No ${target.source === undefined ? "" : `${sourceName(target.source)} `}sessions of ${target.repoRoot} in the index; nothing was forgotten.\n`,
-    )
   else {
     const forgot = `Forgot ${counted(result.value.sessions, "session")}`
     const leftOut = `${counted(result.value.files, "transcript")} left out of later index runs`

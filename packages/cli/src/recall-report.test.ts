@@ -6,6 +6,7 @@ import type {
   RecallSearchResult,
   RecallStatus,
   RecentSession,
+  TurnWindow,
 } from "@baton/recall-index"
 import {
   renderGrep,
@@ -15,6 +16,7 @@ import {
   renderSearch,
   renderStatus,
   renderVacuum,
+  renderWindow,
 } from "./recall-report.js"
 
 const roots = {
@@ -259,6 +261,59 @@ describe("recall reports", () => {
     expect(renderGrep({ ...stopped, hits: [] }, "Codex only").split("\n")[0]).toMatch(
       / \(searched Codex only\)\.$/,
     )
+  })
+
+  it("prints transcript text with its control characters shown, not acting", () => {
+    const hit = {
+      source: "claude",
+      sessionId: "s-1",
+      turnId: "t-1",
+      project: "garden",
+      cwd: "/work/garden",
+      whenHuman: "today",
+      kind: "message",
+      snippet: "nul\u0000marker \u001b]0;title\u0007",
+    } as unknown as GrepResult["hits"][number]
+    const grep: GrepResult = {
+      pattern: "nul",
+      mode: "literal",
+      caseSensitive: false,
+      hits: [hit],
+      truncated: false,
+      timedOut: false,
+      scanned: 1,
+      searchedShare: 1,
+      copiesSkipped: 0,
+    }
+    const window = {
+      source: "claude",
+      sessionId: "s-1",
+      cwd: "/work/garden",
+      project: "garden",
+      atStart: true,
+      atEnd: true,
+      turns: [
+        {
+          source: "claude",
+          sessionId: "s-1",
+          turnId: "t-1",
+          role: "user",
+          timestamp: null,
+          whenHuman: "today",
+          isAnchor: true,
+          text: "nul\u0000marker",
+          textTruncated: false,
+          records: [{ kind: "tool_result", text: "\u001b[31mred\u001b[0m\r\nbell\u0007" }],
+          omittedRecords: 0,
+        },
+      ],
+    } as unknown as TurnWindow
+    for (const text of [renderGrep(grep), renderWindow(window, "(no turns)")]) {
+      // eslint-disable-next-line no-control-regex
+      expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)
+      expect(text).toContain("nul\\x00marker")
+    }
+    expect(renderWindow(window, "")).toContain("   │ [tool_result] red\n   │ bell\\x07")
   })
 
   it("counts one of a thing in the singular in an index summary", () => {

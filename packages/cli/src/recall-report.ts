@@ -3,7 +3,8 @@
  * turn windows, status, index summaries and the "nothing indexed yet" note. Guarantees: pure
  * (data in, text out, type-only imports); every hit and turn shows the full session and turn
  * ids to copy into `baton recall expand`; long text is already bounded by the library, and
- * each line here is indented so multi-line text stays readable.
+ * each line here is indented so multi-line text stays readable; transcript text never reaches
+ * the terminal with a control character that acts (`inertText`).
  */
 import type {
   EmbedderSelection,
@@ -19,6 +20,7 @@ import type {
   TurnWindow,
   VacuumReport,
 } from "@baton/recall-index"
+import { inertText } from "./terminal-text.js"
 
 const n = (value: number): string => value.toLocaleString("en-US")
 const mib = (bytes: number): string => `${(bytes / 1_048_576).toFixed(1)} MiB`
@@ -143,7 +145,7 @@ export const renderSearch = (result: RecallSearchResult): string => {
   ) {
     lines.push(`Words only: ${skipped}.`)
   }
-  return `${lines.join("\n").replace(/\n+$/, "")}\n`
+  return inertText(`${lines.join("\n").replace(/\n+$/, "")}\n`)
 }
 
 /**
@@ -156,22 +158,24 @@ export const renderMissingScope = (dir: string): string =>
 /** Recent sessions, newest first. */
 export const renderRecent = (sessions: ReadonlyArray<RecentSession>, searched = ""): string => {
   if (sessions.length === 0) return `No sessions match${searchedNote(searched)}.\n`
-  return `${sessions
-    .map((s) => {
-      const head = [
-        s.lastActivityHuman,
-        sourceName(s.source),
-        s.project ?? s.cwd ?? "?",
-        counted(s.turns, "turn"),
-        ...(s.headless ? ["headless"] : []),
-        ...(s.forkedFrom !== null ? [`forked from ${s.forkedFrom}`] : []),
-        ...(s.transcript === "missing" ? ["transcript deleted, kept in the index"] : []),
-        ...(s.indexedAgo === null ? [] : [`indexed ${s.indexedAgo}`]),
-      ].join(" · ")
-      // The command that opens the session where it left off (its last turns).
-      return `${head}\n   ${s.title ?? "(no prompt)"}\n   baton recall step ${s.sessionId} prev --count 3`
-    })
-    .join("\n\n")}\n`
+  return inertText(
+    `${sessions
+      .map((s) => {
+        const head = [
+          s.lastActivityHuman,
+          sourceName(s.source),
+          s.project ?? s.cwd ?? "?",
+          counted(s.turns, "turn"),
+          ...(s.headless ? ["headless"] : []),
+          ...(s.forkedFrom !== null ? [`forked from ${s.forkedFrom}`] : []),
+          ...(s.transcript === "missing" ? ["transcript deleted, kept in the index"] : []),
+          ...(s.indexedAgo === null ? [] : [`indexed ${s.indexedAgo}`]),
+        ].join(" · ")
+        // The command that opens the session where it left off (its last turns).
+        return `${head}\n   ${s.title ?? "(no prompt)"}\n   baton recall step ${s.sessionId} prev --count 3`
+      })
+      .join("\n\n")}\n`,
+  )
 }
 
 /** Grep matches, newest first. */
@@ -203,7 +207,7 @@ export const renderGrep = (result: GrepResult, searched = ""): string => {
     lines.push(
       `Stopped after the time budget with ${Math.floor(result.searchedShare * 100)} % of the history searched (newest first); narrow the search with --source, --scope or dates.`,
     )
-  return `${lines.join("\n").replace(/\n+$/, "")}\n`
+  return inertText(`${lines.join("\n").replace(/\n+$/, "")}\n`)
 }
 
 /** A window of turns. */
@@ -220,7 +224,7 @@ export const renderWindow = (window: TurnWindow, emptyNote: string): string => {
     for (const r of t.records) lines.push(indent(`[${r.kind}] ${r.text}`, "   │ "))
     if (t.omittedRecords > 0) lines.push(`   │ (${t.omittedRecords} more records; use --full)`)
   }
-  return `${lines.join("\n")}\n`
+  return inertText(`${lines.join("\n")}\n`)
 }
 
 const renderSelection = (e: EmbedderSelection): string => {

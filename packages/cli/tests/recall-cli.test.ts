@@ -11,7 +11,9 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  realpathSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs"
 import { tmpdir } from "node:os"
@@ -283,6 +285,48 @@ describe("baton recall on a fresh machine", () => {
       })
     },
   )
+
+  it("expand, step and forget of a named session or project exit 1 with the note", async () => {
+    const home = join(root, "fresh-lookups")
+    mkdirSync(home)
+    const env = { PATH: process.env["PATH"] ?? "", HOME: home }
+    const looked = `${join(home, ".claude", "projects")} (missing)`
+    for (const [command, error] of [
+      [["expand", "s-1", "t-1"], "no session s-1 to expand: nothing is indexed yet"],
+      [["step", "s-1", "next"], "no session s-1 to step through: nothing is indexed yet"],
+      [
+        ["forget", "--session", "s-1"],
+        "no session s-1 in the index: nothing is indexed yet; nothing was forgotten",
+      ],
+    ] as const) {
+      const run = await runBaton(["recall", ...command], { env })
+      expect(run.code, command.join(" ")).toBe(1)
+      expect(run.stdout).toBe("")
+      expect(run.stderr).toMatch(
+        new RegExp(
+          `^baton: RecallNotFoundError: ${error.replace(/[()]/g, "\\$&")}\nNothing indexed yet \\(no index at `,
+        ),
+      )
+      expect(run.stderr).toContain(looked)
+      const asJson = await runBaton(["recall", ...command, "--json"], { env })
+      expect(asJson.code).toBe(1)
+      expect(json(asJson.stdout)).toMatchObject({
+        ok: false,
+        indexed: false,
+        empty: true,
+        transcripts: 0,
+        error: { _tag: "RecallNotFoundError", message: error, sessionId: "s-1" },
+      })
+    }
+    const project = await runBaton(["recall", "forget", "--project", home], { env })
+    expect(project.code).toBe(1)
+    expect(project.stderr).toContain(
+      `baton: RecallNotFoundError: no sessions of the repository ${realpathSync(home)} in the index: nothing is indexed yet; nothing was forgotten\n`,
+    )
+    // Everything else still says "nothing indexed yet" and exits 0.
+    expect((await runBaton(["recall", "forget", "--all", "--yes"], { env })).code).toBe(0)
+    expect(existsSync(join(home, ".local"))).toBe(false)
+  }, 60_000)
 
   it("has help for every recall command", { timeout: 60_000 }, async () => {
     for (const command of [
@@ -819,9 +863,12 @@ describe("baton recall with history", () => {
       ["recall", "forget", "--project", "/work/garden", "--source", "codex"],
       { env },
     )
+    // A project that matches nothing is not found, as an unknown session is (exit 1).
     expect(none).toMatchObject({
-      code: 0,
-      stdout: "No Codex sessions of /work/garden in the index; nothing was forgotten.\n",
+      code: 1,
+      stdout: "",
+      stderr:
+        "baton: RecallNotFoundError: no Codex sessions of the repository /work/garden in the index ('baton recall recent' lists sessions and their projects); nothing was forgotten\n",
     })
     // A session id that matches nothing is an error, not "forgot 0".
     const typo = await runBaton(["recall", "forget", "--session", "nope"], { env })
@@ -867,10 +914,80 @@ describe("baton recall with history", () => {
     const again2 = await runBaton(["recall", "forget", "--project", "/work/garden", "--json"], {
       env,
     })
+    expect(again2.code).toBe(1)
     expect(json(again2.stdout)).toEqual({
+      ok: false,
+      error: {
+        _tag: "RecallNotFoundError",
+        repositoryRoot: "/work/garden",
+        message:
+          "no sessions of the repository /work/garden in the index ('baton recall recent' lists sessions and their projects); nothing was forgotten",
+      },
+    })
+  }, 60_000)
+})
+
+describe("baton recall with a symlinked project and control characters in a transcript", () => {
+  it("scopes through a symlink to the real repository, and prints control characters inert", async () => {
+    const home = join(root, "symlinked")
+    // `~/code -> <home>/data/code`; the agent recorded the real path (getcwd()).
+    const repo = join(home, "data", "code", "repo")
+    mkdirSync(join(repo, ".git"), { recursive: true })
+    writeFileSync(join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
+    symlinkSync(join(home, "data", "code"), join(home, "code"))
+    const linked = join(home, "code", "repo")
+    write(
+      join(home, ".claude", "projects", "-repo", `${CLAUDE_ID}.jsonl`),
+      claudeLines(CLAUDE_ID, repo, "2026-03-10T10:00:00.000Z", [
+        ["symscopeprobe: where is the config loaded?", "In config.ts, see nul\u0000marker"],
+      ]),
+    )
+    const env = { PATH: process.env["PATH"] ?? "", HOME: home, TZ: "UTC", BATON_EMBEDDER: "none" }
+    const index = await runBaton(["recall", "index", "--quiet"], { env })
+    expect(index.code, index.stderr).toBe(0)
+
+    for (const scope of [repo, linked, join(linked, "src")]) {
+      const grep = json(
+        (await runBaton(["recall", "grep", "symscopeprobe", "--scope", scope, "--json"], { env }))
+          .stdout,
+      )
+      expect(grep.hits, scope).toHaveLength(1)
+      const search = json(
+        (await runBaton(["recall", "search", "symscopeprobe", "--scope", scope, "--json"], { env }))
+          .stdout,
+      )
+      expect(search.hits.length, scope).toBeGreaterThan(0)
+      expect(search.applied.scopeRoot).toBe(repo)
+      const recent = json(
+        (await runBaton(["recall", "recent", "--scope", scope, "--json"], { env })).stdout,
+      )
+      expect(recent.sessions, scope).toHaveLength(1)
+    }
+
+    // Text output shows a NUL in a message instead of writing it to the terminal.
+    const grep = await runBaton(["recall", "grep", "nul"], { env })
+    expect(grep.stdout).toContain("nul\\x00marker")
+    const expand = await runBaton(
+      [
+        "recall",
+        "expand",
+        CLAUDE_ID,
+        json((await runBaton(["recall", "grep", "nul", "--json"], { env })).stdout).hits[0].turnId,
+      ],
+      { env },
+    )
+    const step = await runBaton(["recall", "step", CLAUDE_ID, "prev", "--count", "2"], { env })
+    for (const run of [grep, expand, step]) {
+      expect(run.code, run.stderr).toBe(0)
+      expect(run.stdout).not.toContain("\u0000")
+      expect(run.stdout).toContain("nul\\x00marker")
+    }
+
+    const forget = await runBaton(["recall", "forget", "--project", linked, "--json"], { env })
+    expect(json(forget.stdout)).toMatchObject({
       ok: true,
-      removed: { sessions: 0, files: 0 },
-      repositoryRoot: "/work/garden",
+      removed: { sessions: 1 },
+      repositoryRoot: repo,
     })
   }, 60_000)
 })

@@ -13,12 +13,47 @@ import * as Schema from "effect/Schema"
 export const lenient = <S extends Schema.Top>(schema: S) =>
   Schema.optionalKey(schema.pipe(Schema.catchDecoding(() => Effect.succeed(Option.none()))))
 
-/** Parses one line of JSON; `undefined` when it is not valid JSON. */
+/**
+ * A `\uD800`–`\uDFFF` escape: a line decoded from UTF-8 holds no surrogate itself, so only such
+ * an escape can put a lone one into a parsed string.
+ */
+const surrogateEscape = /\\u[dD][89a-fA-F]/
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+
+/**
+ * `value` with each lone surrogate in its strings (and keys) replaced by U+FFFD, as a UTF-8
+ * decoder would: SQLite would otherwise store it as three bytes that read back as three U+FFFD.
+ */
+const wellFormed = (value: unknown): unknown => {
+  if (typeof value === "string") return value.replace(loneSurrogate, "\ufffd")
+  if (Array.isArray(value)) return value.map(wellFormed)
+  if (isJsonObject(value))
+    return Object.fromEntries(
+      Object.entries(value).map(([key, v]) => [
+        key.replace(loneSurrogate, "\ufffd"),
+        wellFormed(v),
+      ]),
+    )
+  return value
+}
+
+/**
+ * Parses one line of JSON; `undefined` when it is not valid JSON. Strings come out well-formed
+ * (a lone surrogate escape becomes one U+FFFD).
+ */
 export const parseJsonLine = (text: string): unknown => {
+  let parsed: unknown
   try {
-    return JSON.parse(text) as unknown
+    parsed = JSON.parse(text) as unknown
   } catch {
     return undefined
+  }
+  if (!surrogateEscape.test(text)) return parsed
+  try {
+    return wellFormed(parsed)
+  } catch {
+    // Nested too deep to walk (a stack overflow): kept as parsed.
+    return parsed
   }
 }
 

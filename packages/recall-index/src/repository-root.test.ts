@@ -66,4 +66,28 @@ describe("repositoryRootOf", () => {
       resolveRepositoryRoot("/home/u/proj/.claude/worktrees/w1", home, { existingOnly: true }),
     ).toEqual({ root: "/home/u/proj", from: "path" })
   })
+
+  it("resolves a symlinked directory to its real path first", () => {
+    // `~/code -> /data/code`: agents record the real path, so the scope must be the real root.
+    const linked = {
+      ...memory(["/data/code/repo/.git", "/data/scratch"], {
+        "/data/code/repo/.git/HEAD": "ref\n",
+      }),
+      realPath: (path: string) =>
+        ["/home/u/code", "/home/u/code/repo", "/home/u/code/repo/src"].includes(path)
+          ? path.replace("/home/u/code", "/data/code")
+          : path === "/home/u/tmp"
+            ? "/data/scratch"
+            : undefined,
+    }
+    expect(repositoryRootOf("/home/u/code/repo/src", linked)).toBe("/data/code/repo")
+    expect(resolveRepositoryRoot("/home/u/tmp", linked, { existingOnly: true })).toEqual({
+      root: "/data/scratch",
+      from: "path",
+    })
+    // A path that is not there resolves through its nearest existing parent.
+    expect(repositoryRootOf("/home/u/code/repo/new/dir", linked)).toBe("/data/code/repo")
+    expect(repositoryRootOf("/home/u/code/gone/x", linked)).toBe("/data/code/gone/x")
+    expect(repositoryRootOf("/elsewhere/gone", linked)).toBe("/elsewhere/gone")
+  })
 })

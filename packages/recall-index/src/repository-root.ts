@@ -5,11 +5,14 @@
  * submodule) points at its git dir, whose `commondir` leads to the main repository's `.git`.
  * Guarantees: never throws and never writes; a directory outside any repository, or git files it
  * cannot read, fall back to the directory itself (then `repoRootOf`'s string rules still collapse
- * `.claude/worktrees/<name>` and `.worktrees/<name>`). Reads go through the given
- * {@link RepositoryFiles}, so the rules are tested without a disk.
+ * `.claude/worktrees/<name>` and `.worktrees/<name>`). The directory is first resolved to its
+ * real path (through its nearest existing parent when it is gone), so `~/code/repo` through a
+ * symlink `~/code -> /data/code` is the same repository as `/data/code/repo` (agents record
+ * `getcwd()`, the real path). Reads go through the given {@link RepositoryFiles}, so the rules
+ * are tested without a disk.
  */
-import { readFileSync, statSync } from "node:fs"
-import { dirname, isAbsolute, join, resolve } from "node:path"
+import { readFileSync, realpathSync, statSync } from "node:fs"
+import { basename, dirname, isAbsolute, join, resolve } from "node:path"
 import { repoRootOf } from "./repo-root.js"
 
 /** The two reads the lookup needs. */
@@ -18,6 +21,8 @@ export interface RepositoryFiles {
   readonly kind: (path: string) => "directory" | "file" | undefined
   /** The file's text, or undefined when unreadable. */
   readonly readText: (path: string) => string | undefined
+  /** The path with symlinks resolved, or undefined when it does not exist; absent: taken as is. */
+  readonly realPath?: (path: string) => string | undefined
 }
 
 /** The real file system. */
@@ -37,6 +42,13 @@ export const nodeRepositoryFiles: RepositoryFiles = {
       return undefined
     }
   },
+  realPath: (path) => {
+    try {
+      return realpathSync(path)
+    } catch {
+      return undefined
+    }
+  },
 }
 
 const mainRootOfGitDir = (gitDir: string, files: RepositoryFiles): string | undefined => {
@@ -44,6 +56,25 @@ const mainRootOfGitDir = (gitDir: string, files: RepositoryFiles): string | unde
   if (common === undefined || common === "") return undefined
   const commonDir = isAbsolute(common) ? common : resolve(gitDir, common)
   return commonDir.endsWith("/.git") ? dirname(commonDir) : undefined
+}
+
+/**
+ * `path` (absolute) with symlinks resolved: its own real path, or for a path that does not exist
+ * (a deleted worktree, a directory not made yet) its nearest existing parent's real path with the
+ * rest appended; unchanged without {@link RepositoryFiles.realPath} or when nothing resolves.
+ */
+export const realPathOf = (path: string, files: RepositoryFiles): string => {
+  if (files.realPath === undefined) return path
+  let rest: Array<string> = []
+  for (let dir = path, depth = 0; depth < 64; depth++) {
+    const real = files.realPath(dir)
+    if (real !== undefined) return rest.length === 0 ? real : join(real, ...rest)
+    const parent = dirname(dir)
+    if (parent === dir) break
+    rest = [basename(dir), ...rest]
+    dir = parent
+  }
+  return path
 }
 
 /** How a repository root was found: git's files on disk, or the string rules. */
@@ -61,7 +92,7 @@ export const resolveRepositoryRoot = (
   files: RepositoryFiles = nodeRepositoryFiles,
   options: { readonly existingOnly?: boolean } = {},
 ): { readonly root: string; readonly from: RepositoryRootSource } => {
-  const start = resolve(cwd)
+  const start = realPathOf(resolve(cwd), files)
   if (options.existingOnly === true && files.kind(start) !== "directory") {
     return { root: repoRootOf(start), from: "path" }
   }

@@ -12,11 +12,12 @@
  * Without {@link RepositoryFiles} (a library caller that passes none) nothing is read: the string
  * rules apply and `repo_root_from` stays null, so a later run with git access resolves those rows.
  * A stored `git` / `remote` root is not replaced by a weaker one for the same directory (the
- * worktree was deleted since), see the writer's session upsert.
+ * worktree was deleted since), see the writer's session upsert. Existing directories are taken at
+ * their real path (symlinks resolved), and a stored root that resolves elsewhere is moved there.
  */
 import type { Database } from "better-sqlite3"
 import { repoRootOf } from "./repo-root.js"
-import { resolveRepositoryRoot } from "./repository-root.js"
+import { realPathOf, resolveRepositoryRoot } from "./repository-root.js"
 import type { RepositoryFiles } from "./repository-root.js"
 import type { TranscriptSession } from "./transcript-model.js"
 
@@ -84,6 +85,14 @@ export const makeSessionRepositoryResolver = (
       select 1 from sessions g
       where g.repository_url = sessions.repository_url and g.repo_root_from = 'git'
         and g.repo_root is not null)`)
+  const storedRoots = sqlite
+    .prepare<[], string>(
+      "select distinct repo_root from sessions where repo_root is not null and repo_root_from is not null",
+    )
+    .pluck()
+  const moveRoot = sqlite.prepare<[string, string]>(
+    "update sessions set repo_root = ? where repo_root = ? and repo_root_from is not null",
+  )
   const refresh = sqlite.transaction((): number => {
     let changed = 0
     for (const row of unresolved.all()) {
@@ -92,6 +101,15 @@ export const makeSessionRepositoryResolver = (
         ...(row.repository_url === null ? {} : { repositoryUrl: row.repository_url }),
       })
       changed += setRepository.run(found.repoRoot, found.repoRootFrom, row.id).changes
+    }
+    // Roots an earlier version stored through a symlink (`~/code/repo` for `/data/code/repo`)
+    // move to the real path that sessions indexed now get (for one that is gone: its nearest
+    // existing parent's).
+    if (files?.realPath !== undefined) {
+      for (const root of storedRoots.all()) {
+        const real = realPathOf(root, files)
+        if (real !== root) changed += moveRoot.run(real, root).changes
+      }
     }
     return changed + adoptRemote.run().changes
   })

@@ -158,7 +158,7 @@ describe("recall database", () => {
       }),
     )
     expect(again.journal).toBe("wal")
-    expect(again.version).toEqual({ value: "11" })
+    expect(again.version).toEqual({ value: "12" })
     expect(again.migrations).toEqual([
       { name: "0001_initial" },
       { name: "0002_file_states" },
@@ -171,6 +171,7 @@ describe("recall database", () => {
       { name: "0009_skipped_lines" },
       { name: "0010_parser_versions" },
       { name: "0011_forgotten_sessions" },
+      { name: "0012_distinct_turn_counts" },
     ])
     expect(again.vec).toEqual({ v: expect.stringMatching(/^v0\.1\./) })
   })
@@ -425,7 +426,7 @@ describe("indexTranscripts", () => {
     expect(upgraded.brokenKeys).toEqual([])
     expect(upgraded.keysOn).toBe(1)
     expect(upgraded.sessionsPointAt).toEqual(["files"])
-    expect(upgraded.version).toEqual({ value: "11" })
+    expect(upgraded.version).toEqual({ value: "12" })
     expect(upgraded.columns).not.toContain("parse_state")
     expect(upgraded.states).toEqual({ n: first.indexedNew })
     expect(upgraded.resumable).toEqual({ n: first.indexedNew })
@@ -719,6 +720,59 @@ describe("indexTranscripts", () => {
     const grown = await runIndex(dataDir, { environment, repositoryFiles: nodeRepositoryFiles })
     expect(grown.appended).toBe(1)
     expect(await rows(dataDir)).toEqual(expected)
+  })
+
+  it("places a session recorded through a symlinked directory in the real repository, and moves roots an older index stored through one", async () => {
+    const { home: h, data: dataRoot, codexHome, environment, dataDir } = codexOnly()
+    // `~/code -> /data/code`, as a user may keep it; the repository is `/data/code/repo`.
+    const realRepo = join(h, "data", "code", "repo")
+    mkdirSync(join(realRepo, ".git"), { recursive: true })
+    mkdirSync(join(realRepo, "src"))
+    writeFileSync(join(realRepo, ".git", "HEAD"), "ref: refs/heads/main\n")
+    symlinkSync(join(h, "data", "code"), join(h, "code"))
+    const linkedRepo = join(h, "code", "repo")
+    const id = "00000000-0000-4000-8000-00000000000a"
+    const at = "2026-01-05T10:00:00.000Z"
+    writeTree({
+      [join(codexHome, "sessions", "2026", "01", "05", `rollout-2026-01-05T10-00-00-${id}.jsonl`)]:
+        [
+          { timestamp: at, type: "session_meta", payload: { id, cwd: join(linkedRepo, "src") } },
+          {
+            timestamp: at,
+            type: "response_item",
+            payload: {
+              type: "message",
+              role: "user",
+              content: [{ type: "input_text", text: "symlinked probe" }],
+            },
+          },
+        ]
+          .map((l) => JSON.stringify(l))
+          .join("\n") + "\n",
+    })
+    const roots = (dir: string) =>
+      withSqlite(dir, (s) => s.prepare("select repo_root from sessions").pluck().all())
+    const scoped = async (dir: string, scopeCwd: string) =>
+      (await withIndex(dir, recentSessions({ limit: 10, scopeCwd }))).map((r) => r.sessionId)
+
+    // The scope through the symlink resolves to the real repository.
+    expect(repositoryRootOf(join(linkedRepo, "src"))).toBe(realRepo)
+    // A fresh index stores the real root, found from either spelling.
+    await runIndex(dataDir, { environment, repositoryFiles: nodeRepositoryFiles })
+    expect(await roots(dataDir)).toEqual([realRepo])
+    expect(await scoped(dataDir, realRepo)).toEqual([id])
+    expect(await scoped(dataDir, repositoryRootOf(linkedRepo))).toEqual([id])
+
+    // An index written without resolving symlinks (an earlier version) kept the symlinked root;
+    // the next run moves it to the real one, though no file changed.
+    const older = join(dataRoot, "older")
+    const { kind, readText } = nodeRepositoryFiles
+    await runIndex(older, { environment, repositoryFiles: { kind, readText } })
+    expect(await roots(older)).toEqual([linkedRepo])
+    const report = await runIndex(older, { environment, repositoryFiles: nodeRepositoryFiles })
+    expect(report.unchanged).toBe(1)
+    expect(await roots(older)).toEqual([realRepo])
+    expect(await scoped(older, realRepo)).toEqual([id])
   })
 
   it("grep shows a record copied into a forked Claude session once, unless asked for every copy", async () => {

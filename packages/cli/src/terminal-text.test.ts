@@ -1,0 +1,15 @@
+import { describe, expect, it } from "vitest"
+import { inertText } from "./terminal-text.js"
+
+describe("inertText", () => {
+  it("shows control characters instead of sending them to the terminal", () => {
+    expect(inertText("a\u0000b\u0007c\u001bd\u009be\u007f")).toBe("a\\x00b\\x07c\\x1bd\\x9be\\x7f")
+    expect(inertText("progress 10%\rprogress 20%")).toBe("progress 10%\\rprogress 20%")
+  })
+
+  it("keeps newlines and tabs, turns CRLF into a newline and drops colour sequences", () => {
+    expect(inertText("one\r\n\ttwo\nthree")).toBe("one\n\ttwo\nthree")
+    expect(inertText("\u001b[32mPASS\u001b[0m 3 tests")).toBe("PASS 3 tests")
+    expect(inertText("café 日本語 😀")).toBe("café 日本語 😀")
+  })
+})
