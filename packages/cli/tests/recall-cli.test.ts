@@ -1130,6 +1130,10 @@ describe("baton recall index modes", () => {
       ok: false,
       error: { _tag: "Interrupted", message: INTERRUPTED_RUN_MESSAGE },
     })
+    // Its help names the exit code.
+    expect((await runBaton(["recall", "index", "--help"], { env })).stdout).toContain(
+      "130 stopped by Ctrl-C or SIGTERM",
+    )
     // The next run finishes the job.
     const finished = await runBaton(["recall", "index", "--no-embed", "--json"], { env })
     expect(finished.code).toBe(0)
