@@ -16,7 +16,7 @@ import {
   removeLockDebris,
   renameDurably,
   replaceFile,
-  STALE_LOCK_KEEP_MS,
+  isExpiredLockAside,
   writeDurably,
 } from "@baton/durable-files"
 import * as Context from "effect/Context"
@@ -177,16 +177,11 @@ export const makeMemoryJournalFileSystem = (
   mode: (file) => Effect.sync(() => store.files.get(file)?.mode ?? store.dirs.get(file) ?? null),
   // No process ever dies half-way here: only takeover asides past their keep time are debris.
   removeLockDebris: (lockFile, nowMs) =>
-    Effect.sync(() => {
-      const removed: Array<string> = []
-      for (const file of [...store.files.keys()]) {
-        const at = file.startsWith(`${lockFile}.stale-`)
-          ? Number(/^(\d+)-\d+$/.exec(file.slice(lockFile.length + 7))?.[1])
-          : Number.NaN
-        if (nowMs - at > STALE_LOCK_KEEP_MS && store.files.delete(file)) removed.push(file)
-      }
-      return removed
-    }),
+    Effect.sync(() =>
+      [...store.files.keys()].filter(
+        (file) => isExpiredLockAside(lockFile, file, nowMs) && store.files.delete(file),
+      ),
+    ),
 })
 
 /** Layer: a fresh in-memory file system. */

@@ -179,6 +179,17 @@ export const STALE_LOCK_KEEP_MS = 60 * 60_000
 const escapeForRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 /**
+ * Whether `file` is the lock `lockFile` moved aside by a takeover (`<lock>.stale-<ms>-<n>`) more
+ * than {@link STALE_LOCK_KEEP_MS} before `nowMs`: debris {@link removeLockDebris} removes (and the
+ * in-memory file systems of the job stores, where no process dies half-way, remove alone).
+ */
+export const isExpiredLockAside = (lockFile: string, file: string, nowMs: number): boolean => {
+  if (!file.startsWith(`${lockFile}.stale-`)) return false
+  const at = /^(\d+)-\d+$/.exec(file.slice(lockFile.length + ".stale-".length))?.[1]
+  return at !== undefined && nowMs - Number(at) > STALE_LOCK_KEEP_MS
+}
+
+/**
  * Removes what killed processes left next to the lock file `lockFile`, and returns the paths
  * removed: {@link createFileWhole} temporaries (`<lock>.<pid>-<hex>.creating`) whose writer no
  * longer runs on this machine, or older than {@link ABANDONED_TEMP_MS} (also the older
@@ -194,20 +205,18 @@ export const removeLockDebris = async (
   const dir = path.dirname(lockFile)
   const base = escapeForRegExp(path.basename(lockFile))
   const creating = new RegExp(`^${base}\\.(?:(\\d+)-)?[0-9a-f]{12}\\.creating$`)
-  const stale = new RegExp(`^${base}\\.stale-(\\d+)-\\d+$`)
+  const lock = path.join(dir, path.basename(lockFile))
   const removed: Array<string> = []
   for (const name of await absentAs<ReadonlyArray<string>>([], () => fs.readdir(dir))) {
     const entry = path.join(dir, name)
     const temp = creating.exec(name)
-    const aside = stale.exec(name)
-    let abandoned = false
-    if (temp !== null) {
-      const pid = temp[1] === undefined ? null : Number(temp[1])
-      abandoned =
-        (pid !== null && pid !== process.pid && !runs(pid)) ||
-        nowMs - ((await absentAs<Stats | null>(null, () => fs.stat(entry)))?.mtimeMs ?? nowMs) >
-          ABANDONED_TEMP_MS
-    } else if (aside !== null) abandoned = nowMs - Number(aside[1]) > STALE_LOCK_KEEP_MS
+    const pid = temp?.[1] === undefined ? null : Number(temp[1])
+    const abandoned =
+      temp === null
+        ? isExpiredLockAside(lock, entry, nowMs)
+        : (pid !== null && pid !== process.pid && !runs(pid)) ||
+          nowMs - ((await absentAs<Stats | null>(null, () => fs.stat(entry)))?.mtimeMs ?? nowMs) >
+            ABANDONED_TEMP_MS
     if (abandoned && (await absentAs(false, () => fs.unlink(entry).then(() => true))))
       removed.push(entry)
   }

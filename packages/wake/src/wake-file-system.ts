@@ -16,7 +16,7 @@ import {
   removeLockDebris,
   renameDurably,
   replaceFile,
-  STALE_LOCK_KEEP_MS,
+  isExpiredLockAside,
 } from "@baton/durable-files"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -225,16 +225,11 @@ export const makeMemoryWakeFileSystem = (
     }),
   // No process ever dies half-way here: only takeover asides past their keep time are debris.
   removeLockDebris: (lockFile, nowMs) =>
-    Effect.sync(() => {
-      const removed: Array<string> = []
-      for (const file of [...store.files.keys()]) {
-        const at = file.startsWith(`${lockFile}.stale-`)
-          ? Number(/^(\d+)-\d+$/.exec(file.slice(lockFile.length + 7))?.[1])
-          : Number.NaN
-        if (nowMs - at > STALE_LOCK_KEEP_MS && store.files.delete(file)) removed.push(file)
-      }
-      return removed
-    }),
+    Effect.sync(() =>
+      [...store.files.keys()].filter(
+        (file) => isExpiredLockAside(lockFile, file, nowMs) && store.files.delete(file),
+      ),
+    ),
 })
 
 /** Layer: a fresh (or given) in-memory file system. */
