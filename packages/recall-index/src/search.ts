@@ -631,20 +631,42 @@ export const searchRecall = (
     const textOf = (id: number): string => texts.get(id) ?? ""
     // One hit per turn (its best chunk: a long reply's other windows add nothing a caller
     // cannot expand), and the same text in several places (fork / resume copies, repeated
-    // answers) once: keep the best.
-    const distinct = <T extends { readonly id: number }>(list: ReadonlyArray<T>) => {
-      const seenTexts = new Set<string>()
-      const seenTurns = new Set<number>()
-      return list.flatMap((f) => {
-        const row = rows.get(f.id)
-        if (row === undefined || seenTexts.has(row.content_hash) || seenTurns.has(row.turn_row))
-          return []
-        seenTexts.add(row.content_hash)
-        seenTurns.add(row.turn_row)
-        return [{ fused: f, row }]
-      })
+    // answers) once: keep the best, and when it is a fork's copy of a text its parent session
+    // holds too, show the parent's in its place (the words were said there first).
+    const forkParentOf = forkParents(db.sqlite)
+    const parentSessions = new Map<number, string | null>()
+    const parentSession = (row: ChunkRow) => {
+      if (!parentSessions.has(row.session_row))
+        parentSessions.set(
+          row.session_row,
+          forkParentOf(row.source, row.session_row, row.forked_from),
+        )
+      return parentSessions.get(row.session_row) ?? null
     }
-    let ranked = distinct(fused)
+    const distinct = <T extends { readonly id: number }>(list: ReadonlyArray<T>) =>
+      read(() => {
+        const keptText = new Map<string, number>()
+        const seenTurns = new Set<number>()
+        const kept: Array<{ fused: T; row: ChunkRow }> = []
+        for (const f of list) {
+          const row = rows.get(f.id)
+          if (row === undefined || seenTurns.has(row.turn_row)) continue
+          const at = keptText.get(row.content_hash)
+          if (at === undefined) {
+            keptText.set(row.content_hash, kept.length)
+            seenTurns.add(row.turn_row)
+            kept.push({ fused: f, row })
+            continue
+          }
+          const copy = kept[at]!
+          if (copy.row.source === row.source && parentSession(copy.row) === row.session_id) {
+            seenTurns.add(row.turn_row)
+            kept[at] = { fused: copy.fused, row }
+          }
+        }
+        return kept
+      })
+    let ranked = yield* distinct(fused)
 
     // Reranker: its order over the fused head joins the fusion as a third weighted list.
     let rerankRan = false
@@ -685,7 +707,7 @@ export const searchRecall = (
             rerankScore.set(id, r.score)
           }
         })
-        ranked = distinct(
+        ranked = yield* distinct(
           fuseRanks(
             [...armLists, { name: "rerank", weight: plan.rerank, ids: [...rerankRank.keys()] }],
             rrf,
@@ -776,7 +798,7 @@ export const searchRecall = (
               .all(JSON.stringify(newcomers), ...filters.all.args) as number[],
         )
         yield* loadRows(firstChunks)
-        ranked = distinct([
+        ranked = yield* distinct([
           ...ranked.map((r) => r.fused),
           ...firstChunks.map((id) => ({ id, score: 0, ranks: {} })),
         ])
@@ -810,13 +832,7 @@ export const searchRecall = (
     // their order.
     chosen.push(...held.slice(0, k - chosen.length))
     yield* loadTexts(chosen.map((c) => c.row.chunk_id))
-    const forkedFrom = new Map<number, string | null>()
-    yield* read(() => {
-      const parentOf = forkParents(db.sqlite)
-      for (const { row } of chosen)
-        if (!forkedFrom.has(row.session_row))
-          forkedFrom.set(row.session_row, parentOf(row.source, row.session_row, row.forked_from))
-    })
+    yield* read(() => chosen.forEach(({ row }) => parentSession(row)))
     const hits: Array<RecallHit> = []
     for (const { fused: f, row } of chosen) {
       const full = shownChunkText(textOf(row.chunk_id), starts.get(row.chunk_id) ?? 0)
@@ -834,7 +850,7 @@ export const searchRecall = (
         whenHuman: whenHuman(row.timestamp, now, filters.timezone),
         headless: row.headless === 1,
         subagent: row.subagent === 1,
-        forkedFrom: forkedFrom.get(row.session_row) ?? null,
+        forkedFrom: parentSessions.get(row.session_row) ?? null,
         text: text.text,
         textTruncated: text.truncated,
         snippet: snippetFor(full, terms, snippetChars),

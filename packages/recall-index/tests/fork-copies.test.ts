@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
-import { grepRecords } from "@baton/recall-index"
+import { grepRecords, lexicalQuery, searchRecall } from "@baton/recall-index"
 import type { GrepInput } from "@baton/recall-index"
 import { runIndex, tempDir, withIndex } from "./index-harness.js"
 
@@ -37,7 +37,14 @@ const setup = () => {
       copiesSkipped: result.copiesSkipped,
     }
   }
-  return { environment, dataDir, project, rollouts, grep }
+  const search = async (query: string) =>
+    (
+      await withIndex(
+        dataDir,
+        searchRecall({ query, k: 5, arms: ["lexical"] }, { expandQuery: lexicalQuery }),
+      )
+    ).hits.map((h) => (h.sessionId === PARENT ? "parent" : "fork"))
+  return { environment, dataDir, project, rollouts, grep, search }
 }
 
 const at = (minute: number) => new Date(Date.UTC(2026, 10, 20, 9, minute)).toISOString()
@@ -169,5 +176,29 @@ describe("grep over a fork's copy of its parent's records", () => {
       sessions: ["fork"],
       copiesSkipped: 0,
     })
+  })
+})
+
+describe("search over a fork's copy of its parent's turns", () => {
+  it("shows the parent's turn, also when the fork was indexed first", async () => {
+    const { environment, dataDir, project, search } = setup()
+    const parent = claudeRecords(PARENT, PARENT_TEXTS, 1)
+    // The fork's file first: its copy has the lower row ids, so it wins every tie.
+    writeFileSync(
+      join(project, `${FORK}.jsonl`),
+      jsonl([
+        ...parent.map((r) => ({ ...r, sessionId: FORK, forkedFrom: { sessionId: PARENT } })),
+        ...claudeRecords(FORK, ["Go on in the fork.", "Done in the fork."], 10).map((r) => ({
+          ...r,
+          forkedFrom: { sessionId: PARENT },
+        })),
+      ]),
+    )
+    await runIndex(dataDir, { environment })
+    expect(await search("gravelmoss")).toEqual(["fork"])
+    writeFileSync(join(project, `${PARENT}.jsonl`), jsonl(parent))
+    await runIndex(dataDir, { environment })
+    expect(await search("gravelmoss")).toEqual(["parent"])
+    expect(await search("fork")).toEqual(["fork", "fork"])
   })
 })
