@@ -4,19 +4,10 @@
  * that shows it; JSON output is one object with `ok: true`.
  */
 import type { JobListEntry, JobStatusReport, Leftovers, WatcherEvent } from "@baton/wake"
+import { inertLine } from "./terminal-text.js"
 
 const iso = (ms: number | null | undefined): string =>
   ms === null || ms === undefined ? "—" : new Date(ms).toISOString()
-
-/**
- * Free text from a job (a pause reason, an error detail) made safe for one terminal line: control
- * characters (newlines, ANSI escapes) are shown as `\n`, `\x1b`, … instead of acting.
- */
-const oneLine = (text: string): string =>
-  // eslint-disable-next-line no-control-regex
-  text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) =>
-    c === "\n" ? "\\n" : c === "\t" ? "\\t" : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
-  )
 
 /** One JSON line `{ok: true, ...fields}`. */
 export const jsonLine = (fields: Readonly<Record<string, unknown>>): string =>
@@ -43,7 +34,7 @@ export const renderStatusText = (report: JobStatusReport): string => {
     )
   if (report.lastRun !== null)
     lines.push(
-      `  last run       ${report.lastRun.generation}: ${report.lastRun.failure}${report.lastRun.detail === null ? "" : ` — ${oneLine(report.lastRun.detail)}`} (ended ${iso(report.lastRun.endedAt)})`,
+      `  last run       ${report.lastRun.generation}: ${report.lastRun.failure}${report.lastRun.detail === null ? "" : ` — ${inertLine(report.lastRun.detail)}`} (ended ${iso(report.lastRun.endedAt)})`,
     )
   lines.push(
     `  capsule        ${report.memory.ready ? "ready" : "not ready"}, ${report.memory.capsuleBytes ?? "—"} of ${report.memory.capsuleMaxBytes} bytes${report.memory.maskedSecrets > 0 ? `; ${report.memory.maskedSecrets} likely secret(s) masked (checkpoint.md keeps them: remove them there)` : ""}${report.memory.checkpointNewerThanCapsule ? "; checkpoint changed since: run refresh" : ""}${report.memory.capsuleModified ? "; capsule edited by hand: refresh overwrites it" : ""}`,
@@ -53,10 +44,10 @@ export const renderStatusText = (report: JobStatusReport): string => {
     lines.push(`  sealed         ${iso(report.seal.sealedAt)} (${report.seal.file})`)
   if (report.checkpointRequested && report.checkpointRequest !== null)
     lines.push(
-      `  checkpoint     requested at ${report.checkpointRequest.band} (${iso(report.checkpointRequest.requestedAt)}): ${oneLine(report.checkpointRequest.detail)}`,
+      `  checkpoint     requested at ${report.checkpointRequest.band} (${iso(report.checkpointRequest.requestedAt)}): ${inertLine(report.checkpointRequest.detail)}`,
     )
-  if (report.pauseReason !== null) lines.push(`  paused         ${oneLine(report.pauseReason)}`)
-  if (report.lastError !== null) lines.push(`  attention      ${oneLine(report.lastError)}`)
+  if (report.pauseReason !== null) lines.push(`  paused         ${inertLine(report.pauseReason)}`)
+  if (report.lastError !== null) lines.push(`  attention      ${inertLine(report.lastError)}`)
   lines.push(
     `  watcher        ${report.watcher.running ? `running (pid ${report.watcher.pid} on ${report.watcher.host})` : "not running — start it with 'baton wake watch --detach'"}`,
     `  checkpoint.md  ${report.paths.checkpoint}`,
