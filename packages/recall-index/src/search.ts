@@ -633,14 +633,17 @@ export const searchRecall = (
     // cannot expand), and the same text in several places (fork / resume copies, repeated
     // answers) once: keep the best, and when it is a fork's copy of a text its parent session
     // holds too, show the parent's in its place (the words were said there first).
-    const forkParentOf = forkParents(db.sqlite)
+    // Prepared on first use, inside `read` (only a repeated text or a hit needs it).
+    let forkParentOf: ReturnType<typeof forkParents> | undefined
     const parentSessions = new Map<number, string | null>()
     const parentSession = (row: ChunkRow) => {
-      if (!parentSessions.has(row.session_row))
+      if (!parentSessions.has(row.session_row)) {
+        forkParentOf ??= forkParents(db.sqlite)
         parentSessions.set(
           row.session_row,
           forkParentOf(row.source, row.session_row, row.forked_from),
         )
+      }
       return parentSessions.get(row.session_row) ?? null
     }
     const distinct = <T extends { readonly id: number }>(list: ReadonlyArray<T>) =>
