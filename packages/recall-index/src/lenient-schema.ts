@@ -18,21 +18,17 @@ export const lenient = <S extends Schema.Top>(schema: S) =>
  * an escape can put a lone one into a parsed string.
  */
 const surrogateEscape = /\\u[dD][89a-fA-F]/
-const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
 
 /**
  * `value` with each lone surrogate in its strings (and keys) replaced by U+FFFD, as a UTF-8
  * decoder would: SQLite would otherwise store it as three bytes that read back as three U+FFFD.
  */
 const wellFormed = (value: unknown): unknown => {
-  if (typeof value === "string") return value.replace(loneSurrogate, "\ufffd")
+  if (typeof value === "string") return value.toWellFormed()
   if (Array.isArray(value)) return value.map(wellFormed)
   if (isJsonObject(value))
     return Object.fromEntries(
-      Object.entries(value).map(([key, v]) => [
-        key.replace(loneSurrogate, "\ufffd"),
-        wellFormed(v),
-      ]),
+      Object.entries(value).map(([key, v]) => [key.toWellFormed(), wellFormed(v)]),
     )
   return value
 }
