@@ -79,7 +79,7 @@ import {
 } from "./recall-flags.js"
 import type { Decoded, FilterFlags } from "./recall-flags.js"
 import { heapPacer } from "./heap-collector.js"
-import { progressWriter } from "./recall-progress.js"
+import { progressWriter, terminalColumns } from "./recall-progress.js"
 import {
   appliedFilters,
   counted,
@@ -479,7 +479,7 @@ const indexOnce = async (
     showProgress,
     ctx.io.stderr,
     () => Date.now(),
-    () => process.stderr.columns ?? 80,
+    () => terminalColumns(process.stderr.columns, ctx.io.env),
   )
   const startedAt = Date.now()
   let filesTotal = 0

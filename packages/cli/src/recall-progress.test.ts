@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest"
-import { formatDuration, progressWriter, renderProgress } from "./recall-progress.js"
+import {
+  formatDuration,
+  progressWriter,
+  renderProgress,
+  terminalColumns,
+} from "./recall-progress.js"
 
 /** An enabled writer on an 80-column terminal recording what it writes, with a settable clock. */
 const recording = () => {
@@ -43,6 +48,15 @@ describe("recall progress", () => {
     )
     expect(line.length).toBeLessThanOrEqual(30)
     expect(line.endsWith("…")).toBe(true)
+  })
+
+  it("draws at the terminal's width, else COLUMNS, else 80 (an unsized pseudo-terminal has 0)", () => {
+    expect(terminalColumns(132, { COLUMNS: "40" })).toBe(132)
+    expect(terminalColumns(0, { COLUMNS: "40" })).toBe(40)
+    expect(terminalColumns(undefined, { COLUMNS: "40" })).toBe(40)
+    expect(terminalColumns(0, {})).toBe(80)
+    expect(terminalColumns(0, { COLUMNS: "wide" })).toBe(80)
+    expect(terminalColumns(0, { COLUMNS: "-3" })).toBe(80)
   })
 
   it("formats durations", () => {

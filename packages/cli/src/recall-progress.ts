@@ -67,6 +67,21 @@ export const renderProgress = (state: ProgressState, now: number, columns = 80):
   return line.length > columns ? `${line.slice(0, Math.max(0, columns - 1))}…` : line
 }
 
+/**
+ * The width to draw in: the terminal's, else `COLUMNS`, else 80. A pseudo-terminal nobody sized
+ * (`script` run without a terminal, some editors' shells) reports 0 columns, which would cut every
+ * line down to "…".
+ */
+export const terminalColumns = (
+  streamColumns: number | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): number => {
+  if (streamColumns !== undefined && Number.isInteger(streamColumns) && streamColumns > 0)
+    return streamColumns
+  const fromEnv = Number(env["COLUMNS"])
+  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : 80
+}
+
 /** Draws progress on a terminal stream. */
 export interface ProgressWriter {
   readonly update: (state: ProgressState) => void
