@@ -14,6 +14,7 @@ import type { IndexBusyError, RecallStorageError } from "./errors.js"
 import { acquireIndexLock, IndexerProcess } from "./index-lock.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import type { RecallDatabaseShape } from "./recall-database.js"
+import { scopeClause } from "./recall-filters.js"
 import { decodeRows } from "./stored-rows.js"
 import type { IndexRunReport, RunSkippedLines } from "./indexer.js"
 import { addSkippedLines, decodeSkippedLines } from "./skipped-lines.js"
@@ -228,10 +229,9 @@ export const forgetSessions = (
                         args: [target.sessionId, target.source],
                       }
                   : {
-                      sql: `(repo_root = ? or repo_root like ? escape '\\')${target.source === undefined ? "" : " and source = ?"}`,
+                      sql: `(${scopeClause("", target.repoRoot).sql})${target.source === undefined ? "" : " and source = ?"}`,
                       args: [
-                        target.repoRoot,
-                        `${target.repoRoot.replace(/[\\%_]/g, (c) => `\\${c}`)}/%`,
+                        ...scopeClause("", target.repoRoot).args,
                         ...(target.source === undefined ? [] : [target.source]),
                       ],
                     }

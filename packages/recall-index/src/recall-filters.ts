@@ -63,16 +63,47 @@ const join = (clauses: ReadonlyArray<SqlClause>): SqlClause =>
     ? { sql: "1 = 1", args: [] }
     : { sql: clauses.map((c) => `(${c.sql})`).join(" and "), args: clauses.flatMap((c) => c.args) }
 
+/** 10000-01-01T00:00:00Z in epoch ms. */
+const AFTER_YEAR_9999 = Date.UTC(10000, 0, 1)
+
 /** `column` (an ISO-8601 UTC text column) inside the half-open `range`; null never matches. */
 export const timestampClause = (range: InstantRange, column: string): SqlClause => {
   const parts: Array<SqlClause> = [{ sql: `${column} is not null`, args: [] }]
+  // Past 9999 an ISO string gains a sign (`+010000-01-01…`), which sorts before every stored
+  // four-digit year: such an end bounds nothing, such a start excludes everything.
   if (range.startMs !== undefined) {
-    parts.push({ sql: `${column} >= ?`, args: [new Date(range.startMs).toISOString()] })
+    parts.push(
+      range.startMs >= AFTER_YEAR_9999
+        ? { sql: "0", args: [] }
+        : { sql: `${column} >= ?`, args: [new Date(range.startMs).toISOString()] },
+    )
   }
-  if (range.endMs !== undefined) {
+  if (range.endMs !== undefined && range.endMs < AFTER_YEAR_9999) {
     parts.push({ sql: `${column} < ?`, args: [new Date(range.endMs).toISOString()] })
   }
   return join(parts)
+}
+
+/**
+ * `column` (a directory) is `root` or a directory below it. Case-sensitive, as paths are
+ * here (a `like` prefix ignores ASCII case, so `/work/REPOS` took in `/work/repos/…`).
+ */
+const repoRootClause = (column: string, root: string): SqlClause => ({
+  sql: `${column} = ? or instr(${column}, ?) = 1`,
+  args: [root, root === "/" ? "/" : `${root}/`],
+})
+
+/**
+ * The sessions (columns `repo_root` and `cwd` after `prefix`, e.g. `s.`) of the repository at
+ * `root`: its root is `root` or below it, or it was recorded in `root` or below — a worktree
+ * removed since (its sessions' roots were collapsed to the main checkout while it existed; its
+ * own path no longer resolves to that checkout). What `--scope` keeps and `forget --project`
+ * removes.
+ */
+export const scopeClause = (prefix: string, root: string): SqlClause => {
+  const inRepo = repoRootClause(`${prefix}repo_root`, root)
+  const inDir = repoRootClause(`${prefix}cwd`, root)
+  return { sql: `${inRepo.sql} or ${inDir.sql}`, args: [...inRepo.args, ...inDir.args] }
 }
 
 /** Validates and compiles `filters` at `now` (epoch ms, for `today`, `yesterday` and days ago). */
@@ -97,11 +128,7 @@ export const compileFilters = (
     let scopeRoot: string | undefined
     if (filters.scopeCwd !== undefined && filters.scopeCwd.trim() !== "") {
       scopeRoot = repoRootOf(filters.scopeCwd.trim())
-      const below = scopeRoot === "/" ? "/%" : `${escapeLike(scopeRoot)}/%`
-      session.push({
-        sql: "s.repo_root = ? or s.repo_root like ? escape '\\'",
-        args: [scopeRoot, below],
-      })
+      session.push(scopeClause("s.", scopeRoot))
     }
     if (filters.excludeHeadless === true) session.push({ sql: "s.headless = 0", args: [] })
     if (filters.excludeSubagents === true) session.push({ sql: "s.subagent = 0", args: [] })

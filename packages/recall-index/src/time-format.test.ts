@@ -3,6 +3,7 @@ import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import {
   dateRange,
+  hostTimeZone,
   isTimeZone,
   parseCalendarDate,
   relativeAge,
@@ -115,5 +116,30 @@ describe("human times", () => {
     expect(isTimeZone("Nowhere/Else")).toBe(false)
     expect(parseCalendarDate("2024-02-29", 0, "UTC")).toEqual({ year: 2024, month: 2, day: 29 })
     expect(parseCalendarDate("2025-02-29", 0, "UTC")).toBeUndefined()
+  })
+})
+
+describe("hostTimeZone", () => {
+  const withTz = (tz: string | undefined): string => {
+    const saved = process.env["TZ"]
+    if (tz === undefined) delete process.env["TZ"]
+    else process.env["TZ"] = tz
+    try {
+      return hostTimeZone()
+    } finally {
+      if (saved === undefined) delete process.env["TZ"]
+      else process.env["TZ"] = saved
+    }
+  }
+
+  it("is UTC for an empty TZ (Intl resolves it to Etc/Unknown, which no formatter takes)", () => {
+    expect(withTz("")).toBe("UTC")
+    expect(isTimeZone(withTz(""))).toBe(true)
+  })
+
+  it("keeps TZ as written when it names a zone, and falls back to UTC for a POSIX rule", () => {
+    expect(withTz("Asia/Kathmandu")).toBe("Asia/Kathmandu")
+    expect(withTz(":Europe/London")).toBe("Europe/London")
+    expect(withTz("<+0545>-5:45")).toBe("UTC")
   })
 })

@@ -14,17 +14,25 @@ import { RecallQueryError } from "./errors.js"
 let hostZone: { readonly tz: string | undefined; readonly zone: string } | undefined
 
 /**
- * The time zone of this process (from `TZ` or the system), `UTC` when Intl cannot tell. Resolved
- * once per value of `TZ` (resolving costs ~1 ms, paid per search otherwise).
+ * The time zone of this process: `TZ` when it names an IANA zone (as written, so
+ * `Asia/Kathmandu` is not shown as ICU's older `Asia/Katmandu`), else the one Intl resolves, else
+ * `UTC` — also when Intl resolves a name it cannot use: an empty `TZ` (common in containers)
+ * resolves to `Etc/Unknown`, which every formatter refuses. Resolved once per value of `TZ`
+ * (resolving costs ~1 ms, paid per search otherwise).
  */
 export const hostTimeZone = (): string => {
   const tz = process.env["TZ"]
   if (hostZone !== undefined && hostZone.tz === tz) return hostZone.zone
-  let zone: string
-  try {
-    zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC"
-  } catch {
-    zone = "UTC"
+  const named = tz?.startsWith(":") === true ? tz.slice(1) : tz
+  let zone = "UTC"
+  if (named !== undefined && isTimeZone(named)) zone = named
+  else {
+    try {
+      const resolved = Intl.DateTimeFormat().resolvedOptions().timeZone
+      if (resolved !== undefined && isTimeZone(resolved)) zone = resolved
+    } catch {
+      // UTC.
+    }
   }
   hostZone = { tz, zone }
   return zone

@@ -931,6 +931,13 @@ describe("indexTranscripts", () => {
     const inRoot = roots.filter(
       (r) => r.repo_root === root || r.repo_root?.startsWith(`${root}/`) === true,
     ).length
+    // Paths are case-sensitive: a parent spelled in capitals holds none of these sessions.
+    const posix = roots
+      .map((r) => r.repo_root)
+      .find((r) => r?.startsWith("/") === true && /[a-z]/.test(dirname(r)))!
+    const shouted = dirname(posix).toUpperCase()
+    const none = await withIndex(dataDir, forgetSessions({ _tag: "Project", repoRoot: shouted }))
+    expect(none.sessions).toBe(0)
     const project = await withIndex(dataDir, forgetSessions({ _tag: "Project", repoRoot: root }))
     expect(project.sessions).toBe(inRoot)
     expect(
