@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import type { Dirent, Stats } from "node:fs"
-import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs"
+import { closeSync, fstatSync, openSync, readSync, realpathSync, statSync } from "node:fs"
 import { readdir } from "node:fs/promises"
 import { TranscriptReadError } from "./errors.js"
 import type { TranscriptFsOperation } from "./errors.js"
@@ -103,6 +103,14 @@ export const nodeTranscriptFileSystem: TranscriptFileSystem["Service"] = {
         }
       }),
     ),
+  realPath: (path) =>
+    Effect.sync(() => {
+      try {
+        return realpathSync.native(path)
+      } catch {
+        return undefined
+      }
+    }),
   read: (path, offset, length) =>
     Effect.try({ try: () => readRange(path, offset, length), catch: failure(path, "read") }),
 }

@@ -346,8 +346,16 @@ export const discoverTranscripts = (
     const walk: Walk = { problems: [], missingRoots: [] }
     const candidates: Array<Candidate> = []
     if (sources.includes("claude")) {
-      for (const root of roots.claudeProjects)
+      // One directory under two names (a linked config directory) is walked once.
+      const walked = new Set<string>()
+      for (const root of roots.claudeProjects) {
+        const real = fs.realPath === undefined ? undefined : yield* fs.realPath(root)
+        if (real !== undefined) {
+          if (walked.has(real)) continue
+          walked.add(real)
+        }
         candidates.push(...(yield* claudeRoot(fs, walk, root)))
+      }
     }
     if (sources.includes("codex")) {
       candidates.push(...(yield* codexTree(fs, walk, roots.codexSessions, false, true)))

@@ -37,6 +37,12 @@ export interface TranscriptFileSystemShape {
   readonly statMany: (
     paths: ReadonlyArray<string>,
   ) => Effect.Effect<ReadonlyArray<Result.Result<TranscriptFileStat, TranscriptReadError>>>
+  /**
+   * The path with every symlink resolved, `undefined` when it cannot be resolved (missing). Lets
+   * discovery see two roots that are one directory (`~/.config/claude` linked to `~/.claude`);
+   * without it each root counts as its own.
+   */
+  readonly realPath?: (path: string) => Effect.Effect<string | undefined>
   /** Up to `length` bytes from `offset`; fewer (possibly none) at the end of the file. */
   readonly read: (
     path: string,
