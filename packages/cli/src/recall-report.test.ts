@@ -164,6 +164,9 @@ describe("recall reports", () => {
         "",
       ].join("\n"),
     )
+    expect(
+      renderSearch({ ...result, hits: [{ ...result.hits[0]!, subagent: true }] }).split("\n")[0],
+    ).toContain(" · assistant · headless · subagent  (")
     expect(renderSearch({ ...result, hits: [] })).toContain('No hits for "retry".')
     // A vector skip the degraded note already names is said once.
     const skippedTwice = renderSearch({
@@ -238,6 +241,11 @@ describe("recall reports", () => {
       ].join("\n"),
     )
     expect(renderRecent([{ ...session, forkedFrom: null }])).not.toContain("forked")
+    const labels = renderRecent([{ ...session, subagent: true, transcript: "changed" }])
+    expect(labels.split("\n")[0]).toContain(
+      " · subagent · forked from root-1 · transcript changed since indexed ('baton recall index' brings it in)",
+    )
+    expect(renderRecent([session])).not.toMatch(/subagent|changed/)
     expect(renderRecent([])).toBe("No sessions match.\n")
     expect(renderRecent([], "in /work/x")).toBe("No sessions match (searched in /work/x).\n")
   })

@@ -128,6 +128,7 @@ export const renderSearch = (result: RecallSearchResult): string => {
   for (const h of result.hits) {
     const where = [sourceName(h.source), h.project ?? h.cwd ?? "?", h.whenHuman, h.role]
     if (h.headless) where.push("headless")
+    if (h.subagent) where.push("subagent")
     if (h.forkedFrom !== null) where.push(`forked from ${h.forkedFrom}`)
     lines.push(`${h.rank}. ${where.join(" · ")}  (${scoreNote(h)})`)
     lines.push(indent(h.snippet))
@@ -167,8 +168,12 @@ export const renderRecent = (sessions: ReadonlyArray<RecentSession>, searched = 
           s.project ?? s.cwd ?? "?",
           counted(s.turns, "turn"),
           ...(s.headless ? ["headless"] : []),
+          ...(s.subagent ? ["subagent"] : []),
           ...(s.forkedFrom !== null ? [`forked from ${s.forkedFrom}`] : []),
           ...(s.transcript === "missing" ? ["transcript deleted, kept in the index"] : []),
+          ...(s.transcript === "changed"
+            ? ["transcript changed since indexed ('baton recall index' brings it in)"]
+            : []),
           ...(s.indexedAgo === null ? [] : [`indexed ${s.indexedAgo}`]),
         ].join(" · ")
         // The command that opens the session where it left off (its last turns).

@@ -9,6 +9,8 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import { wholeNumber } from "./input-numbers.js"
 import * as Schema from "effect/Schema"
 import type { RecallQueryError, RecallStorageError } from "./errors.js"
@@ -18,6 +20,7 @@ import { compileFilters } from "./recall-filters.js"
 import type { RecallFilters } from "./recall-filters.js"
 import { projectOf } from "./search.js"
 import { capText } from "./snippet.js"
+import { TranscriptFileSystem } from "./transcript-file-system.js"
 import { decodeRows } from "./stored-rows.js"
 import { relativeAge, whenHuman } from "./time-format.js"
 import type { TranscriptSource } from "./transcript-model.js"
@@ -52,7 +55,12 @@ export interface RecentSession {
    * for a session that starts with its own turn.
    */
   readonly forkedFrom: string | null
-  /** `indexed`, or `missing` when the transcript is gone from disk and only the index keeps it. */
+  /**
+   * `indexed`; `changed` when the transcript on disk is no longer the one indexed (it grew or was
+   * rewritten since: the next index run brings in what is new); `missing` when it is gone from
+   * disk and only the index keeps it. Checked against the disk when a {@link TranscriptFileSystem}
+   * is provided (one `stat` per listed session), else as of the last index run.
+   */
   readonly transcript: string | null
   /** When its transcript was last indexed (ISO-8601), and how long ago. */
   readonly indexedAt: string | null
@@ -76,6 +84,9 @@ const Rows = Schema.Array(
     forked_from: Schema.NullOr(Schema.String),
     status: Schema.NullOr(Schema.String),
     indexed_at: Schema.NullOr(Schema.Number),
+    path: Schema.NullOr(Schema.String),
+    size: Schema.NullOr(Schema.Number),
+    mtime_ms: Schema.NullOr(Schema.Number),
   }),
 )
 
@@ -112,7 +123,7 @@ export const recentSessions = (
               `select s.source, s.session_id, s.cwd, s.repo_root, s.title, s.first_prompt,
                       s.started_at, s.last_activity, s.turn_count, s.headless, s.subagent,
                       s.id as row_id, s.forked_from,
-                      f.status, f.indexed_at
+                      f.status, f.indexed_at, f.path, f.size, f.mtime_ms
                from sessions s left join files f on f.id = s.file_id
                where (${filters.session.sql}) and (${inRange.sql}) and s.turn_count > 0
                order by s.last_activity is null, s.last_activity desc, s.id desc
@@ -129,6 +140,7 @@ export const recentSessions = (
       },
       catch: storageFailure("read", db.path),
     })
+    const onDisk = yield* diskStatus(rows)
     return rows.map((r, i): RecentSession => {
       const title = r.title ?? r.first_prompt
       return {
@@ -145,9 +157,47 @@ export const recentSessions = (
         headless: r.headless === 1,
         subagent: r.subagent === 1,
         forkedFrom: forkedFrom[i] ?? null,
-        transcript: r.status,
+        transcript: onDisk[i] ?? r.status,
         indexedAt: r.indexed_at === null ? null : new Date(r.indexed_at).toISOString(),
         indexedAgo: r.indexed_at === null ? null : relativeAge(r.indexed_at, now),
       }
     })
+  })
+
+/**
+ * Per row, the transcript's status checked against the disk now (`changed` or `missing`), or
+ * `undefined` to keep the status of the last index run: an `indexed` file whose size and mtime
+ * still match, any other status, or no file system to look with.
+ */
+const diskStatus = (
+  rows: ReadonlyArray<{
+    readonly status: string | null
+    readonly path: string | null
+    readonly size: number | null
+    readonly mtime_ms: number | null
+  }>,
+): Effect.Effect<ReadonlyArray<string | undefined>> =>
+  Effect.gen(function* () {
+    const fs = yield* Effect.serviceOption(TranscriptFileSystem)
+    if (Option.isNone(fs)) return []
+    const checked = rows.filter((r) => r.status === "indexed" && r.path !== null)
+    if (checked.length === 0) return []
+    const stats = yield* fs.value.statMany(checked.map((r) => r.path!))
+    const byPath = new Map<string, string | undefined>()
+    checked.forEach((r, i) => {
+      const stat = stats[i]!
+      byPath.set(
+        r.path!,
+        Result.isFailure(stat)
+          ? stat.failure.code === "ENOENT" || stat.failure.code === "ENOTDIR"
+            ? "missing"
+            : undefined
+          : stat.success.size !== r.size || stat.success.mtimeMs !== r.mtime_ms
+            ? "changed"
+            : undefined,
+      )
+    })
+    return rows.map((r) =>
+      r.status === "indexed" && r.path !== null ? byPath.get(r.path) : undefined,
+    )
   })

@@ -1,6 +1,7 @@
 // expandAround, step, grepRecords, recentSessions and recallStatus over the hand-written history
 // in a real temp-file database. Anchors come from search hits, as an agent would take them.
 import { Clock, Effect } from "effect"
+import { appendFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
@@ -390,6 +391,33 @@ describe("recentSessions", () => {
       titleSource: "first-prompt",
     })
     expect(recent.find((s) => s.sessionId === BACKEND)?.headless).toBe(true)
+  })
+
+  it("checks each listed transcript against the disk: changed since indexed, or deleted", async () => {
+    const own = await indexedHistory(defaultHistory)
+    try {
+      const files = await own.run(
+        Effect.gen(function* () {
+          const db = yield* RecallDatabase
+          return db.sqlite
+            .prepare(
+              "select s.session_id as id, f.path from sessions s join files f on f.id = s.file_id",
+            )
+            .all() as Array<{ id: string; path: string }>
+        }),
+      )
+      const pathOf = (id: string) => files.find((f) => f.id === id)!.path
+      appendFileSync(pathOf(GARDEN), "\n")
+      rmSync(pathOf(PAYMENTS))
+      const transcript = new Map(
+        (await own.run(recentSessions({}))).map((s) => [s.sessionId, s.transcript]),
+      )
+      expect(transcript.get(GARDEN)).toBe("changed")
+      expect(transcript.get(PAYMENTS)).toBe("missing")
+      expect(transcript.get(NOTES)).toBe("indexed")
+    } finally {
+      own.dispose()
+    }
   })
 
   it("filters by source, headless, scope and calendar day", async () => {
