@@ -345,7 +345,7 @@ export const searchRecall = (
     if (query.length > 2000) {
       return yield* new RecallQueryError({
         field: "query",
-        message: `the query is ${query.length} characters; keep it under 2000`,
+        message: `the query is ${query.length} characters; it may be at most 2,000`,
       })
     }
     const k = yield* wholeNumber("k", input.k, { fallback: 10, least: 1, most: 100 })
