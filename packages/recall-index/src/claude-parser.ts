@@ -72,6 +72,7 @@ const ClaudeLine = readStruct(
     operation: readString,
     content: readUnknown,
     summary: readString,
+    leafUuid: readString,
     aiTitle: readString,
     customTitle: readString,
     lastPrompt: readString,
@@ -108,6 +109,9 @@ const metadataTypes = new Set([
   "pr-link",
   "content-replacement",
 ])
+
+/** Title kinds by precedence: a higher rank replaces a lower one, never the reverse. */
+const titleRanks = { summary: 1, ai: 2, custom: 3 } as const
 
 /** Attachment kinds that carry whole system prompts or listings. */
 const noisyAttachments = new Set([
@@ -300,33 +304,43 @@ export const createClaudeReader = (context: ClaudeReaderContext) => {
     const blocks =
       typeof content === "string" ? [{ type: "text", text: content }] : blocksOf(content ?? [])
     const synthetic = rec.message?.model === "<synthetic>" || rec.isApiErrorMessage === true
-    const parts: Array<string> = []
+    // The record's text leads with what its kind names, whatever the block order: tool calls,
+    // then text, then other blocks, reasoning last. Thinking comes first in the line and can be
+    // longer than the record's cap, which would cut the command out of expand and grep.
+    const parts: Array<{ readonly rank: number; readonly text: string }> = []
     const surface: Array<SurfaceText> = []
     let kind: RawRecordKind = "message"
     for (const b of blocks) {
       switch (b.type) {
         case "text":
-          parts.push(b.text ?? "")
+          parts.push({ rank: 1, text: b.text ?? "" })
           if (!synthetic && (b.text ?? "").trim() !== "")
             surface.push(surfaceOf(line, "assistant", b.text!.trim()))
           break
         case "thinking":
-          parts.push(b.thinking ?? "")
+          parts.push({ rank: 3, text: b.thinking ?? "" })
           if (kind === "message" && surface.length === 0) kind = "reasoning"
           break
         case "redacted_thinking":
           if (kind === "message" && surface.length === 0) kind = "reasoning"
           break
         case "tool_use":
-          parts.push(`${b.name ?? "tool"} ${sanitizedJson(b.input ?? {}, maxRawTextChars)}`)
+          parts.push({
+            rank: 0,
+            text: `${b.name ?? "tool"} ${sanitizedJson(b.input ?? {}, maxRawTextChars)}`,
+          })
           kind = "tool-call"
           break
         default:
-          parts.push(`[${b.type}]`)
+          parts.push({ rank: 2, text: `[${b.type}]` })
       }
     }
     if (surface.length > 0 && kind === "reasoning") kind = "message"
-    return { record: raw(line, "assistant", kind, parts.join("\n"), timestamp), surface }
+    const text = parts
+      .sort((a, b) => a.rank - b.rank)
+      .map((p) => p.text)
+      .join("\n")
+    return { record: raw(line, "assistant", kind, text, timestamp), surface }
   }
 
   const otherRecord = (
@@ -399,6 +413,47 @@ export const createClaudeReader = (context: ClaudeReaderContext) => {
     }
   }
 
+  // Titles: a `custom-title` beats an `ai-title`, which beats a trusted legacy `summary`; within
+  // a kind the newest wins (file order; among summaries, the one whose leaf comes last). Ranks of
+  // the titles set in this call, per session. A title carried from an earlier call on the file
+  // (an append, a slice) is of a kind the parse state does not keep: it counts as an `ai-title`,
+  // the kind a live session writes again and again.
+  const titleRank = new Map<string, number>()
+  const setTitle = (sessionId: string, title: string, rank: number): boolean => {
+    const s = assembler.session(sessionId)
+    const held = titleRank.get(sessionId) ?? (s.title !== undefined ? titleRanks.ai : 0)
+    if (rank < held) return false
+    s.title = title
+    titleRank.set(sessionId, rank)
+    return true
+  }
+
+  // A `summary` names a session only when its `leafUuid` is a record of this file (Claude also
+  // appends other sessions' summaries): the leaf's session takes it. A summary may come before or
+  // after its leaf, so each waits for the other, within the call.
+  const leaves = new Map<string, readonly [sessionId: string, offset: number]>()
+  const waitingSummaries = new Map<string, string>()
+  const summaryLeaf = new Map<string, number>()
+  const trustSummary = (summary: string, sessionId: string, leafOffset: number): void => {
+    const held = summaryLeaf.get(sessionId)
+    if (titleRank.get(sessionId) === titleRanks.summary && held !== undefined && leafOffset < held)
+      return
+    if (setTitle(sessionId, summary, titleRanks.summary)) summaryLeaf.set(sessionId, leafOffset)
+  }
+  const summaryRead = (summary: string | undefined, leafUuid: string | undefined): void => {
+    if (summary === undefined || summary.trim() === "" || leafUuid === undefined) return
+    const leaf = leaves.get(leafUuid)
+    if (leaf !== undefined) trustSummary(summary, leaf[0], leaf[1])
+    else waitingSummaries.set(leafUuid, summary)
+  }
+  const leafRead = (uuid: string, sessionId: string, offset: number): void => {
+    leaves.set(uuid, [sessionId, offset])
+    const summary = waitingSummaries.get(uuid)
+    if (summary === undefined) return
+    waitingSummaries.delete(uuid)
+    trustSummary(summary, sessionId, offset)
+  }
+
   /** Handles one non-blank line. */
   const handle = (line: SplitLine): void => {
     const json = parseJsonLine(line.text)
@@ -421,13 +476,12 @@ export const createClaudeReader = (context: ClaudeReaderContext) => {
     if (conversation && hasUnknownKeys(json, knownConversationFields))
       assembler.stats.unknownFieldLines++
 
-    if (rec.type === "ai-title" && rec.aiTitle !== undefined) {
-      const s = assembler.session(baseSession)
-      if (s.title === undefined) s.title = rec.aiTitle
-    }
-    if (rec.type === "custom-title" && rec.customTitle !== undefined) {
-      assembler.session(baseSession).title = rec.customTitle
-    }
+    if (rec.type === "ai-title" && rec.aiTitle !== undefined)
+      setTitle(baseSession, rec.aiTitle, titleRanks.ai)
+    if (rec.type === "custom-title" && rec.customTitle !== undefined)
+      setTitle(baseSession, rec.customTitle, titleRanks.custom)
+    if (rec.type === "summary") summaryRead(rec.summary, rec.leafUuid)
+    if (rec.uuid !== undefined) leafRead(rec.uuid, sessionId, line.offset)
     if (conversation || rec.sessionId !== undefined) {
       if (conversation) updateSession(sessionId, rec, timestamp)
       if (sidechain) {
@@ -462,13 +516,16 @@ export const createClaudeReader = (context: ClaudeReaderContext) => {
       const s = assembler.session(sessionId)
       if (s.firstPrompt === undefined) s.firstPrompt = firstUser.text.slice(0, 300)
     }
+    // A turn opened by a line without a timestamp takes the session's latest time so far (only a
+    // conversation line opens a turn, and it has made its session).
+    const turnTime = timestamp ?? (conversation ? assembler.session(sessionId).endedAt : undefined)
     assembler.place(
       {
         sessionId,
         sidechain,
         ...(side !== undefined ? { side } : {}),
         ...(rec.uuid !== undefined ? { idCandidate: rec.uuid } : {}),
-        ...(timestamp !== undefined ? { timestamp } : {}),
+        ...(turnTime !== undefined ? { timestamp: turnTime } : {}),
       },
       line.offset,
       line.length,

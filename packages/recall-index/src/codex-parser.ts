@@ -786,12 +786,18 @@ export const createCodexReader = (context: CodexReaderContext) => {
       assembler.unknownType(classified.type)
       return
     }
+    // A turn opened by a line without a timestamp (every line of a bare-era rollout) takes the
+    // thread's latest time so far: the bare meta's `timestamp`, or the latest envelope's. Only a
+    // line with a side or surface opens a turn; it lands in this thread's turns either way.
+    const opens = result.side !== undefined || result.surface.length > 0
+    const turnTime =
+      classified.timestamp ?? (opens ? assembler.session(sessionId()).endedAt : undefined)
     assembler.place(
       {
         sessionId: sessionId(),
         sidechain: subagent,
         ...(result.side !== undefined ? { side: result.side } : {}),
-        ...(classified.timestamp !== undefined ? { timestamp: classified.timestamp } : {}),
+        ...(turnTime !== undefined ? { timestamp: turnTime } : {}),
       },
       line.offset,
       line.length,

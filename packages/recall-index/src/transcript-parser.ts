@@ -40,8 +40,11 @@ import { TurnAssembler } from "./turn-assembler.js"
  * new text is embedded. Transcripts deleted since keep what the earlier parser made of them.
  *
  * 2: passwords in URLs (`postgres://user:pw@host`) are masked.
+ * 3: a turn without a timestamp takes its session's latest time so far (bare-era Codex
+ *    rollouts); Claude titles follow custom-title > ai-title > trusted legacy `summary`, newest
+ *    first; a Claude assistant line's record text leads with its tool calls, reasoning last.
  */
-export const TRANSCRIPT_PARSER_VERSION = 2
+export const TRANSCRIPT_PARSER_VERSION = 3
 
 const uuidIn = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/i
 
