@@ -95,6 +95,12 @@ export {
   liveGrepWorkers,
 } from "./grep-worker.js"
 export { recentSessions } from "./recent-sessions.js"
+export {
+  applyCodexThreadNames,
+  CODEX_THREAD_INDEX_FILE,
+  parseThreadNames,
+  readCodexThreadNames,
+} from "./codex-thread-names.js"
 export { recallStatus } from "./recall-status.js"
 export { checkRecallIndexFile } from "./index-file-check.js"
 export type { RecallIndexFileCheck } from "./index-file-check.js"

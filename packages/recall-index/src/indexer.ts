@@ -14,7 +14,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import { basename } from "node:path"
+import { basename, posix } from "node:path"
 import type { ChunkOptions } from "./chunker.js"
 import type { IndexBusyError, RecallStorageError, TranscriptError } from "./errors.js"
 import { decideFileChange, needsPrefixCheck, signatureKey } from "./file-change.js"
@@ -32,7 +32,7 @@ import { deferLexicalIndex, finishLexicalBacklog, lexicalBacklogSize } from "./l
 import { RecallDatabase, storageFailure, WRITER_ANNOUNCEMENT_STALE_MS } from "./recall-database.js"
 import { decodeFileRows, decodeParseState } from "./stored-rows.js"
 import type { StoredFile } from "./stored-rows.js"
-import { discoverTranscripts, headHashOf } from "./transcript-discovery.js"
+import { discoverTranscripts, headHashOf, transcriptRoots } from "./transcript-discovery.js"
 import type {
   DiscoveredTranscript,
   DiscoveryEnvironment,
@@ -40,6 +40,7 @@ import type {
 } from "./transcript-discovery.js"
 import { TranscriptFileSystem } from "./transcript-file-system.js"
 import type { ParseResult, TranscriptSource } from "./transcript-model.js"
+import { applyCodexThreadNames, readCodexThreadNames } from "./codex-thread-names.js"
 import type { RepositoryFiles } from "./repository-root.js"
 import { makeSessionRepositoryResolver } from "./session-repository.js"
 import { addSkippedLines, skippedLinesOf } from "./skipped-lines.js"
@@ -673,6 +674,15 @@ const runIndex = (
       try: () => writer.refreshRepositories(),
       catch: storageFailure("write", db.path),
     })
+    if (options.sources === undefined || options.sources.includes("codex")) {
+      const names = yield* readCodexThreadNames(
+        posix.dirname(transcriptRoots(options.environment).codexSessions),
+      )
+      yield* Effect.try({
+        try: () => applyCodexThreadNames(db.sqlite, names),
+        catch: storageFailure("write", db.path),
+      })
+    }
     const lexicalBacklog = yield* Effect.try({
       try: () => lexicalBacklogSize(db.sqlite),
       catch: storageFailure("read", db.path),

@@ -40,6 +40,11 @@ export interface CorpusSessionSpec {
   readonly headless?: boolean
   /** Codex only: run `thread/compact/start` after this many turns (the mock's reply is the summary). */
   readonly compactAfterTurn?: number
+  /**
+   * Codex only, not headless: name the thread (`thread/name/set`) after its turns. Codex 0.169
+   * writes the name to `$CODEX_HOME/session_index.jsonl`, not into the rollout.
+   */
+  readonly threadName?: string
 }
 
 /** A recorded session. */
@@ -159,6 +164,8 @@ const recordCodex = async (
           await server.compact(threadId, 60_000)
         }
       }
+      if (spec.threadName !== undefined)
+        await server.request("thread/name/set", { threadId, name: spec.threadName })
       sessions.push({ spec, sessionId: threadId, cwd, path: "" })
     }
   }
