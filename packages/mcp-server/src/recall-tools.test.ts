@@ -13,16 +13,19 @@ import {
   embedBacklog,
   embedderFromEnvironment,
   embeddingForIndex,
+  forgetSessions,
   indexTranscripts,
   nodeIndexerProcessLayer,
   nodeTranscriptFileSystemLayer,
   RecallDatabase,
   recallDatabaseLayer,
+  step,
 } from "@baton/recall-index"
 import { encodeClaudeProjectDir, rolloutName } from "@baton/recall-index/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { z } from "zod"
 import { createBatonServer } from "./baton-server.js"
+import { ECHO_CHARS } from "./echoed-input.js"
 import {
   GREP_OUTPUT_CHARS,
   grepOutput,
@@ -30,6 +33,7 @@ import {
   recallStatusOutput,
   recallTools,
   recentSessionsOutput,
+  WINDOW_OUTPUT_CHARS,
 } from "./recall-tools.js"
 
 const CLAUDE_ID = "aaaaaaaa-1111-4111-8111-000000000001"
@@ -125,6 +129,89 @@ const codexRollout = (): string => {
 const write = (path: string, text: string) => {
   mkdirSync(dirname(path), { recursive: true })
   writeFileSync(path, text)
+}
+
+/** Indexes the transcripts under `home` (`claude/`, `codex/`) into `home/data`; its path. */
+const indexHome = async (home: string): Promise<string> => {
+  const dataDir = join(home, "data")
+  await Effect.runPromise(
+    indexTranscripts({
+      environment: {
+        env: { CLAUDE_CONFIG_DIR: join(home, "claude"), CODEX_HOME: join(home, "codex") },
+        homeDir: home,
+      },
+    }).pipe(
+      Effect.provide(
+        Layer.mergeAll(
+          recallDatabaseLayer({ dataDir }),
+          nodeTranscriptFileSystemLayer,
+          nodeIndexerProcessLayer,
+        ),
+      ),
+    ),
+  )
+  return dataDir
+}
+
+/**
+ * A Claude Code session of `rounds` prompts, each answered after 20 tool calls with thinking:
+ * with `full`, one answer renders ~150 k characters, over the answer's budget on its own.
+ */
+const heavySession = (id: string, rounds: number): string => {
+  let n = 0
+  let clock = Date.parse("2026-04-01T09:00:00.000Z")
+  const line = (type: string, message: unknown) => {
+    n += 1
+    clock += 1000
+    return JSON.stringify({
+      parentUuid: null,
+      isSidechain: false,
+      cwd: "/work/heavy",
+      sessionId: id,
+      version: "2.1.90",
+      entrypoint: "cli",
+      type,
+      uuid: `dddddddd-0000-4000-8000-${String(n).padStart(12, "0")}`,
+      timestamp: new Date(clock).toISOString(),
+      message,
+    })
+  }
+  const assistant = (key: string, content: unknown[]) =>
+    line("assistant", { id: key, type: "message", role: "assistant", model: "m", content })
+  const lines: Array<string> = []
+  for (let i = 0; i < rounds; i++) {
+    lines.push(line("user", { role: "user", content: `heavy prompt ${i} ${"word ".repeat(1000)}` }))
+    for (let j = 0; j < 20; j++) {
+      const tool = `t${i}-${j}`
+      lines.push(
+        assistant(`m${i}-${j}`, [
+          { type: "thinking", thinking: "thinking hard ".repeat(300), signature: "s" },
+          {
+            type: "tool_use",
+            id: tool,
+            name: "Bash",
+            input: { command: `echo ${"arg".repeat(1200)}` },
+          },
+        ]),
+        line("user", {
+          role: "user",
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: tool,
+              content: `out ${i}.${j} ${"output line\n".repeat(300)}`,
+            },
+          ],
+        }),
+      )
+    }
+    lines.push(
+      assistant(`a${i}`, [
+        { type: "text", text: `heavy answer ${i} ${"lorem ipsum ".repeat(900)}` },
+      ]),
+    )
+  }
+  return `${lines.join("\n")}\n`
 }
 
 beforeAll(async () => {
@@ -675,8 +762,21 @@ describe("grep's answer size", () => {
       expect(grep.hits.length).toBeLessThan(500)
       expect(JSON.stringify(grep.hits).length).toBeLessThanOrEqual(GREP_OUTPUT_CHARS)
       expect(grep.truncated).toBe(true)
+      // 600 match: the limit stopped the scan at 500, and the answer's size cut those.
       expect(grep.note).toBe(
-        `showing the first ${grep.hits.length} of 500 matches to keep the answer under 60 k characters: narrow the pattern, session_id, scope_cwd or dates`,
+        `showing the first ${grep.hits.length} of the first 500 matches (more matched past the limit of 500) to keep the answer under 60 k characters: narrow the pattern, session_id, scope_cwd or dates`,
+      )
+      // 400 match, all found under the limit: the count is the real one.
+      const all = z
+        .object(grepOutput)
+        .parse(
+          content(
+            await call("grep", { pattern: "zebra number [1-4]\\d\\d ", regex: true, limit: 500 }),
+          ),
+        )
+      expect(all.hits.length).toBeLessThan(400)
+      expect(all.note).toBe(
+        `showing the first ${all.hits.length} of 400 matches to keep the answer under 60 k characters: narrow the pattern, session_id, scope_cwd or dates`,
       )
       const few = z
         .object(grepOutput)
@@ -687,4 +787,422 @@ describe("grep's answer size", () => {
       process.env["BATON_DATA_DIR"] = previous
     }
   }, 60_000)
+})
+
+/** expand_around's or step's answer, as the tests read it. */
+interface WindowAnswer {
+  at_start: boolean
+  at_end: boolean
+  truncated: boolean
+  note: string | null
+  turns: Array<{
+    turn_id: string
+    is_anchor: boolean
+    text: string
+    records: Array<unknown>
+    omitted_records: number
+  }>
+}
+const windowOf = (result: Call): WindowAnswer => {
+  expect(result.isError, JSON.stringify(result.content).slice(0, 300)).toBeFalsy()
+  return result.structuredContent as WindowAnswer
+}
+
+describe("expand_around and step's answer size", () => {
+  const id = "dddddddd-4444-4444-8444-000000000004"
+  let previous: string | undefined
+  /** Every turn id of the session, in order (22 turns: 11 prompts and their answers). */
+  let ids: Array<string> = []
+
+  beforeAll(async () => {
+    const home = join(root, "heavy")
+    write(
+      join(home, "claude", "projects", encodeClaudeProjectDir("/work/heavy"), `${id}.jsonl`),
+      heavySession(id, 11),
+    )
+    const dataDir = await indexHome(home)
+    const turns = (turnId?: string) =>
+      Effect.runPromise(
+        step({
+          sessionId: id,
+          ...(turnId === undefined ? {} : { turnId }),
+          direction: "next",
+          count: 20,
+        }).pipe(Effect.provide(recallDatabaseLayer({ dataDir }))),
+      ).then((w) => w.turns.map((t) => t.turnId))
+    const head = await turns()
+    ids = [...head, ...(await turns(head.at(-1)))]
+    previous = process.env["BATON_DATA_DIR"]
+    process.env["BATON_DATA_DIR"] = dataDir
+  }, 60_000)
+
+  afterAll(() => {
+    process.env["BATON_DATA_DIR"] = previous
+  })
+
+  /** The turns shown are consecutive turns of the session, in order. */
+  const consecutive = (w: WindowAnswer) => {
+    const first = ids.indexOf(w.turns[0]!.turn_id)
+    expect(first).toBeGreaterThanOrEqual(0)
+    expect(w.turns.map((t) => t.turn_id)).toEqual(ids.slice(first, first + w.turns.length))
+    return first
+  }
+
+  it("expand_around keeps the anchor and its nearest turns under WINDOW_OUTPUT_CHARS, and says where the rest is", async () => {
+    expect(ids).toHaveLength(22)
+    const anchor = ids[10]!
+    for (const full of [false, true]) {
+      const result = await call("expand_around", {
+        session_id: id,
+        turn_id: anchor,
+        before: 10,
+        after: 10,
+        full,
+      })
+      const w = windowOf(result)
+      expect(JSON.stringify(w.turns).length, `full ${full}`).toBeLessThanOrEqual(
+        WINDOW_OUTPUT_CHARS,
+      )
+      expect(JSON.stringify(result).length, `full ${full}`).toBeLessThan(3 * WINDOW_OUTPUT_CHARS)
+      expect(w.turns.filter((t) => t.is_anchor).map((t) => t.turn_id)).toEqual([anchor])
+      const first = consecutive(w)
+      const last = first + w.turns.length - 1
+      // Farthest turns go first: what is left is centred on the anchor (within one turn).
+      expect(Math.abs(10 - first - (last - 10)), `full ${full}`).toBeLessThanOrEqual(1)
+      expect(w.turns.length).toBeLessThan(21)
+      expect(w).toMatchObject({ truncated: true, at_start: false, at_end: false })
+      expect(w.note).toContain(
+        `showing ${w.turns.length} of 21 turns to keep the answer under 60 k characters: for the ${first} earlier turns, step prev from turn_id ${ids[first]}; for the ${20 - last} later turns, step next from turn_id ${ids[last]}`,
+      )
+      // The note's way on works: stepping from the last turn shown gives the first one left out.
+      const next = windowOf(
+        await call("step", { session_id: id, turn_id: ids[last], direction: "next" }),
+      )
+      expect(next.turns.map((t) => t.turn_id)).toEqual([ids[last + 1]])
+    }
+  })
+
+  it("cuts the records of an anchor that alone is over, keeping its words and address", async () => {
+    const answer = ids[1]!
+    const result = await call("expand_around", {
+      session_id: id,
+      turn_id: answer,
+      before: 0,
+      after: 0,
+      full: true,
+    })
+    const w = windowOf(result)
+    expect(JSON.stringify(w.turns).length).toBeLessThanOrEqual(WINDOW_OUTPUT_CHARS)
+    expect(w.turns).toHaveLength(1)
+    const [turn] = w.turns
+    expect(turn).toMatchObject({ turn_id: answer, is_anchor: true })
+    expect(turn!.text).toMatch(/^heavy answer 0 /)
+    expect(turn!.records.length).toBeGreaterThan(0)
+    // 20 tool calls and their output, as the per-turn limit (60 with full) would show them all.
+    expect(turn!.records.length + turn!.omitted_records).toBe(40)
+    expect(w.truncated).toBe(true)
+    expect(w.note).toMatch(
+      new RegExp(
+        `^${turn!.omitted_records} records of the turns shown were left out to keep the answer under 60 k characters \\(see omitted_records\\)`,
+      ),
+    )
+  })
+
+  it("step keeps the turns nearest the cursor: the first ones going next, the last going prev", async () => {
+    // The 10 turns asked for end the session: at_end only if the last of them is shown.
+    const forward = windowOf(
+      await call("step", {
+        session_id: id,
+        turn_id: ids[11],
+        direction: "next",
+        count: 10,
+        full: true,
+      }),
+    )
+    expect(JSON.stringify(forward.turns).length).toBeLessThanOrEqual(WINDOW_OUTPUT_CHARS)
+    expect(consecutive(forward)).toBe(12)
+    expect(forward.turns.length).toBeLessThan(10)
+    const shownLast = forward.turns.at(-1)!.turn_id
+    expect(forward).toMatchObject({ truncated: true, at_end: false })
+    expect(forward.note).toContain(`later turns, step next from turn_id ${shownLast}`)
+    expect(forward.note).not.toContain("step prev")
+
+    // The 10 turns before ids[10] start the session: at_start only if the first is shown.
+    const back = windowOf(
+      await call("step", {
+        session_id: id,
+        turn_id: ids[10],
+        direction: "prev",
+        count: 10,
+        full: true,
+      }),
+    )
+    expect(JSON.stringify(back.turns).length).toBeLessThanOrEqual(WINDOW_OUTPUT_CHARS)
+    expect(back.turns.at(-1)!.turn_id).toBe(ids[9])
+    expect(consecutive(back)).toBeGreaterThan(0)
+    expect(back).toMatchObject({ truncated: true, at_start: false, at_end: false })
+    expect(back.note).toContain(`earlier turns, step prev from turn_id ${back.turns[0]!.turn_id}`)
+    expect(back.note).toContain("or leave out full")
+  })
+
+  it("a window under the budget is whole, with no note", async () => {
+    const w = windowOf(
+      await call("step", { session_id: id, turn_id: ids[0], direction: "next", count: 2 }),
+    )
+    expect(w.turns.map((t) => t.turn_id)).toEqual(ids.slice(1, 3))
+    expect(w).toMatchObject({ truncated: false, note: null })
+  })
+})
+
+describe("recall tools on an index file that holds no session", () => {
+  /** Runs `check` with BATON_DATA_DIR at `dataDir`. */
+  const withDataDir = async (dataDir: string, check: () => Promise<void>) => {
+    const previous = process.env["BATON_DATA_DIR"]
+    process.env["BATON_DATA_DIR"] = dataDir
+    try {
+      await check()
+    } finally {
+      process.env["BATON_DATA_DIR"] = previous
+    }
+  }
+
+  /** grep, expand_around and step answer with `says`, as recall_search and recent_sessions do. */
+  const sayNothingIndexed = async (says: RegExp) => {
+    const search = z
+      .object(recallSearchOutput)
+      .parse(content(await call("recall_search", { query: "garden" })))
+    expect(search.note).toMatch(says)
+    const recent = z.object(recentSessionsOutput).parse(content(await call("recent_sessions", {})))
+    expect(recent.note).toMatch(says)
+    for (const args of [{ pattern: "garden" }, { pattern: "garden", session_id: CLAUDE_ID }]) {
+      const grep = z.object(grepOutput).parse(content(await call("grep", args)))
+      expect(grep.hits, JSON.stringify(args)).toEqual([])
+      expect(grep.note, JSON.stringify(args)).toMatch(says)
+    }
+    for (const [tool, args] of [
+      ["expand_around", { session_id: CLAUDE_ID, turn_id: "t" }],
+      ["step", { session_id: CLAUDE_ID, direction: "next" }],
+    ] as const) {
+      const failed = await call(tool, args)
+      expect(failed.isError, tool).toBe(true)
+      expect(JSON.stringify(failed.content), tool).toMatch(says)
+    }
+  }
+
+  it("says a first index run has transcripts to index when the file has no session yet", async () => {
+    const dataDir = join(root, "created-not-filled")
+    // The index file as an index run creates it, before it writes the first session.
+    await Effect.runPromise(Effect.void.pipe(Effect.provide(recallDatabaseLayer({ dataDir }))))
+    await withDataDir(dataDir, () =>
+      sayNothingIndexed(
+        /Nothing indexed yet: [1-9]\d* transcripts? found in .+, none indexed\. Run `baton recall index`/,
+      ),
+    )
+  })
+
+  it("says what search says after forget --all: the transcripts wait for an index run", async () => {
+    const dataDir = join(root, "forgotten")
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        yield* indexTranscripts({ environment: { env: process.env, homeDir: root } })
+        yield* forgetSessions({ _tag: "All" })
+      }).pipe(
+        Effect.provide(
+          Layer.mergeAll(
+            recallDatabaseLayer({ dataDir }),
+            nodeTranscriptFileSystemLayer,
+            nodeIndexerProcessLayer,
+          ),
+        ),
+      ),
+    )
+    await withDataDir(dataDir, () =>
+      sayNothingIndexed(
+        /Nothing indexed yet: 2 transcripts found in .+, none indexed\. Run `baton recall index`/,
+      ),
+    )
+  })
+
+  it("a search that finds nothing in a filled index adds no such note", async () => {
+    const grep = z.object(grepOutput).parse(content(await call("grep", { pattern: "zeppelin" })))
+    expect(grep).toMatchObject({ hits: [], note: null })
+    const missing = await call("step", { session_id: "no-such-session", direction: "next" })
+    expect(JSON.stringify(missing.content)).toContain("no session no-such-session in the index")
+  })
+})
+
+describe("recall tools' declared input", () => {
+  it("lists the limits the tools enforce: lengths, non-empty strings, absolute scope_cwd", async () => {
+    const { tools } = await client.listTools()
+    const property = (tool: string, name: string) => {
+      const schema = (tools.find((t) => t.name === tool)?.inputSchema.properties ?? {})[name] as {
+        anyOf?: Array<Record<string, unknown>>
+        description?: string
+      }
+      return { ...schema, ...schema.anyOf?.[0] }
+    }
+    expect(property("recall_search", "query")).toMatchObject({ minLength: 1, maxLength: 2000 })
+    expect(property("grep", "pattern")).toMatchObject({
+      minLength: 1,
+      maxLength: 1000,
+      description: expect.stringContaining("a regex at most 300"),
+    })
+    for (const tool of ["recall_search", "grep", "recent_sessions"]) {
+      for (const name of ["timezone", "on_date", "start_date", "end_date", "scope_cwd"])
+        expect(property(tool, name), `${tool} ${name}`).toMatchObject({ minLength: 1 })
+      expect(property(tool, "scope_cwd").description).toContain("absolute path")
+      expect(property(tool, "exclude_headless"), tool).toMatchObject({ type: "boolean" })
+    }
+    expect(property("expand_around", "timezone")).toMatchObject({ minLength: 1 })
+    expect(property("grep", "session_id")).toMatchObject({ minLength: 1 })
+  })
+
+  it("refuses a query or pattern over its limit at the schema, naming the limit", async () => {
+    const long = await call("recall_search", { query: "q".repeat(2001) })
+    expect(long.isError).toBe(true)
+    expect(JSON.stringify(long.content)).toContain("the query may be at most 2,000 characters")
+    const longPattern = await call("grep", { pattern: "p".repeat(1001) })
+    expect(longPattern.isError).toBe(true)
+    expect(JSON.stringify(longPattern.content)).toContain(
+      "the pattern may be at most 1,000 characters",
+    )
+    const atLimit = await call("grep", { pattern: "p".repeat(1000) })
+    expect(atLimit.isError).toBeFalsy()
+  })
+
+  it("reads a leading ~ in scope_cwd as the home directory", async () => {
+    const previous = process.env["HOME"]
+    const home = join(root, "tilde-home")
+    mkdirSync(join(home, "garden"), { recursive: true })
+    process.env["HOME"] = home
+    try {
+      const there = z
+        .object(recallSearchOutput)
+        .parse(content(await call("recall_search", { query: "database", scope_cwd: "~/garden" })))
+      expect(there.applied.scope_root).toBe(join(home, "garden"))
+      expect(there.scope_missing).toBe(false)
+      const gone = z
+        .object(grepOutput)
+        .parse(content(await call("grep", { pattern: "retry", scope_cwd: "~/nowhere" })))
+      expect(gone.scope_missing).toBe(true)
+      expect(gone.note).toContain(
+        `scope_cwd ~/nowhere (${join(home, "nowhere")}) is not a directory on this machine`,
+      )
+    } finally {
+      process.env["HOME"] = previous
+    }
+  })
+
+  it("echoes at most ECHO_CHARS characters of an argument in an error", async () => {
+    const huge = "x".repeat(100_000)
+    const expand = await call("expand_around", { session_id: huge, turn_id: "t" })
+    expect(expand.isError).toBe(true)
+    const said = JSON.stringify(expand.content)
+    expect(said.length).toBeLessThan(2 * ECHO_CHARS + 500)
+    expect(said).toContain(`"sessionId\\":\\"${"x".repeat(ECHO_CHARS)}…\\"`)
+    const previous = process.env["BATON_DATA_DIR"]
+    process.env["BATON_DATA_DIR"] = join(root, "no-index-for-echo")
+    try {
+      const none = await call("step", { session_id: huge, direction: "next" })
+      expect(none.isError).toBe(true)
+      expect(JSON.stringify(none.content)).toContain("Nothing indexed yet")
+      expect(JSON.stringify(none.content).length).toBeLessThan(2000)
+    } finally {
+      process.env["BATON_DATA_DIR"] = previous
+    }
+  })
+})
+
+describe("headless sessions", () => {
+  const interactive = "eeeeeeee-5555-4555-8555-000000000005"
+  const machine = "019c0000-eeee-7eee-8eee-000000000006"
+  let previous: string | undefined
+
+  beforeAll(async () => {
+    const home = join(root, "headless")
+    write(
+      join(
+        home,
+        "claude",
+        "projects",
+        encodeClaudeProjectDir("/work/farm"),
+        `${interactive}.jsonl`,
+      ),
+      `${JSON.stringify({
+        type: "user",
+        sessionId: interactive,
+        cwd: "/work/farm",
+        uuid: "eeeeeeee-0000-4000-8000-000000000001",
+        timestamp: "2026-05-01T10:00:00.000Z",
+        message: { role: "user", content: "feed the ferret at noon" },
+      })}\n`,
+    )
+    const at = Date.parse("2026-05-02T10:00:00.000Z")
+    const { dir, name } = rolloutName(at, machine)
+    write(
+      join(home, "codex", "sessions", dir, name),
+      `${[
+        {
+          timestamp: "2026-05-02T10:00:00.000Z",
+          type: "session_meta",
+          payload: {
+            id: machine,
+            timestamp: "2026-05-02T10:00:00.000Z",
+            cwd: "/work/farm",
+            originator: "codex_exec",
+            cli_version: "0.150.0",
+            source: "exec",
+          },
+        },
+        {
+          timestamp: "2026-05-02T10:00:01.000Z",
+          type: "event_msg",
+          payload: { type: "user_message", message: "check the ferret feeder logs" },
+        },
+      ]
+        .map((line) => JSON.stringify(line))
+        .join("\n")}\n`,
+    )
+    const dataDir = await indexHome(home)
+    previous = process.env["BATON_DATA_DIR"]
+    process.env["BATON_DATA_DIR"] = dataDir
+  }, 60_000)
+
+  afterAll(() => {
+    process.env["BATON_DATA_DIR"] = previous
+  })
+
+  it("exclude_headless leaves machine-driven runs out of search, grep and recent sessions", async () => {
+    const search = async (extra: object) =>
+      z
+        .object(recallSearchOutput)
+        .parse(content(await call("recall_search", { query: "ferret", ...extra })))
+        .hits.map((h) => [h.session_id, h.headless, h.subagent])
+    expect(await search({})).toEqual(
+      expect.arrayContaining([
+        [interactive, false, false],
+        [machine, true, false],
+      ]),
+    )
+    expect(new Set((await search({ exclude_headless: true })).map(([s]) => s))).toEqual(
+      new Set([interactive]),
+    )
+    const grep = async (extra: object) =>
+      z
+        .object(grepOutput)
+        .parse(content(await call("grep", { pattern: "ferret", ...extra })))
+        .hits.map((h) => h.session_id)
+    expect(new Set(await grep({}))).toEqual(new Set([interactive, machine]))
+    expect(new Set(await grep({ exclude_headless: true }))).toEqual(new Set([interactive]))
+    const recent = async (extra: Record<string, unknown>) =>
+      z
+        .object(recentSessionsOutput)
+        .parse(content(await call("recent_sessions", extra)))
+        .sessions.map((s) => [s.session_id, s.headless, s.subagent])
+    expect(await recent({})).toEqual([
+      [machine, true, false],
+      [interactive, false, false],
+    ])
+    expect(await recent({ exclude_headless: true })).toEqual([[interactive, false, false]])
+  })
 })

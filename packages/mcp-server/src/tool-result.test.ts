@@ -1,11 +1,16 @@
 import { describe, expect, it } from "vitest"
 import { toolFailure, toolSuccess } from "./baton-tool.js"
+import { ECHO_CHARS } from "./echoed-input.js"
 import {
   defectToCallToolResult,
   describeToolFailure,
   failureFields,
   toCallToolResult,
 } from "./tool-result.js"
+
+/** The fields block of a failure's result. */
+const toCallToolResultText = (failure: { _tag: string }): string =>
+  (toCallToolResult(toolFailure(failure), "t").content[1] as { text: string }).text
 
 describe("tool results", () => {
   it("mirrors structured content in text", () => {
@@ -23,6 +28,21 @@ describe("tool results", () => {
       { type: "text", text: "Bare: failed (from t)." },
       { type: "text", text: '{"_tag":"Bare"}' },
     ])
+  })
+
+  it("echoes at most ECHO_CHARS characters of a string field", () => {
+    const long = "x".repeat(ECHO_CHARS + 1)
+    const cut = `${"x".repeat(ECHO_CHARS)}…`
+    const failure = { _tag: "Missing", id: long, nested: { ids: [long] }, limit: 3 }
+    expect(toCallToolResult(toolFailure(failure), "t").content).toEqual([
+      { type: "text", text: `Missing: id=${cut}, nested={"ids":["${cut}"]}, limit=3 (from t).` },
+      {
+        type: "text",
+        text: JSON.stringify({ _tag: "Missing", id: cut, nested: { ids: [cut] }, limit: 3 }),
+      },
+    ])
+    const short = { _tag: "Missing", id: "x".repeat(ECHO_CHARS) }
+    expect(JSON.parse(toCallToolResultText(short))).toEqual(short)
   })
 
   it("keeps only data fields of an error (no stack, message or cause)", () => {

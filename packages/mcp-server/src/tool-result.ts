@@ -3,10 +3,12 @@
  * `structuredContent` plus a text block mirroring it. Tagged failure: `isError` with the `_tag`
  * and the error's own message (domain errors say what to fix), plus its fields as JSON. Defect:
  * `isError` saying it is a bug in baton, not in the input. Guarantees: never includes a stack
- * trace or anything but an error's own fields (which never carry a flagged secret).
+ * trace or anything but an error's own fields (which never carry a flagged secret); a string
+ * field is shown up to `ECHO_CHARS` characters (a field often echoes the caller's argument).
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import type { ToolFailure, ToolOutcome } from "./baton-tool.js"
+import { echoed } from "./echoed-input.js"
 
 const hiddenKeys = new Set(["_tag", "name", "message", "stack", "cause"])
 
@@ -14,8 +16,14 @@ const hiddenKeys = new Set(["_tag", "name", "message", "stack", "cause"])
 export const failureFields = (failure: ToolFailure): Readonly<Record<string, unknown>> =>
   Object.fromEntries(Object.entries(failure).filter(([key]) => !hiddenKeys.has(key)))
 
+/** JSON with every string cut to `ECHO_CHARS` characters. */
+const boundedJson = (value: unknown): string | undefined =>
+  JSON.stringify(value, (_key, field: unknown) =>
+    typeof field === "string" ? echoed(field) : field,
+  )
+
 const show = (value: unknown): string =>
-  typeof value === "string" ? value : (JSON.stringify(value) ?? String(value))
+  typeof value === "string" ? echoed(value) : (boundedJson(value) ?? String(value))
 
 const ownMessage = (failure: ToolFailure): string | undefined => {
   const message = (failure as { message?: unknown }).message
@@ -46,7 +54,7 @@ export const toCallToolResult = <A>(outcome: ToolOutcome<A>, toolName: string): 
       { type: "text", text: describeToolFailure(outcome.failure, toolName) },
       {
         type: "text",
-        text: JSON.stringify({ _tag: outcome.failure._tag, ...failureFields(outcome.failure) }),
+        text: boundedJson({ _tag: outcome.failure._tag, ...failureFields(outcome.failure) }) ?? "",
       },
     ],
   }
