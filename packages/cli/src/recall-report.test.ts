@@ -316,6 +316,10 @@ describe("recall reports", () => {
         },
       ],
     } as unknown as TurnWindow
+    expect(renderGrep(grep).split("\n")[0]).toBe("Claude Code · garden · today · message")
+    expect(
+      renderGrep({ ...grep, hits: [{ ...hit, headless: true, subagent: true }] }).split("\n")[0],
+    ).toBe("Claude Code · garden · today · message · headless · subagent")
     for (const text of [renderGrep(grep), renderWindow(window, "(no turns)")]) {
       // eslint-disable-next-line no-control-regex
       expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)

@@ -192,7 +192,14 @@ export const renderGrep = (result: GrepResult, searched = ""): string => {
     )
   for (const h of result.hits) {
     lines.push(
-      `${[sourceName(h.source), h.project ?? h.cwd ?? "?", h.whenHuman, h.kind].join(" · ")}`,
+      `${[
+        sourceName(h.source),
+        h.project ?? h.cwd ?? "?",
+        h.whenHuman,
+        h.kind,
+        ...(h.headless ? ["headless"] : []),
+        ...(h.subagent ? ["subagent"] : []),
+      ].join(" · ")}`,
     )
     lines.push(indent(h.snippet))
     lines.push(

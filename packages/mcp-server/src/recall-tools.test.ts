@@ -2,7 +2,7 @@
 // temp index built from a small synthetic history (Claude Code + Codex) with the default
 // embedded embedder. Every structuredContent is checked by the client against the tool's
 // output schema; the tests also parse it with the zod shapes.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -807,6 +807,62 @@ const windowOf = (result: Call): WindowAnswer => {
   expect(result.isError, JSON.stringify(result.content).slice(0, 300)).toBeFalsy()
   return result.structuredContent as WindowAnswer
 }
+
+describe("recent_sessions and grep on a fresh index", () => {
+  let previous: string | undefined
+  let claudePath = ""
+
+  beforeAll(async () => {
+    const home = join(root, "fresh")
+    claudePath = join(
+      home,
+      "claude",
+      "projects",
+      encodeClaudeProjectDir("/work/garden"),
+      `${CLAUDE_ID}.jsonl`,
+    )
+    write(claudePath, claudeSession())
+    const { dir, name } = rolloutName(Date.parse("2026-03-12T08:00:00.000Z"), CODEX_ID)
+    // A `codex exec` run: headless.
+    write(
+      join(home, "codex", "sessions", dir, name),
+      codexRollout()
+        .replace('"originator":"codex-tui"', '"originator":"codex_exec"')
+        .replace('"source":"cli"', '"source":"exec"'),
+    )
+    const dataDir = await indexHome(home)
+    previous = process.env["BATON_DATA_DIR"]
+    process.env["BATON_DATA_DIR"] = dataDir
+  }, 60_000)
+
+  afterAll(() => {
+    process.env["BATON_DATA_DIR"] = previous
+  })
+
+  it("grep hits say whether their session is headless or a subagent", async () => {
+    const grep = async (pattern: string) =>
+      z.object(grepOutput).parse(content(await call("grep", { pattern }))).hits
+    expect(await grep("c:\\PAY\\hooks")).toMatchObject([
+      { session_id: CODEX_ID, headless: true, subagent: false },
+    ])
+    expect(await grep("migrations=12")).toMatchObject([
+      { session_id: CLAUDE_ID, headless: false, subagent: false },
+    ])
+  })
+
+  it("recent_sessions checks each transcript against the disk", async () => {
+    const transcript = async () =>
+      z
+        .object(recentSessionsOutput)
+        .parse(content(await call("recent_sessions", {})))
+        .sessions.find((s) => s.session_id === CLAUDE_ID)?.transcript
+    expect(await transcript()).toBe("indexed")
+    appendFileSync(claudePath, "\n")
+    expect(await transcript()).toBe("changed")
+    rmSync(claudePath)
+    expect(await transcript()).toBe("missing")
+  })
+})
 
 describe("expand_around and step's answer size", () => {
   const id = "dddddddd-4444-4444-8444-000000000004"

@@ -116,6 +116,8 @@ const withIndex = async <A>(
         Effect.provide(connections.layer({ dataDir: dir })),
         // Whether an index run's process is alive (`recall_status`'s `indexing`).
         Effect.provide(recall.nodeIndexerProcessLayer),
+        // Transcripts checked against the disk (`recent_sessions`' `transcript`).
+        Effect.provide(recall.nodeTranscriptFileSystemLayer),
       ),
     ),
   )
@@ -920,6 +922,8 @@ export const grepOutput = {
       when_human: z.string(),
       project: z.string().nullable(),
       cwd: z.string().nullable(),
+      headless: z.boolean().describe("a machine-driven run (codex exec, claude -p)"),
+      subagent: z.boolean().describe("a subagent (sidechain) session"),
       snippet: z.string(),
     }),
   ),
@@ -1015,6 +1019,8 @@ export const grepTool = defineBatonTool({
       when_human: h.whenHuman,
       project: h.project,
       cwd: h.cwd,
+      headless: h.headless,
+      subagent: h.subagent,
       snippet: h.snippet,
     }))
     const hits = withinBudget(all, GREP_OUTPUT_CHARS)
@@ -1066,7 +1072,9 @@ export const recentSessionsOutput = {
       transcript: z
         .string()
         .nullable()
-        .describe("indexed, or missing: deleted from disk, kept in the index"),
+        .describe(
+          "indexed; changed: it grew or was rewritten since it was indexed (the next index run brings in what is new); missing: deleted from disk, kept in the index",
+        ),
       indexed_at: z.string().nullable().describe("when this session's transcript was last indexed"),
       indexed_ago: z.string().nullable(),
     }),

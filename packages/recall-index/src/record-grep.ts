@@ -85,6 +85,10 @@ export interface GrepHit {
   readonly whenHuman: string
   readonly cwd: string | null
   readonly project: string | null
+  /** A machine-driven run (`codex exec`, `claude -p`). */
+  readonly headless: boolean
+  /** A subagent (sidechain) session. */
+  readonly subagent: boolean
   readonly snippet: string
 }
 
@@ -125,6 +129,8 @@ interface Row {
   readonly timestamp: string | null
   readonly cwd: string | null
   readonly repo_root: string | null
+  readonly headless: number
+  readonly subagent: number
   readonly text: string
 }
 
@@ -327,7 +333,8 @@ export const grepRecords = (
         db.sqlite.prepare(
           `select r.id, s.source, s.session_id, s.id as session_row, s.forked_from, t.turn_id, t.role,
                   r.kind, r.record_type,
-                  coalesce(r.timestamp, t.timestamp) as timestamp, s.cwd, s.repo_root, r.text
+                  coalesce(r.timestamp, t.timestamp) as timestamp, s.cwd, s.repo_root, s.headless,
+                  s.subagent, r.text
            from raw_records r
            join sessions s on s.id = r.session_row
            left join turns t on t.id = r.turn_row
@@ -457,6 +464,8 @@ export const grepRecords = (
             whenHuman: whenHuman(row.timestamp, now, filters.timezone),
             cwd: row.cwd,
             project: projectOf(row.repo_root),
+            headless: row.headless === 1,
+            subagent: row.subagent === 1,
             snippet: snippetAt(row.text, match.at, match.length, snippetChars),
           })
         }
