@@ -43,23 +43,36 @@ export const parseThreadNames = (text: string): Map<string, string> => {
   return new Map([...names].map(([id, { name }]) => [id, name]))
 }
 
-/** The thread names in `codexHome`'s thread index (none when it is missing or unreadable). */
+/**
+ * The thread names in `codexHome`'s thread index (none when it is missing or unreadable), and the
+ * file's signature (size, mtime, inode; `undefined` without a file). When the signature equals
+ * `unchangedSince`, the file is not read and `names` is `undefined`: a no-change index run reads
+ * no transcript bytes, this file's included.
+ */
 export const readCodexThreadNames = (
   codexHome: string,
-): Effect.Effect<Map<string, string>, never, TranscriptFileSystem> =>
+  unchangedSince?: string,
+): Effect.Effect<
+  { readonly names: Map<string, string> | undefined; readonly signature: string | undefined },
+  never,
+  TranscriptFileSystem
+> =>
   Effect.gen(function* () {
     const fs = yield* TranscriptFileSystem
     const path = `${codexHome.replace(/\/+$/, "")}/${CODEX_THREAD_INDEX_FILE}`
     const stat = yield* Effect.result(fs.stat(path))
-    if (stat._tag === "Failure" || stat.success.kind !== "file") return new Map<string, string>()
+    if (stat._tag === "Failure" || stat.success.kind !== "file")
+      return { names: new Map<string, string>(), signature: undefined }
     const size = stat.success.size
+    const signature = `${size}:${stat.success.mtimeMs}:${stat.success.ino}`
+    if (signature === unchangedSince) return { names: undefined, signature }
     const from = Math.max(0, size - THREAD_INDEX_TAIL_BYTES)
     const bytes = yield* Effect.result(fs.read(path, from, size - from))
-    if (bytes._tag === "Failure") return new Map<string, string>()
+    if (bytes._tag === "Failure") return { names: new Map<string, string>(), signature: undefined }
     let text = new TextDecoder().decode(bytes.success)
     // Started mid-file: the first (partial) line is not an entry.
     if (from > 0) text = text.slice(text.indexOf("\n") + 1)
-    return parseThreadNames(text)
+    return { names: parseThreadNames(text), signature }
   })
 
 /**
@@ -79,4 +92,24 @@ export const applyCodexThreadNames = (
     for (const [id, name] of names) changed += update.run(name, id, name).changes
     return changed
   })()
+}
+
+const SIGNATURE_KEY = "codex_thread_index"
+
+/** The thread index signature the last names were applied from (`meta`), if any. */
+export const threadIndexSignature = (sqlite: Database): string | undefined =>
+  (
+    sqlite.prepare("select value from meta where key = ?").get(SIGNATURE_KEY) as
+      { value: string } | undefined
+  )?.value
+
+/** Records the thread index signature names were applied from (none: forgets it). */
+export const saveThreadIndexSignature = (sqlite: Database, signature: string | undefined): void => {
+  if (signature === undefined) sqlite.prepare("delete from meta where key = ?").run(SIGNATURE_KEY)
+  else
+    sqlite
+      .prepare(
+        "insert into meta (key, value) values (?, ?) on conflict (key) do update set value = excluded.value",
+      )
+      .run(SIGNATURE_KEY, signature)
 }

@@ -40,7 +40,12 @@ import type {
 } from "./transcript-discovery.js"
 import { TranscriptFileSystem } from "./transcript-file-system.js"
 import type { ParseResult, TranscriptSource } from "./transcript-model.js"
-import { applyCodexThreadNames, readCodexThreadNames } from "./codex-thread-names.js"
+import {
+  applyCodexThreadNames,
+  readCodexThreadNames,
+  saveThreadIndexSignature,
+  threadIndexSignature,
+} from "./codex-thread-names.js"
 import type { RepositoryFiles } from "./repository-root.js"
 import { makeSessionRepositoryResolver } from "./session-repository.js"
 import { addSkippedLines, skippedLinesOf } from "./skipped-lines.js"
@@ -675,13 +680,21 @@ const runIndex = (
       catch: storageFailure("write", db.path),
     })
     if (options.sources === undefined || options.sources.includes("codex")) {
-      const names = yield* readCodexThreadNames(
+      // Read again when it changed, or when this run wrote sessions it may name.
+      const wrote = counts.new + counts.append + counts.rewrite + counts.reparse > 0
+      const { names, signature } = yield* readCodexThreadNames(
         posix.dirname(transcriptRoots(options.environment).codexSessions),
+        wrote ? undefined : threadIndexSignature(db.sqlite),
       )
-      yield* Effect.try({
-        try: () => applyCodexThreadNames(db.sqlite, names),
-        catch: storageFailure("write", db.path),
-      })
+      if (names !== undefined) {
+        yield* Effect.try({
+          try: () => {
+            applyCodexThreadNames(db.sqlite, names)
+            saveThreadIndexSignature(db.sqlite, signature)
+          },
+          catch: storageFailure("write", db.path),
+        })
+      }
     }
     const lexicalBacklog = yield* Effect.try({
       try: () => lexicalBacklogSize(db.sqlite),
