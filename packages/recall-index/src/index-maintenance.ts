@@ -165,6 +165,129 @@ export const pruneDeleted = (): Effect.Effect<RemovalCounts, RecallStorageError,
     }),
   )
 
+/** Temp table of the session rows a forget removes. */
+const FORGET_TARGETS = "temp.baton_forget_sessions"
+/** Temp table of the turn rows, held by other sessions, that copy a forgotten turn. */
+const FORGET_COPIES = "temp.baton_forget_copies"
+
+/**
+ * Forgets the sessions `whereSql` selects and their subagent sessions (rows whose
+ * `parent_session_id` names one, at any depth), in the caller's transaction: records them in
+ * `forgotten_sessions` and their turn ids in `forgotten_turns`, marks their files `forgotten`,
+ * deletes the copies of their turns other sessions of the same source hold (a Claude Code fork's
+ * history: the parent's records, uuids included, under the fork's id), recounts those sessions
+ * and deletes the ones left with no turn, then deletes the sessions themselves. Notes the texts
+ * it deletes ({@link noteGoneText}); the caller drops their vectors.
+ */
+const forgetTargets = (
+  sqlite: Database,
+  whereSql: string,
+  args: ReadonlyArray<unknown>,
+  now: number,
+): RemovalCounts => {
+  sqlite.exec(`create temp table if not exists baton_forget_sessions (id integer primary key);
+    create temp table if not exists baton_forget_copies (id integer primary key);
+    delete from ${FORGET_TARGETS}; delete from ${FORGET_COPIES};`)
+  sqlite
+    .prepare(`insert into ${FORGET_TARGETS} select id from sessions where ${whereSql}`)
+    .run(...args)
+  // Subagents of subagents too (Codex threads can nest): one pass per level.
+  const subagents = sqlite.prepare(
+    `insert or ignore into ${FORGET_TARGETS}
+     select s.id from sessions s
+      where s.parent_session_id is not null and s.id not in (select id from ${FORGET_TARGETS})
+        and exists (select 1 from sessions p where p.source = s.source
+                      and p.session_id = s.parent_session_id
+                      and p.id in (select id from ${FORGET_TARGETS}))`,
+  )
+  while (subagents.run().changes > 0) {
+    // Until a level adds none.
+  }
+  const targets = `select id from ${FORGET_TARGETS}`
+  sqlite
+    .prepare(
+      `insert or replace into forgotten_sessions (source, session_id, forgotten_at)
+       select source, session_id, ? from sessions where id in (${targets})`,
+    )
+    .run(now)
+  sqlite
+    .prepare(
+      `insert or ignore into forgotten_turns (source, turn_id, forgotten_at)
+       select distinct s.source, t.turn_id, ? from turns t join sessions s on s.id = t.session_row
+        where t.session_row in (${targets})`,
+    )
+    .run(now)
+  const files = sqlite
+    .prepare(
+      `update files set status = 'forgotten', resumable = 0, indexed_offset = 0
+       where id in (select file_id from turns where session_row in (${targets})
+                    union select file_id from sessions where id in (${targets}))`,
+    )
+    .run().changes
+  sqlite
+    .prepare(
+      "delete from file_states where file_id in (select id from files where status = 'forgotten')",
+    )
+    .run()
+  // The copies: other sessions' turns with a forgotten turn's id, in the same source.
+  sqlite
+    .prepare(
+      `insert or ignore into ${FORGET_COPIES}
+       select c.id from turns t
+         join sessions ts on ts.id = t.session_row
+         join turns c on c.turn_id = t.turn_id
+         join sessions cs on cs.id = c.session_row and cs.source = ts.source
+        where t.session_row in (${targets}) and c.session_row not in (${targets})`,
+    )
+    .run()
+  const copies = `select id from ${FORGET_COPIES}`
+  const holders = `select distinct session_row from turns where id in (${copies})`
+  const copyHolders = sqlite.prepare(holders).pluck().all() as Array<number>
+  noteGoneText(sqlite, `turn_row in (${copies})`)
+  noteGoneText(sqlite, `turn_row in (select id from turns where session_row in (${targets}))`)
+  // Turns take their raw records, chunks and FTS rows with them (cascade and triggers).
+  sqlite.prepare(`delete from turns where id in (${copies})`).run()
+  if (copyHolders.length > 0) recountSessions(sqlite, copyHolders)
+  const sessions = sqlite.prepare(`delete from sessions where id in (${targets})`).run().changes
+  sqlite.exec(`delete from ${FORGET_TARGETS}; delete from ${FORGET_COPIES};`)
+  return { sessions, files }
+}
+
+/**
+ * Recounts the sessions `ids` after some of their turns were deleted (the copies of forgotten
+ * turns): turn, chunk and record counts and last activity from their rows, and the first prompt
+ * from their first turn left with user text (it may have been a forgotten copy's). A session left
+ * with no turn is deleted with its records: it held nothing but the forgotten copies (a fork made
+ * with no prompt of its own yet); its own later turns make it again.
+ */
+const recountSessions = (sqlite: Database, ids: ReadonlyArray<number>): void => {
+  const list = JSON.stringify(ids)
+  sqlite
+    .prepare(
+      `update sessions set
+         turn_count = (select count(distinct t.turn_id) from turns t where t.session_row = sessions.id),
+         chunk_count = (select count(*) from turns t join chunks c on c.turn_row = t.id
+                         where t.session_row = sessions.id),
+         raw_count = (select count(*) from raw_records r where r.session_row = sessions.id),
+         last_activity = coalesce((select max(t.timestamp) from turns t
+                                    where t.session_row = sessions.id), ended_at),
+         first_prompt = (select substr(c.text, 1, 300) from turns t
+                           join chunks c on c.turn_row = t.id and c.role = 'user'
+                          where t.session_row = sessions.id
+                          order by t.timestamp is null, t.timestamp, t.file_id, t.ordinal,
+                                   c.surface_index, c.chunk_index
+                          limit 1)
+       where id in (select value from json_each(?))`,
+    )
+    .run(list)
+  sqlite
+    .prepare(
+      `delete from sessions where id in (select value from json_each(?))
+         and not exists (select 1 from turns t where t.session_row = sessions.id)`,
+    )
+    .run(list)
+}
+
 /** What to forget: everything, one session, or every session of a repository root. */
 export type ForgetTarget =
   | { readonly _tag: "All" }
@@ -207,6 +330,7 @@ export const forgetSessions = (
                 const files = db.sqlite.prepare("delete from files").run().changes
                 db.sqlite.prepare("delete from raw_records").run()
                 db.sqlite.prepare("delete from forgotten_sessions").run()
+                db.sqlite.prepare("delete from forgotten_turns").run()
                 dropUnreferencedVectors(db.sqlite)
                 return { sessions, files }
               })
@@ -223,10 +347,13 @@ export const forgetSessions = (
               const where =
                 target._tag === "Session"
                   ? target.source === undefined
-                    ? { sql: "session_id = ?", args: [target.sessionId] }
+                    ? {
+                        sql: "(session_id = ? or parent_session_id = ?)",
+                        args: [target.sessionId, target.sessionId],
+                      }
                     : {
-                        sql: "session_id = ? and source = ?",
-                        args: [target.sessionId, target.source],
+                        sql: "(session_id = ? or parent_session_id = ?) and source = ?",
+                        args: [target.sessionId, target.sessionId, target.source],
                       }
                   : {
                       sql: `(${scopeClause("", target.repoRoot).sql})${target.source === undefined ? "" : " and source = ?"}`,
@@ -235,35 +362,9 @@ export const forgetSessions = (
                         ...(target.source === undefined ? [] : [target.source]),
                       ],
                     }
-              const ids = `select id from sessions where ${where.sql}`
-              db.sqlite
-                .prepare(
-                  `insert or replace into forgotten_sessions (source, session_id, forgotten_at)
-                   select source, session_id, ? from sessions where ${where.sql}`,
-                )
-                .run(now, ...where.args)
-              const files = db.sqlite
-                .prepare(
-                  `update files set status = 'forgotten', resumable = 0, indexed_offset = 0
-                 where id in (select file_id from turns where session_row in (${ids})
-                              union select file_id from sessions where id in (${ids}))`,
-                )
-                .run(...where.args, ...where.args).changes
-              db.sqlite
-                .prepare(
-                  "delete from file_states where file_id in (select id from files where status = 'forgotten')",
-                )
-                .run()
-              noteGoneText(
-                db.sqlite,
-                `turn_row in (select id from turns where session_row in (${ids}))`,
-                ...where.args,
-              )
-              const sessions = db.sqlite
-                .prepare(`delete from sessions where ${where.sql}`)
-                .run(...where.args).changes
+              const removed = forgetTargets(db.sqlite, where.sql, where.args, now)
               dropVectorsOfGoneText(db.sqlite)
-              return { sessions, files }
+              return removed
             })
             .immediate(),
         ),

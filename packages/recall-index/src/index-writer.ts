@@ -445,19 +445,86 @@ export const makeIndexWriter = (
     "update files set status = 'forgotten', resumable = 0, indexed_offset = 0 where id = ?",
   )
   const deleteFileState = sqlite.prepare("delete from file_states where file_id = ?")
+  // One lookup per file, and none per turn while nothing was ever forgotten (`forgotten_turns`
+  // is empty): the turn ids are only matched, in one statement, once it holds some.
+  const anyForgottenTurn = sqlite.prepare("select exists (select 1 from forgotten_turns)").pluck()
+  const forgottenTurnsIn = sqlite
+    .prepare(
+      `select j.value from json_each(?) j
+       where exists (select 1 from forgotten_turns f where f.source = ? and f.turn_id = j.value)`,
+    )
+    .pluck()
+  const rememberTurns = sqlite.prepare(
+    `insert or ignore into forgotten_turns (source, turn_id, forgotten_at)
+     select ?, value, ? from json_each(?)`,
+  )
 
   /**
-   * The session ids in `result` that were forgotten (`forgotten_sessions`): their text is never
-   * written again, whichever file carries it — a forgotten transcript moved and grown, copied, or
-   * forked with its history.
+   * The session ids in `result` that were forgotten (`forgotten_sessions`), and the subagent
+   * sessions of those: their text is never written again, whichever file carries it — a
+   * forgotten transcript moved and grown, copied, or forked with its history, or a subagent the
+   * forgotten session started later.
    */
   const forgottenSessionIds = (source: string, result: FileWrite["result"]): Set<string> => {
     const ids = new Set<string>()
-    for (const s of result.sessions) ids.add(s.sessionId)
+    for (const s of result.sessions) {
+      ids.add(s.sessionId)
+      if (s.parentSessionId !== undefined) ids.add(s.parentSessionId)
+    }
     for (const t of result.turns) ids.add(t.sessionId)
     const forgotten = new Set<string>()
     for (const id of ids) if (isForgottenSession.get(source, id) !== undefined) forgotten.add(id)
+    for (const s of result.sessions)
+      if (s.parentSessionId !== undefined && forgotten.has(s.parentSessionId))
+        forgotten.add(s.sessionId)
     return forgotten
+  }
+
+  /**
+   * Leaves out of `parsed` the turns of forgotten sessions and the turns whose ids were forgotten
+   * (`forgotten_turns`: a fork's copy of a forgotten session's turns), and records the ids of the
+   * former, so a later copy of them under another session id is left out too. While any turn id
+   * is forgotten, a session's first prompt is its first user text among the turns kept: the
+   * parser took it from the file's first user text, which may be a forgotten copy.
+   */
+  const withoutForgotten = (
+    source: string,
+    parsed: FileWrite["result"],
+    forgottenIds: ReadonlySet<string>,
+    now: number,
+  ): FileWrite["result"] => {
+    const turnsForgotten = forgottenIds.size > 0 || anyForgottenTurn.get() === 1
+    if (!turnsForgotten) return parsed
+    const forgottenTurns = new Set(
+      forgottenTurnsIn.all(JSON.stringify(parsed.turns.map((t) => t.id)), source) as Array<string>,
+    )
+    const dropped = parsed.turns.filter((t) => forgottenIds.has(t.sessionId)).map((t) => t.id)
+    if (dropped.length > 0) rememberTurns.run(source, now, JSON.stringify(dropped))
+    const turns = parsed.turns.filter(
+      (t) => !forgottenIds.has(t.sessionId) && !forgottenTurns.has(t.id),
+    )
+    const firstPrompts = new Map<string, string>()
+    for (const t of turns) {
+      const user = t.surface.find((surface) => surface.role === "user")
+      if (user !== undefined && !firstPrompts.has(t.sessionId))
+        firstPrompts.set(t.sessionId, user.text.slice(0, 300))
+    }
+    const sessions = parsed.sessions
+      .filter((s) => !forgottenIds.has(s.sessionId))
+      .map((s): TranscriptSession => {
+        const { firstPrompt: _parsed, ...rest } = s
+        const firstPrompt = firstPrompts.get(s.sessionId)
+        return firstPrompt === undefined ? rest : { ...rest, firstPrompt }
+      })
+    return {
+      ...parsed,
+      sessions,
+      turns,
+      preamble:
+        parsed.sessions[0] !== undefined && forgottenIds.has(parsed.sessions[0].sessionId)
+          ? []
+          : parsed.preamble,
+    }
   }
 
   const writeFileTx = sqlite.transaction((write: FileWrite): FileWriteCounts => {
@@ -466,18 +533,7 @@ export const makeIndexWriter = (
     if (existing?.status === "forgotten")
       return { turns: 0, rawRecords: 0, chunks: 0, forgotten: true }
     const forgottenIds = forgottenSessionIds(file.source, parsed)
-    const result =
-      forgottenIds.size === 0
-        ? parsed
-        : {
-            ...parsed,
-            sessions: parsed.sessions.filter((s) => !forgottenIds.has(s.sessionId)),
-            turns: parsed.turns.filter((t) => !forgottenIds.has(t.sessionId)),
-            preamble:
-              parsed.sessions[0] !== undefined && forgottenIds.has(parsed.sessions[0].sessionId)
-                ? []
-                : parsed.preamble,
-          }
+    const result = withoutForgotten(file.source, parsed, forgottenIds, write.now)
     if (existing !== undefined && mode === "full") {
       removeFileRows(existing.id)
       deleteTurns.run(existing.id)

@@ -30,7 +30,7 @@ const sqlTag = async () => (await import("kysely")).sql
 export const CONTENT_HASH_CHARS = 16
 
 /** Schema version written to `meta.schema_version` by the latest migration. */
-export const RECALL_SCHEMA_VERSION = 12
+export const RECALL_SCHEMA_VERSION = 13
 
 /** FTS5 tokenizer of `chunks_fts` (see README "Decisions" for the measurement). */
 export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -209,6 +209,19 @@ export interface ForgottenSessionsTable {
   readonly forgotten_at: number | null
 }
 
+/**
+ * `forgotten_turns`: the turn ids of every session `recall forget` removed (schema 13). Claude Code
+ * copies a session's records, ids included, into a `--fork-session` fork under the fork's session
+ * id, so a forgotten session's text also lives on under other sessions: no index run writes a turn
+ * with one of these ids again, whichever session or file carries it.
+ */
+export interface ForgottenTurnsTable {
+  readonly source: string
+  readonly turn_id: string
+  /** Epoch ms. */
+  readonly forgotten_at: number
+}
+
 /** Every table Kysely sees. */
 export interface RecallTables {
   readonly files: FilesTable
@@ -223,6 +236,7 @@ export interface RecallTables {
   readonly index_lock: IndexLockTable
   readonly lexical_backlog: LexicalBacklogTable
   readonly forgotten_sessions: ForgottenSessionsTable
+  readonly forgotten_turns: ForgottenTurnsTable
 }
 
 const initial: Migration = {
@@ -796,6 +810,31 @@ const distinctTurnCounts: Migration = {
   },
 }
 
+/**
+ * Forgotten turns (schema 13): Claude Code copies a session's records — their uuids, so its turn
+ * ids, included — into a `claude --resume <id> --fork-session` fork under the fork's session id,
+ * with no field naming the session it came from. Forgetting a session by its id left those copies
+ * in the index, and a fork made later brought its text back. `forgotten_turns` records the turn
+ * ids of every session forgotten from now on; `forget` deletes the other sessions' copies of them
+ * and the writer leaves them out of any file. The turns of sessions forgotten before are no longer
+ * in the index, so their ids are not known: an index run that reads one of those sessions' text
+ * again (its transcript moved or copied) records them then.
+ */
+const forgottenTurns: Migration = {
+  up: async (db: Kysely<unknown>): Promise<void> => {
+    if ((await schemaVersionIn(db)) >= 13) return
+    await inOwnTransaction(db, [
+      `create table forgotten_turns (
+          source text not null,
+          turn_id text not null,
+          forgotten_at integer not null,
+          primary key (source, turn_id)
+        ) strict, without rowid`,
+      `update meta set value = '13' where key = 'schema_version'`,
+    ])
+  },
+}
+
 /** The migrations, in order; Kysely's `Migrator` applies the missing ones. */
 export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -810,6 +849,7 @@ export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0010_parser_versions": parserVersions,
   "0011_forgotten_sessions": forgottenSessions,
   "0012_distinct_turn_counts": distinctTurnCounts,
+  "0013_forgotten_turns": forgottenTurns,
 }
 
 /** In-code provider for Kysely's `Migrator`. */

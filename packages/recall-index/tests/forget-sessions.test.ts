@@ -1,6 +1,7 @@
 // A forgotten session stays out of the index whichever file carries its text: its transcript
-// moved and grown (a small file's 4 KiB head hash changes), copied under another name (a fork, an
-// old-style resume), or mixed into a file with a session that was not forgotten. `forget --all`
+// moved and grown (a small file's 4 KiB head hash changes), copied under another name, copied into
+// a fork under the fork's session id, or mixed into a file with a session that was not forgotten
+// (an old-style resume). Forks are covered in depth by forget-forks.test.ts. `forget --all`
 // waits for no index run: it refuses while one holds the lock.
 import {
   appendFileSync,
@@ -110,26 +111,33 @@ describe("a forgotten session", () => {
     expect(again).toMatchObject({ indexedNew: 0, appended: 0, rewritten: 0 })
   })
 
-  it("is left out of a file that also holds a session that was not forgotten", async () => {
+  it("is left out of a fork and of a resume that copy it, which keep their own turns", async () => {
     const { project, environment, dataDir } = setup()
-    writeFileSync(
-      join(project, `${FORGOTTEN}.jsonl`),
-      exchange(FORGOTTEN, "/work/app", "privateword"),
-    )
+    const forgotten = exchange(FORGOTTEN, "/work/app", "privateword")
+    writeFileSync(join(project, `${FORGOTTEN}.jsonl`), forgotten)
     await runIndex(dataDir, { environment })
     await withIndex(dataDir, forgetSessions({ _tag: "Session", sessionId: FORGOTTEN }))
-    // A fork: the forgotten history copied in, then the new session's own turns.
+    // A `claude --resume <id> --fork-session` fork, as Claude Code 2.1 writes it: the forgotten
+    // records copied, uuids included, under the fork's own session id, then the fork's turns.
     writeFileSync(
       join(project, `${KEPT}.jsonl`),
-      exchange(FORGOTTEN, "/work/app", "privateword") + exchange(KEPT, "/work/app", "publicword"),
+      forgotten.replaceAll(FORGOTTEN, KEPT) + exchange(KEPT, "/work/app", "publicword"),
+    )
+    // An older Claude Code resume: the copy keeps the forgotten session's id.
+    const resumed = "7a7a7a7a-0000-4000-8000-000000000003"
+    writeFileSync(
+      join(project, `${resumed}.jsonl`),
+      forgotten + exchange(resumed, "/work/app", "resumedword"),
     )
     await runIndex(dataDir, { environment })
     expect(await hits(dataDir, "privateword")).toEqual([])
     expect(await hits(dataDir, "publicword")).toEqual([KEPT, KEPT])
+    expect(await hits(dataDir, "resumedword")).toEqual([resumed, resumed])
     // The kept session goes on growing in that file.
     appendFileSync(join(project, `${KEPT}.jsonl`), exchange(KEPT, "/work/app", "laterword"))
     await runIndex(dataDir, { environment })
     expect(await hits(dataDir, "laterword")).toEqual([KEPT, KEPT])
+    expect(await hits(dataDir, "privateword")).toEqual([])
   })
 
   it("forgotten before schema 11 is found again from its file name when the index upgrades", async () => {

@@ -15,25 +15,44 @@ afterEach(() => {
 const embedder = makeDeterministicEmbedder({ dim: 16 })
 const TWIN = "99999999-2222-4333-8444-555555555555"
 
-/** An indexed, embedded corpus in which session {@link TWIN} repeats every text of `original`. */
+/**
+ * An indexed, embedded corpus in which session {@link TWIN} repeats every text of `original` in
+ * records of its own (other uuids: a copy that keeps them, like a Claude Code fork's, is forgotten
+ * with its original — forget-forks.test.ts).
+ */
 const setup = async () => {
   const home = tempDir("home")
   const data = tempDir("data")
   cleanups.push(home.dispose, data.dispose)
   const corpus = generateFixtureCorpus({ seed: 8, homeDir: home.path })
   writeTree(corpus.files)
-  const source = corpus.expectations.find(
-    (x) =>
-      x.source === "claude" && x.discovered && x.role !== "subagent" && x.path.endsWith(".jsonl"),
-  )!
+  const sessionOf = (text: string) =>
+    (
+      JSON.parse(
+        text.split("\n").find((l) => l.startsWith('{"') && l.includes('"sessionId"'))!,
+      ) as {
+        sessionId: string
+      }
+    ).sessionId
+  // A session without subagents: those would be forgotten with it, and the twin holds none.
+  const source = corpus.expectations.find((x) => {
+    if (x.source !== "claude" || !x.discovered || x.role === "subagent") return false
+    if (!x.path.endsWith(".jsonl")) return false
+    const id = sessionOf(readFileSync(x.path, "utf8"))
+    return !Object.entries(corpus.files).some(
+      ([path, body]) => path !== x.path && typeof body === "string" && body.includes(id),
+    )
+  })!
   const text = readFileSync(source.path, "utf8")
-  const original = (
-    JSON.parse(text.split("\n").find((l) => l.includes('"sessionId"'))!) as {
-      sessionId: string
-    }
-  ).sessionId
+  const original = sessionOf(text)
   const twinPath = join(dirname(source.path), `${TWIN}.jsonl`)
-  writeFileSync(twinPath, text.split(original).join(TWIN))
+  writeFileSync(
+    twinPath,
+    text
+      .split(original)
+      .join(TWIN)
+      .replace(/"uuid":"([^"]+)"/g, '"uuid":"twin-$1"'),
+  )
   const environment = {
     env: { CLAUDE_CONFIG_DIR: corpus.claudeConfigDir, CODEX_HOME: corpus.codexHome },
     homeDir: home.path,

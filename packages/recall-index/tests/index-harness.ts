@@ -130,12 +130,25 @@ export const rewindLexicalIndex = (
 }
 
 /**
+ * Puts an open database back as schema 12 left it — no `forgotten_turns` — sets
+ * `meta.schema_version` to 12 and forgets migration 0013, so the next open migrates the file again.
+ */
+export const rewindForgottenTurns = (sqlite: RecallDatabaseShape["sqlite"]): void => {
+  sqlite.transaction(() => {
+    sqlite.exec("drop table forgotten_turns")
+    sqlite.prepare("update meta set value = '12' where key = 'schema_version'").run()
+    sqlite.prepare("delete from kysely_migration where name = '0013_forgotten_turns'").run()
+  })()
+}
+
+/**
  * Puts an open database back as schema 11 left it — no `turns_session_turn`, every turn row
  * counted in `sessions.turn_count` (a turn two files hold counted twice) — sets
  * `meta.schema_version` to 11 and forgets migration 0012, so the next open migrates the file again.
  */
 export const rewindDistinctTurnCounts = (sqlite: RecallDatabaseShape["sqlite"]): void => {
   sqlite.transaction(() => {
+    rewindForgottenTurns(sqlite)
     sqlite.exec("drop index turns_session_turn")
     sqlite.exec(
       "update sessions set turn_count = (select count(*) from turns t where t.session_row = sessions.id)",

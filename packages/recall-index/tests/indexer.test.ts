@@ -133,6 +133,7 @@ describe("recall database", () => {
         "embedders",
         "file_states",
         "forgotten_sessions",
+        "forgotten_turns",
         "files",
         "index_lock",
         "meta",
@@ -158,7 +159,7 @@ describe("recall database", () => {
       }),
     )
     expect(again.journal).toBe("wal")
-    expect(again.version).toEqual({ value: "12" })
+    expect(again.version).toEqual({ value: "13" })
     expect(again.migrations).toEqual([
       { name: "0001_initial" },
       { name: "0002_file_states" },
@@ -172,6 +173,7 @@ describe("recall database", () => {
       { name: "0010_parser_versions" },
       { name: "0011_forgotten_sessions" },
       { name: "0012_distinct_turn_counts" },
+      { name: "0013_forgotten_turns" },
     ])
     expect(again.vec).toEqual({ v: expect.stringMatching(/^v0\.1\./) })
   })
@@ -426,7 +428,7 @@ describe("indexTranscripts", () => {
     expect(upgraded.brokenKeys).toEqual([])
     expect(upgraded.keysOn).toBe(1)
     expect(upgraded.sessionsPointAt).toEqual(["files"])
-    expect(upgraded.version).toEqual({ value: "12" })
+    expect(upgraded.version).toEqual({ value: "13" })
     expect(upgraded.columns).not.toContain("parse_state")
     expect(upgraded.states).toEqual({ n: first.indexedNew })
     expect(upgraded.resumable).toEqual({ n: first.indexedNew })
@@ -918,8 +920,12 @@ describe("indexTranscripts", () => {
     await runIndex(dataDir, { environment })
     const path = claudeSession(corpus)
     const sessionId = path.split("/").pop()!.replace(".jsonl", "")
+    // Its subagent sessions are forgotten with it.
+    const subagents = (
+      (await snapshot(dataDir)).sessions as Array<{ parent_session_id: string | null }>
+    ).filter((s) => s.parent_session_id === sessionId).length
     const removed = await withIndex(dataDir, forgetSessions({ _tag: "Session", sessionId }))
-    expect(removed.sessions).toBe(1)
+    expect(removed.sessions).toBe(1 + subagents)
     const again = await runIndex(dataDir, { environment })
     expect(again.skippedForgotten).toBeGreaterThanOrEqual(1)
     const snap = await snapshot(dataDir)
