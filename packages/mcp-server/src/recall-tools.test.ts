@@ -42,27 +42,48 @@ let root = ""
 let client: Client
 const closers: Array<() => Promise<void>> = []
 
-const claudeSession = (): string => {
+/**
+ * A writer of Claude Code records of session `id` in `cwd`, each `stepMs` after the last from
+ * `start`, their uuids `<uuidHead>-0000-4000-8000-<n>`.
+ */
+const claudeRecords = (
+  id: string,
+  cwd: string,
+  uuidHead: string,
+  start: string,
+  stepMs: number,
+): ((type: string, message: unknown) => string) => {
   let n = 0
-  let clock = Date.parse("2026-03-10T10:00:00.000Z")
-  const line = (type: string, message: unknown) => {
+  let clock = Date.parse(start)
+  return (type, message) => {
     n += 1
-    clock += 5000
+    clock += stepMs
     return JSON.stringify({
       parentUuid: null,
       isSidechain: false,
-      cwd: "/work/garden",
-      sessionId: CLAUDE_ID,
+      cwd,
+      sessionId: id,
       version: "2.1.90",
       entrypoint: "cli",
       type,
-      uuid: `aaaaaaaa-0000-4000-8000-${String(n).padStart(12, "0")}`,
+      uuid: `${uuidHead}-0000-4000-8000-${String(n).padStart(12, "0")}`,
       timestamp: new Date(clock).toISOString(),
       message,
     })
   }
+}
+
+const claudeSession = (): string => {
+  const line = claudeRecords(
+    CLAUDE_ID,
+    "/work/garden",
+    "aaaaaaaa",
+    "2026-03-10T10:00:00.000Z",
+    5000,
+  )
+  let messages = 0
   const assistant = (content: unknown[]) => ({
-    id: `m${n}`,
+    id: `m${++messages}`,
     type: "message",
     role: "assistant",
     model: "m",
@@ -158,24 +179,7 @@ const indexHome = async (home: string): Promise<string> => {
  * with `full`, one answer renders ~150 k characters, over the answer's budget on its own.
  */
 const heavySession = (id: string, rounds: number): string => {
-  let n = 0
-  let clock = Date.parse("2026-04-01T09:00:00.000Z")
-  const line = (type: string, message: unknown) => {
-    n += 1
-    clock += 1000
-    return JSON.stringify({
-      parentUuid: null,
-      isSidechain: false,
-      cwd: "/work/heavy",
-      sessionId: id,
-      version: "2.1.90",
-      entrypoint: "cli",
-      type,
-      uuid: `dddddddd-0000-4000-8000-${String(n).padStart(12, "0")}`,
-      timestamp: new Date(clock).toISOString(),
-      message,
-    })
-  }
+  const line = claudeRecords(id, "/work/heavy", "dddddddd", "2026-04-01T09:00:00.000Z", 1000)
   const assistant = (key: string, content: unknown[]) =>
     line("assistant", { id: key, type: "message", role: "assistant", model: "m", content })
   const lines: Array<string> = []
