@@ -112,7 +112,9 @@ export const compileSafeRegex = (
 ): Effect.Effect<RegExp, RecallQueryError> => {
   if (pattern === "") return refuse("the pattern is empty")
   if (pattern.length > MAX_PATTERN_CHARS) {
-    return refuse(`the pattern is ${pattern.length} characters; it may be at most ${MAX_PATTERN_CHARS}`)
+    return refuse(
+      `the pattern is ${pattern.length} characters; it may be at most ${MAX_PATTERN_CHARS}`,
+    )
   }
   const unsafe = unsafePatternReason(pattern)
   if (unsafe !== undefined) return refuse(unsafe)
