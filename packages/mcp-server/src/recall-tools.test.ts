@@ -726,7 +726,6 @@ describe("grep's answer size", () => {
   it("stops adding matches at GREP_OUTPUT_CHARS and says how to narrow", async () => {
     const previous = process.env["BATON_DATA_DIR"]
     const home = join(root, "many-matches")
-    const dataDir = join(home, "data")
     const id = "cccccccc-3333-4333-8333-000000000003"
     const lines = Array.from({ length: 600 }, (_, i) =>
       JSON.stringify({
@@ -742,22 +741,7 @@ describe("grep's answer size", () => {
       join(home, "claude", "projects", encodeClaudeProjectDir("/work/zoo"), `${id}.jsonl`),
       `${lines.join("\n")}\n`,
     )
-    await Effect.runPromise(
-      indexTranscripts({
-        environment: {
-          env: { CLAUDE_CONFIG_DIR: join(home, "claude"), CODEX_HOME: join(home, "codex") },
-          homeDir: home,
-        },
-      }).pipe(
-        Effect.provide(
-          Layer.mergeAll(
-            recallDatabaseLayer({ dataDir }),
-            nodeTranscriptFileSystemLayer,
-            nodeIndexerProcessLayer,
-          ),
-        ),
-      ),
-    )
+    const dataDir = await indexHome(home)
     process.env["BATON_DATA_DIR"] = dataDir
     try {
       const result = await call("grep", { pattern: "zebra", limit: 500 })
