@@ -18,6 +18,7 @@ import {
 } from "@baton/recall-index"
 import {
   checkFullText,
+  claudeRecordWriter,
   rewindForgottenTurns,
   runIndex,
   storedCountMismatches,
@@ -37,8 +38,7 @@ const LATER_FORK = "6b6b6b6b-0000-4000-8000-000000000003"
 const BARE_FORK = "6b6b6b6b-0000-4000-8000-000000000004"
 const OTHER = "6b6b6b6b-0000-4000-8000-000000000005"
 
-let clock = Date.parse("2026-11-21T10:00:00Z")
-let uuids = 0
+const record = claudeRecordWriter("2026-11-21T10:00:00Z", "9000", "2.1.328")
 /** One Claude Code record; sidechain records carry the subagent's `agentId`. */
 const line = (
   sessionId: string,
@@ -46,31 +46,7 @@ const line = (
   text: string,
   agentId?: string,
   cwd = "/work/app",
-): string => {
-  clock += 1000
-  uuids += 1
-  return `${JSON.stringify({
-    parentUuid: null,
-    isSidechain: agentId !== undefined,
-    ...(agentId !== undefined ? { agentId } : {}),
-    userType: "external",
-    cwd,
-    sessionId,
-    version: "2.1.328",
-    type,
-    uuid: `00000000-0000-4000-9000-${String(uuids).padStart(12, "0")}`,
-    timestamp: new Date(clock).toISOString(),
-    message:
-      type === "user"
-        ? { role: "user", content: text }
-        : {
-            id: `msg_${uuids}`,
-            role: "assistant",
-            model: "claude",
-            content: [{ type: "text", text }],
-          },
-  })}\n`
-}
+): string => record({ sessionId, cwd, type, text, agentId })
 const exchange = (sessionId: string, word: string, agentId?: string, cwd?: string) =>
   line(sessionId, "user", `what about ${word}?`, agentId, cwd) +
   line(sessionId, "assistant", `${word} is settled.`, agentId, cwd)

@@ -23,7 +23,13 @@ import {
   RecallDatabase,
   recallStatus,
 } from "@baton/recall-index"
-import { rewindForgottenSessions, runIndex, tempDir, withIndex } from "./index-harness.js"
+import {
+  claudeRecordWriter,
+  rewindForgottenSessions,
+  runIndex,
+  tempDir,
+  withIndex,
+} from "./index-harness.js"
 
 const cleanups: Array<() => void> = []
 afterEach(() => {
@@ -33,32 +39,9 @@ afterEach(() => {
 const FORGOTTEN = "7a7a7a7a-0000-4000-8000-000000000001"
 const KEPT = "7a7a7a7a-0000-4000-8000-000000000002"
 
-let clock = Date.parse("2026-11-20T10:00:00Z")
-let uuids = 0
-const line = (sessionId: string, cwd: string, type: "user" | "assistant", text: string) => {
-  clock += 1000
-  uuids += 1
-  return `${JSON.stringify({
-    parentUuid: null,
-    isSidechain: false,
-    userType: "external",
-    cwd,
-    sessionId,
-    version: "2.1.90",
-    type,
-    uuid: `00000000-0000-4000-8000-${String(uuids).padStart(12, "0")}`,
-    timestamp: new Date(clock).toISOString(),
-    message:
-      type === "user"
-        ? { role: "user", content: text }
-        : {
-            id: `msg_${uuids}`,
-            role: "assistant",
-            model: "claude",
-            content: [{ type: "text", text }],
-          },
-  })}\n`
-}
+const record = claudeRecordWriter("2026-11-20T10:00:00Z", "8000", "2.1.90")
+const line = (sessionId: string, cwd: string, type: "user" | "assistant", text: string) =>
+  record({ sessionId, cwd, type, text })
 const exchange = (sessionId: string, cwd: string, word: string) =>
   line(sessionId, cwd, "user", `what about ${word}?`) +
   line(sessionId, cwd, "assistant", `${word} is settled.`)

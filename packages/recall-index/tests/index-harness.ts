@@ -532,3 +532,52 @@ export const embedLikeTheProduct = async (
     },
   }
 }
+
+/** One Claude Code record for {@link claudeRecordWriter}. */
+export interface ClaudeRecordSpec {
+  readonly sessionId: string
+  readonly cwd: string
+  readonly type: "user" | "assistant"
+  readonly text: string
+  /** Set on a sidechain (subagent) record. */
+  readonly agentId?: string | undefined
+}
+
+/**
+ * A writer of Claude Code JSONL records (a prompt, or an assistant text answer), each a second
+ * after the last from `start`, their uuids `00000000-0000-4000-<uuidGroup>-<n>` numbered in
+ * writing order.
+ */
+export const claudeRecordWriter = (
+  start: string,
+  uuidGroup: string,
+  version: string,
+): ((record: ClaudeRecordSpec) => string) => {
+  let clock = Date.parse(start)
+  let uuids = 0
+  return ({ sessionId, cwd, type, text, agentId }) => {
+    clock += 1000
+    uuids += 1
+    return `${JSON.stringify({
+      parentUuid: null,
+      isSidechain: agentId !== undefined,
+      ...(agentId !== undefined ? { agentId } : {}),
+      userType: "external",
+      cwd,
+      sessionId,
+      version,
+      type,
+      uuid: `00000000-0000-4000-${uuidGroup}-${String(uuids).padStart(12, "0")}`,
+      timestamp: new Date(clock).toISOString(),
+      message:
+        type === "user"
+          ? { role: "user", content: text }
+          : {
+              id: `msg_${uuids}`,
+              role: "assistant",
+              model: "claude",
+              content: [{ type: "text", text }],
+            },
+    })}\n`
+  }
+}
