@@ -246,7 +246,15 @@ export const createClaudeReader = (context: ClaudeReaderContext) => {
     }
     if (rec.version !== undefined) s.cliVersion = rec.version
     if (rec.entrypoint !== undefined) s.originator = rec.entrypoint
-    if (rec.entrypoint?.startsWith("sdk") === true || rec.promptSource === "sdk") s.headless = true
+    // A session is headless while every record that says where it came from says `claude -p`: one
+    // typed at the interactive CLI (a `claude --resume` of a `-p` session, or the other way round)
+    // makes it someone's work, which `--no-headless` must not hide.
+    if (rec.entrypoint?.startsWith("sdk") === true || rec.promptSource === "sdk") {
+      if (s.interactive !== true) s.headless = true
+    } else if (rec.entrypoint !== undefined) {
+      s.interactive = true
+      s.headless = false
+    }
     if (rec.forkedFrom?.sessionId !== undefined) s.forkedFrom = rec.forkedFrom.sessionId
     assembler.touch(sessionId, timestamp)
   }

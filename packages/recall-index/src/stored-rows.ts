@@ -24,6 +24,7 @@ const SessionSchema = Schema.Struct({
   originator: opt(Schema.String),
   cliVersion: opt(Schema.String),
   headless: Schema.Boolean,
+  interactive: opt(Schema.Boolean),
   subagent: Schema.Boolean,
   parentSessionId: opt(Schema.String),
   agentId: opt(Schema.String),

@@ -31,6 +31,8 @@ export interface TranscriptSession {
   readonly cliVersion?: string
   /** Machine-driven run: `codex exec` (`originator: codex_exec` / `source: exec`), `claude -p` (`entrypoint: sdk-*` / `promptSource: sdk`). */
   readonly headless: boolean
+  /** Claude: a record came from the interactive CLI (`entrypoint` not `sdk-*`); the session is then never headless. */
+  readonly interactive?: boolean
   /** Subagent / sidechain work (Claude `isSidechain`, Codex `source.subagent` and friends). */
   readonly subagent: boolean
   readonly parentSessionId?: string

@@ -43,8 +43,10 @@ import { TurnAssembler } from "./turn-assembler.js"
  * 3: a turn without a timestamp takes its session's latest time so far (bare-era Codex
  *    rollouts); Claude titles follow custom-title > ai-title > trusted legacy `summary`, newest
  *    first; a Claude assistant line's record text leads with its tool calls, reasoning last.
+ * 4: a Claude session with any record from the interactive CLI is not headless (a `claude -p`
+ *    session resumed interactively, or an interactive one resumed with `-p`).
  */
-export const TRANSCRIPT_PARSER_VERSION = 3
+export const TRANSCRIPT_PARSER_VERSION = 4
 
 const uuidIn = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/i
 
