@@ -191,7 +191,7 @@ describe("embedBacklog", () => {
     const dataDir = await freshIndex("killed")
     const embedder = makeDeterministicEmbedder({ dim: 64 })
     const batches = await new Promise<number>((resolve, reject) => {
-      const proc = spawn(process.execPath, [embedChild, dataDir], {
+      const proc = spawn(process.execPath, [embedChild, dataDir, "5"], {
         stdio: ["ignore", "pipe", "pipe"],
       })
       let seen = 0
