@@ -10,13 +10,25 @@
 import { canonicalJson } from "./canonical-json.js"
 import type { HandoffRecord } from "./handoff-record.js"
 
-/** The continuation turn's text for a verified record whose handoff is stored at `handoffPath`. */
+/** Line breaks and other control characters, which would let a value add lines of its own. */
+// eslint-disable-next-line no-control-regex
+const controlCharacter = /[\u0000-\u001f\u007f\u2028\u2029]/
+
+/** `value` as written, or as a JSON string when it holds a control character. */
+const oneLine = (value: string): string =>
+  controlCharacter.test(value) ? JSON.stringify(value) : value
+
+/**
+ * The continuation turn's text for a verified record whose handoff is stored at `handoffPath`.
+ * A job id or path holding a line break or another control character is written as a JSON
+ * string, so it stays on its one line and cannot add instructions of its own.
+ */
 export const renderContinuation = (record: HandoffRecord, handoffPath: string): string =>
   [
-    `Baton automatic continuation for job ${record.jobId}.`,
+    `Baton automatic continuation for job ${oneLine(record.jobId)}.`,
     "Context compaction has completed. This message resumes only the task that was authorized " +
       "before compaction; it authorizes nothing else.",
-    `Saved handoff: ${handoffPath}`,
+    `Saved handoff: ${oneLine(handoffPath)}`,
     "The latest user instructions and permission boundaries take precedence over this message. " +
       "If the user has asked you to stop, stop.",
     "Do only the handoff's nextStep. Do not schedule another compaction because of this message.",
