@@ -29,9 +29,12 @@ describe("idle", () => {
     expect(idleBlockers({ ...idle, activeFlags: ["waitingOnApproval"] })).toEqual(["active_flags"])
     expect(idleBlockers({ ...idle, pendingRequests: 1 })).toEqual(["pending_request"])
     expect(idleBlockers({ ...idle, unconfirmedSubmissions: 2 })).toEqual(["unconfirmed_submission"])
+    // A thread whose last turn failed (a usage limit) runs nothing: Codex compacts it.
+    expect(idleBlockers({ ...idle, status: "systemError" })).toEqual([])
+    expect(idleBlockers({ ...idle, status: "notLoaded" })).toEqual(["status_not_idle"])
     expect(
       idleBlockers({
-        status: "systemError",
+        status: "active",
         activeFlags: ["x"],
         pendingRequests: 1,
         unconfirmedSubmissions: 1,

@@ -1,5 +1,6 @@
 /**
- * Idle and stable idle. A thread is idle when its status is `idle` with no active flags, no
+ * Idle and stable idle. A thread is idle when its status is `idle` (or `systemError`: its last
+ * turn failed, nothing runs) with no active flags, no
  * pending approval or user-input request and no unconfirmed submission; it is stably idle when
  * it stayed idle for the debounce (default 250 ms). Repeated idle samples never re-arm the
  * debounce; any non-idle sample resets it (flapping). The tracker is pure; `awaitStableIdle`
@@ -28,9 +29,16 @@ export interface IdleSample {
 export type IdleBlocker =
   "status_not_idle" | "active_flags" | "pending_request" | "unconfirmed_submission"
 
+/**
+ * Thread statuses with no turn running. `systemError` is a loaded thread whose last turn failed —
+ * what a usage limit leaves behind (codex 0.169.0 daemon) — and Codex compacts it as it does an
+ * idle one; counting it as busy left a job waiting for an idle that only a new user turn brings.
+ */
+const idleStatuses: ReadonlySet<string> = new Set(["idle", "systemError"])
+
 /** Every reason the sample is not idle (empty when idle). */
 export const idleBlockers = (sample: IdleSample): ReadonlyArray<IdleBlocker> => [
-  ...(sample.status === "idle" ? [] : (["status_not_idle"] as const)),
+  ...(idleStatuses.has(sample.status) ? [] : (["status_not_idle"] as const)),
   ...(sample.activeFlags.length === 0 ? [] : (["active_flags"] as const)),
   ...(sample.pendingRequests === 0 ? [] : (["pending_request"] as const)),
   ...(sample.unconfirmedSubmissions === 0 ? [] : (["unconfirmed_submission"] as const)),

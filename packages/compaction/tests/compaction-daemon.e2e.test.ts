@@ -4,7 +4,8 @@
 import { readFile } from "node:fs/promises"
 import * as path from "node:path"
 import { handoffDigest } from "@baton/handoff"
-import { userTexts } from "@baton/testkit"
+import { isTerminalStatus } from "@baton/compaction"
+import { usageLimitReply, userTexts } from "@baton/testkit"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import type { CodexDaemonConnection, CodexHome, MockResponsesServer } from "@baton/testkit"
 import type { BatonSide, DaemonRig } from "./compaction-harness.js"
@@ -104,6 +105,24 @@ describe("compaction over the daemon (real codex 0.169.0)", () => {
     expect(log).toContain(`"messageType":"compact"`)
     expect(log).toContain(`"messageType":"startTurn/accepted"`)
     expect(mock.outboundAttempts()).toEqual([])
+  }, 90_000)
+
+  test("a thread whose last turn hit the usage limit (systemError, nothing running) is compacted and continued", async () => {
+    const threadId = await threadWithTurns(1, "quota")
+    mock.enqueue(usageLimitReply({ resetsAt: Math.floor(Date.now() / 1000) + 600 }))
+    const limited = await owner.runTurn(threadId, "quota step 2")
+    expect(limited.status).toBe("failed")
+    const { job } = await baton.schedule(threadId, { handoff: handoff(true) })
+    // Before, the job waited for an idle that never came (until `expired`, an hour later).
+    const done = await baton.waitForJob(
+      threadId,
+      job.jobId,
+      (j) => isTerminalStatus(j.status),
+      45_000,
+    )
+    expect(done.job).toMatchObject({ status: "resumed", reason: "continued" })
+    expect(compactionRequests(mock.requests(), threadId)).toHaveLength(1)
+    expect(continuationRequests(mock.requests(), threadId, job.jobId)).toHaveLength(1)
   }, 90_000)
 
   test("resume: false → compacted, the handoff stored, no continuation", async () => {
