@@ -15,6 +15,7 @@ import {
   nodeProcessProbe,
   parseBootTimeSeconds,
   parseProcStatStartTicks,
+  parseProcStatState,
   ProcessProbe,
   releaseJobLock,
 } from "./job-lock.js"
@@ -186,6 +187,41 @@ describe("job lock (real files, injected clock and processes)", () => {
 })
 
 const distIndex = fileURLToPath(new URL("../dist/index.js", import.meta.url))
+
+describe("the real process probe", () => {
+  test("/proc parsing: the state letter after a comm with spaces and parens", () => {
+    expect(parseProcStatState("42 (my (odd) name) Z 1 42 42 0")).toBe("Z")
+    expect(parseProcStatState("7 (sleep) S 1 7")).toBe("S")
+    expect(parseProcStatState("garbage")).toBeNull()
+  })
+
+  test.skipIf(process.platform !== "linux")(
+    "a zombie (exited, not reaped by its parent) is not alive; its parent is",
+    async () => {
+      // `sleep 0.05` is the child of the `sleep 5` the shell becomes, which never reaps it.
+      const parent = spawn("sh", ["-c", "sleep 0.05 & echo $!; exec sleep 5"], {
+        stdio: ["ignore", "pipe", "ignore"],
+      })
+      try {
+        const zombie = Number(
+          await new Promise<string>((resolve) =>
+            parent.stdout.once("data", (d: Buffer) => resolve(d.toString())),
+          ),
+        )
+        let state: string | null = null
+        for (let i = 0; i < 100 && state !== "Z"; i++) {
+          await new Promise((r) => setTimeout(r, 20))
+          state = parseProcStatState(await readFile(`/proc/${zombie}/stat`, "utf8"))
+        }
+        expect(state).toBe("Z")
+        expect(Effect.runSync(nodeProcessProbe.isAlive(zombie))).toBe(false)
+        expect(Effect.runSync(nodeProcessProbe.isAlive(parent.pid!))).toBe(true)
+      } finally {
+        parent.kill("SIGKILL")
+      }
+    },
+  )
+})
 
 describe("job lock across real processes", () => {
   test.skipIf(process.platform !== "linux")(

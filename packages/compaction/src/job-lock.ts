@@ -8,6 +8,7 @@
  * (`removeLockDebris` of `@baton/durable-files`), with what killed creators left. A live holder's lock is always respected. Time comes from the Effect Clock and process
  * facts from the ProcessProbe service, so tests inject both.
  */
+import { readFileSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -42,6 +43,27 @@ export const parseProcStatStartTicks = (stat: string): number | null => {
   return Number.isSafeInteger(ticks) ? ticks : null
 }
 
+/** `/proc/<pid>/stat` field 3 (the state letter: `R`, `S`, `Z` for a zombie, …), or null. */
+export const parseProcStatState = (stat: string): string | null => {
+  const close = stat.lastIndexOf(")")
+  const state = close === -1 ? undefined : stat.slice(close + 2).split(" ")[0]
+  return state === undefined || state === "" ? null : state
+}
+
+/**
+ * Whether the process `pid` has exited but was not reaped yet (a zombie, `Z`, or dead, `X`).
+ * `kill(pid, 0)` succeeds for it, so a killed worker whose parent has not waited for it (a slow
+ * or non-reaping init in a container) looked alive and its job "running" until the lease ran out.
+ */
+const linuxProcessEnded = (pid: number): boolean => {
+  try {
+    const state = parseProcStatState(readFileSync(`/proc/${pid}/stat`, "utf8"))
+    return state === "Z" || state === "X"
+  } catch {
+    return false
+  }
+}
+
 /** `btime` (boot time, epoch seconds) from `/proc/stat`, or null. */
 export const parseBootTimeSeconds = (procStat: string): number | null => {
   const match = /^btime (\d+)$/m.exec(procStat)
@@ -63,14 +85,17 @@ const linuxStartTimeMs = async (pid: number): Promise<number | null> => {
   }
 }
 
-/** The real process probe: `kill(pid, 0)` (EPERM counts as alive) and `/proc` on Linux. */
+/**
+ * The real process probe: `kill(pid, 0)` (EPERM counts as alive; on Linux a zombie does not) and
+ * `/proc` on Linux.
+ */
 export const nodeProcessProbe: ProcessProbeShape = {
   selfPid: process.pid,
   isAlive: (pid) =>
     Effect.sync(() => {
       try {
         process.kill(pid, 0)
-        return true
+        return process.platform !== "linux" || !linuxProcessEnded(pid)
       } catch (error) {
         return typeof error === "object" && error !== null && "code" in error
           ? error.code === "EPERM"
