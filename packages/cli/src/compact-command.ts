@@ -119,7 +119,9 @@ export const renderJob = (job: JobView): string => {
     lines.push("  outcome may be unknown: a request was sent and not confirmed; it is never resent")
   if (job.transport !== null) lines.push(`  transport: ${job.transport.kind}`)
   const m = job.metrics
-  if (m.tokensBefore !== null || m.tokensAfter !== null)
+  if (m.tokensBefore !== null && m.tokensAfter === null)
+    lines.push(`  tokens: ${num(m.tokensBefore)} before; nothing compacted`)
+  else if (m.tokensBefore !== null || m.tokensAfter !== null)
     lines.push(
       `  tokens: ${num(m.tokensBefore)} → ${num(m.tokensAfter)} (${change(m.tokensReclaimed)}, ${share(m.reclaimedFraction)}); window used after ${pct(m.contextWindowUsedFraction)}`,
     )
@@ -151,7 +153,7 @@ export const renderStatusText = (status: CompactionStatus): string => {
       `history (${status.history.length} of the last 20):\n${status.history
         .map(
           (h) =>
-            `  #${h.jobNumber} ${h.status} ${change(h.tokensReclaimed)} (${share(h.reclaimedFraction)})${h.continuationDelayMs === null ? "" : `, continuation after ${h.continuationDelayMs} ms`}`,
+            `  #${h.jobNumber} ${h.status} ${h.tokensReclaimed === null ? "(nothing compacted)" : `${change(h.tokensReclaimed)} (${share(h.reclaimedFraction)})`}${h.continuationDelayMs === null ? "" : `, continuation after ${h.continuationDelayMs} ms`}`,
         )
         .join("\n")}\n`,
     )

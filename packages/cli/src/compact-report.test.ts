@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import type { JobView } from "@baton/compaction"
-import { renderJob } from "./compact-command.js"
+import { renderJob, renderStatusText } from "./compact-command.js"
 
 /** A finished job with the given token counts (the fields the renderer reads). */
 const jobWith = (before: number, after: number): JobView =>
@@ -41,5 +41,56 @@ describe("renderJob", () => {
     const text = renderJob(jobWith(1_000, 1_250))
     expect(text).toContain("tokens: 1,000 → 1,250 (grew by 250, 25%)")
     expect(text).not.toMatch(/-\d/)
+  })
+})
+
+describe("a job that compacted nothing", () => {
+  const failed = {
+    ...jobWith(120_200, 0),
+    status: "failed",
+    metrics: {
+      ...jobWith(120_200, 0).metrics,
+      tokensAfter: null,
+      tokensReclaimed: null,
+      reclaimedFraction: null,
+      contextWindowUsedFraction: null,
+    },
+  } as unknown as JobView
+
+  it("says so instead of printing question marks", () => {
+    const text = renderJob(failed)
+    expect(text).toContain("tokens: 120,200 before; nothing compacted")
+    expect(text).not.toContain("?")
+  })
+
+  it("has a history row without question marks", () => {
+    const text = renderStatusText({
+      threadId: "thread_a",
+      recovered: null,
+      current: failed,
+      worker: { state: "none", pid: null },
+      cancelRequested: false,
+      history: [
+        {
+          jobNumber: 1,
+          status: "completed",
+          tokensReclaimed: 30_000,
+          reclaimedFraction: 0.75,
+          continuationDelayMs: null,
+        },
+        {
+          jobNumber: 2,
+          status: "failed",
+          tokensReclaimed: null,
+          reclaimedFraction: null,
+          continuationDelayMs: null,
+        },
+      ],
+      tornTempFiles: [],
+      jobsDir: "/jobs",
+    } as unknown as Parameters<typeof renderStatusText>[0])
+    expect(text).toContain("  #1 completed reclaimed 30,000 (75%)\n")
+    expect(text).toContain("  #2 failed (nothing compacted)\n")
+    expect(text).not.toContain("?")
   })
 })
