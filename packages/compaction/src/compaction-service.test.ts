@@ -15,12 +15,12 @@ import {
   scheduleCompaction,
   WorkerLauncher,
 } from "./compaction-service.js"
-import { WorkerLaunchError } from "./errors.js"
+import { JournalIoError, ScheduleFailedError, WorkerLaunchError } from "./errors.js"
 import type { ProcessProbeShape } from "./job-lock.js"
 import { ProcessProbe } from "./job-lock.js"
 import type { JobRecord } from "./job-record.js"
-import type { JournalFileSystem } from "./journal-file-system.js"
-import { nodeJournalFileSystemLayer } from "./journal-file-system.js"
+import type { JournalFileSystemShape } from "./journal-file-system.js"
+import { JournalFileSystem, nodeJournalFileSystem } from "./journal-file-system.js"
 import { Journal, journalLayer, journalPaths } from "./journal.js"
 
 const THREAD = "019a0000-0000-7000-8000-000000000001"
@@ -48,6 +48,8 @@ interface World {
   ids: number
   /** Called as a process's liveness is checked (to change the world at that moment). */
   onAliveCheck?: (pid: number) => void
+  /** The journal's file system (default: the real one); a test wraps it to inject faults. */
+  fs?: JournalFileSystemShape
 }
 
 const makeWorld = async (): Promise<World> => {
@@ -83,7 +85,9 @@ const run = <A, E>(
     startTimeMs: (pid) => Effect.succeed(world.processes.get(pid) ?? null),
   }
   const layer = Layer.mergeAll(
-    journalLayer(world.dir).pipe(Layer.provideMerge(nodeJournalFileSystemLayer)),
+    journalLayer(world.dir).pipe(
+      Layer.provideMerge(Layer.succeed(JournalFileSystem, world.fs ?? nodeJournalFileSystem)),
+    ),
     Layer.succeed(ProcessProbe, probe),
     Layer.succeed(WorkerLauncher, {
       launch: (job) =>
@@ -576,4 +580,341 @@ describe("cancelCompaction", () => {
     expect((await runFlip(world, cancelCompaction(THREAD, "job-nope")))._tag).toBe("JobNotFound")
     expect((await runFlip(world, cancelCompaction(THREAD, "../../x")))._tag).toBe("InvalidJobId")
   })
+})
+
+/** Every job file of the thread: its number, and whether thread.json names it (current or history). */
+const journalFacts = async (world: World) => {
+  const p = journalPaths(world.dir, THREAD)
+  const index = JSON.parse(await readFile(p.index, "utf8")) as {
+    currentJobId: string | null
+    lastJobNumber: number
+    history: Array<{ jobId: string }>
+  }
+  const named = new Set([index.currentJobId, ...index.history.map((h) => h.jobId)])
+  const files = await readdir(p.threadDir)
+  const jobs = await Promise.all(
+    files
+      .filter((f) => f.endsWith(".job.json"))
+      .map(async (f) => {
+        const stored = JSON.parse(await readFile(path.join(p.threadDir, f), "utf8")) as {
+          job: { jobId: string; jobNumber: number }
+        }
+        return stored.job
+      }),
+  )
+  const handoffs = files
+    .filter((f) => f.endsWith(".handoff.json"))
+    .map((f) => f.slice(0, -".handoff.json".length))
+  return {
+    index,
+    numbers: jobs.map((j) => j.jobNumber).sort((a, b) => a - b),
+    unreferenced: [
+      ...jobs.filter((j) => !named.has(j.jobId)).map((j) => j.jobId),
+      ...handoffs.filter((id) => !named.has(id)),
+    ],
+  }
+}
+
+/** Ends the job as its worker does: one compare-and-set save of the terminal record. */
+const workerFailsJob = (world: World, jobId: string) =>
+  setStatus(world, jobId, {
+    status: "failed",
+    reason: "worker_lost_before_dispatch",
+    detail: "Worker lost before dispatch (codex missing); nothing was sent, schedule again.",
+    endedAt: 1,
+  })
+
+describe("scheduling right after a job ended (no lost thread.json update, unique job numbers)", () => {
+  test("a schedule that runs while the worker records its job's end neither conflicts nor orphans a job", async () => {
+    const world = await makeWorld()
+    const first = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+    )
+    // The worker's thread.json write (the history entry of its ended job) is held back while a
+    // whole schedule runs: the interleaving a retry right after ScheduleFailed hit.
+    const index = journalPaths(world.dir, THREAD).index
+    let armed = true
+    const during: Array<unknown> = []
+    world.fs = {
+      ...nodeJournalFileSystem,
+      writeAtomic: (file, text, mode) =>
+        armed && file === index
+          ? Effect.andThen(
+              Effect.promise(async () => {
+                armed = false
+                during.push(
+                  await run(
+                    world,
+                    Effect.result(
+                      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+                    ),
+                  ),
+                )
+              }),
+              nodeJournalFileSystem.writeAtomic(file, text, mode),
+            )
+          : nodeJournalFileSystem.writeAtomic(file, text, mode),
+    }
+    await workerFailsJob(world, first.job.jobId)
+    expect(armed).toBe(false)
+    expect(during).toHaveLength(1)
+    // Then the caller schedules again, as ScheduleFailed invites.
+    const next = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+    )
+    expect(next.alreadyScheduled).toBe(false)
+    const facts = await journalFacts(world)
+    expect(facts.unreferenced).toEqual([])
+    expect(new Set(facts.numbers).size).toBe(facts.numbers.length)
+    expect(facts.index.lastJobNumber).toBe(Math.max(...facts.numbers))
+    expect(facts.index.currentJobId).toBe(next.job.jobId)
+    expect(facts.index.history.map((h) => h.jobId)).toContain(first.job.jobId)
+  })
+
+  test("a schedule whose thread.json compare-and-set is lost starts over: no conflict, no orphan files", async () => {
+    const world = await makeWorld()
+    const first = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+    )
+    await workerFailsJob(world, first.job.jobId)
+    // Another writer bumps thread.json right after the new job's file is written (the lock-free
+    // history write of a worker; here only once).
+    const p = journalPaths(world.dir, THREAD)
+    let bumps = 0
+    const bump = Effect.promise(async () => {
+      bumps += 1
+      const index = JSON.parse(await readFile(p.index, "utf8")) as { revision: number }
+      await writeFile(p.index, JSON.stringify({ ...index, revision: index.revision + 1 }))
+    })
+    world.fs = {
+      ...nodeJournalFileSystem,
+      writeAtomic: (file, text, mode) =>
+        file.endsWith(".job.json") && file !== p.job(first.job.jobId) && bumps < 1
+          ? Effect.andThen(nodeJournalFileSystem.writeAtomic(file, text, mode), bump)
+          : nodeJournalFileSystem.writeAtomic(file, text, mode),
+    }
+    const next = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+    )
+    expect(bumps).toBe(1)
+    expect(next).toMatchObject({ alreadyScheduled: false, job: { jobNumber: 2 } })
+    const facts = await journalFacts(world)
+    expect(facts.unreferenced).toEqual([])
+    expect(facts.numbers).toEqual([1, 2])
+  })
+
+  test("a schedule that keeps losing the compare-and-set fails and removes the files it created", async () => {
+    const world = await makeWorld()
+    const first = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+    )
+    await workerFailsJob(world, first.job.jobId)
+    const p = journalPaths(world.dir, THREAD)
+    world.fs = {
+      ...nodeJournalFileSystem,
+      writeAtomic: (file, text, mode) =>
+        file.endsWith(".job.json") && file !== p.job(first.job.jobId)
+          ? Effect.andThen(
+              nodeJournalFileSystem.writeAtomic(file, text, mode),
+              Effect.promise(async () => {
+                const index = JSON.parse(await readFile(p.index, "utf8")) as { revision: number }
+                await writeFile(p.index, JSON.stringify({ ...index, revision: index.revision + 1 }))
+              }),
+            )
+          : nodeJournalFileSystem.writeAtomic(file, text, mode),
+    }
+    const error = await runFlip(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+    )
+    expect(error._tag).toBe("JournalConflict")
+    const files = await readdir(p.threadDir)
+    expect(files.filter((f) => f.endsWith(".job.json"))).toEqual([`${first.job.jobId}.job.json`])
+    expect(files.filter((f) => f.endsWith(".handoff.json"))).toEqual([
+      `${first.job.jobId}.handoff.json`,
+    ])
+    expect(world.launches).toHaveLength(1)
+  })
+})
+
+describe("cancel once the continuation is out of Baton's hands", () => {
+  test.each([
+    ["continuation_running", "continuation_already_running"],
+    ["continuation_requested", "continuation_already_sent"],
+  ] as const)(
+    "in %s: cancelRequested false (%s), says to interrupt the turn in Codex, writes no marker",
+    async (status, refusal) => {
+      const world = await makeWorld()
+      const { job } = await run(
+        world,
+        scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+      )
+      await setStatus(world, job.jobId, {
+        status,
+        compactionRequestedAt: 1,
+        compactionTurnEndedAt: 2,
+        continuationRequestedAt: 3,
+        continuationTurnId: status === "continuation_running" ? "turn-9" : null,
+      })
+      await writeLock(world, job.jobId, 2000)
+      const report = await run(world, cancelCompaction(THREAD, job.jobId))
+      expect(report).toMatchObject({
+        cancelRequested: false,
+        alreadyEnded: false,
+        refusal,
+        job: { status },
+      })
+      expect(report.message).toContain("was not cancelled")
+      expect(report.message).toContain("interrupt the turn there")
+      if (status === "continuation_running") expect(report.message).toContain("turn-9")
+      const files = await readdir(journalPaths(world.dir, THREAD).threadDir)
+      expect(files.filter((f) => f.endsWith(".cancel"))).toEqual([])
+      const after = await run(world, compactionStatus(THREAD))
+      expect(after.cancelRequested).toBe(false)
+    },
+  )
+
+  test("before that, the answer says the worker stands down and whether anything was sent", async () => {
+    const world = await makeWorld()
+    const { job } = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: null }),
+    )
+    const report = await run(world, cancelCompaction(THREAD, job.jobId))
+    expect(report).toMatchObject({ cancelRequested: true, refusal: null })
+    expect(report.message).toContain("nothing was sent")
+  })
+})
+
+describe("settings are checked, never silently ignored", () => {
+  test.each([
+    [{ settings: { bogus: 1 } }, "bogus", "unknown setting"],
+    [{ settings: { idleDebounceMS: 50 } }, "idleDebounceMS", "did you mean idleDebounceMs?"],
+    [
+      { settings: { headroomThreshold: Number.NaN } },
+      "headroomThreshold",
+      "from 0 to 1 (the highest",
+    ],
+    [{ settings: { compactionMs: -1 } }, "compactionMs", "0 or more, got -1"],
+    [{ settings: { idleWaitMs: Infinity } }, "idleWaitMs", "got Infinity"],
+    [{ settings: { idleWaitMs: "5" } }, "idleWaitMs", 'got "5"'],
+    [
+      { awaitWorkerMs: -5 },
+      "awaitWorkerMs",
+      "0 or more (0 returns right after the launch), got -5",
+    ],
+    [{ awaitWorkerMs: Number.NaN }, "awaitWorkerMs", "got NaN"],
+  ])("%j → InvalidJobSettings naming %s", async (extra, key, words) => {
+    const world = await makeWorld()
+    const error = await runFlip(
+      world,
+      scheduleCompaction({
+        threadId: THREAD,
+        handoff: null,
+        ...(extra as { settings?: Record<string, number>; awaitWorkerMs?: number }),
+      }),
+    )
+    expect(error).toMatchObject({ _tag: "InvalidJobSettings", key })
+    expect(error.message).toContain(key)
+    expect(error.message).toContain(words)
+    expect(world.launches).toHaveLength(0)
+    await expect(readdir(world.dir)).rejects.toMatchObject({ code: "ENOENT" })
+  })
+
+  test("known settings (and keys given as undefined) are taken", async () => {
+    const world = await makeWorld()
+    const report = await run(
+      world,
+      scheduleCompaction({
+        awaitWorkerMs: 0,
+        threadId: THREAD,
+        handoff: null,
+        settings: { idleDebounceMs: 250, headroomThreshold: 0.5, compactionMs: undefined },
+      } as never),
+    )
+    expect(report.job.settings).toMatchObject({
+      idleDebounceMs: 250,
+      headroomThreshold: 0.5,
+      compactionMs: 15 * 60_000,
+    })
+  })
+})
+
+describe("a full or read-only journal disk", () => {
+  const refusingAdminLock = (code: string): JournalFileSystemShape => ({
+    ...nodeJournalFileSystem,
+    createExclusive: (file, text, mode) =>
+      path.basename(file) === "admin.lock"
+        ? Effect.fail(
+            new JournalIoError({
+              path: file,
+              operation: "exclusive create",
+              code,
+              detail: `${code}: refused`,
+            }),
+          )
+        : nodeJournalFileSystem.createExclusive(file, text, mode),
+  })
+
+  test("status still reports the stored job when recovery cannot take the admin lock, and says why", async () => {
+    const world = await makeWorld()
+    const { job } = await run(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+    )
+    world.processes.delete(2000)
+    world.fs = refusingAdminLock("ENOSPC")
+    const status = await run(world, compactionStatus(THREAD))
+    expect(status.current).toMatchObject({ jobId: job.jobId, status: "scheduled" })
+    expect(status.recovered).toBeNull()
+    expect(status.worker.state).toBe("none")
+    expect(status.recoverySkipped).toContain("ENOSPC")
+    expect(status.recoverySkipped).toContain("free some space")
+    expect(status.recoverySkipped).toContain("not ended by recovery")
+    // Once the disk has room again, the next status recovers the job.
+    world.fs = nodeJournalFileSystem
+    const later = await run(world, compactionStatus(THREAD))
+    expect(later).toMatchObject({ recoverySkipped: null, current: { status: "failed" } })
+  })
+
+  test("a schedule refused by a full disk leaves no empty thread directory", async () => {
+    const world = await makeWorld()
+    world.fs = refusingAdminLock("ENOSPC")
+    const error = await runFlip(
+      world,
+      scheduleCompaction({ awaitWorkerMs: 0, threadId: THREAD, handoff: HANDOFF }),
+    )
+    expect(error._tag).toBe("JournalIo")
+    expect(error.message).toContain("free some space")
+    expect(await readdir(world.dir)).toEqual([])
+  })
+
+  test("a read-only file system's JournalIo says what to do", () => {
+    const error = new JournalIoError({
+      path: "/ro/jobs/t/admin.lock",
+      operation: "exclusive create",
+      code: "EROFS",
+      detail: "EROFS: read-only file system",
+    })
+    expect(error.message).toContain("read-only: remount it read-write, or set BATON_JOBS_DIR")
+  })
+})
+
+test("ScheduleFailed says how long the worker took, not 'at once'", () => {
+  const error = new ScheduleFailedError({
+    threadId: THREAD,
+    jobId: "job-1",
+    jobNumber: 3,
+    status: "failed",
+    reason: "worker_lost_before_dispatch",
+    detail: "Worker lost before dispatch (initialize timed out); nothing was sent.",
+    afterMs: 25_140,
+  })
+  expect(error.message).toContain("ended failed (worker_lost_before_dispatch) 25.1 s after")
+  expect(error.message).not.toContain("at once")
 })

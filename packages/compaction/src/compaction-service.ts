@@ -29,7 +29,12 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import type { JobLockHeldError, ThreadBusyError, WorkerLaunchError } from "./errors.js"
+import type {
+  JobLockHeldError,
+  JournalIoError,
+  ThreadBusyError,
+  WorkerLaunchError,
+} from "./errors.js"
 import {
   HandoffNotAttachedError,
   InvalidJobSettingsError,
@@ -121,6 +126,12 @@ export interface CompactionStatus {
   readonly recovered: Recovery | null
   readonly history: ReadonlyArray<HistoryEntry>
   readonly tornTempFiles: ReadonlyArray<string>
+  /**
+   * Null normally. Set when the job looked abandoned (no live worker) but this call could not
+   * take the thread's admin lock to end it (a full or read-only disk, or another Baton process
+   * kept the lock): `current` is then the stored job as is, not recovered, and this says why.
+   */
+  readonly recoverySkipped: string | null
 }
 
 /** `schedule_compaction`'s answer. */
@@ -132,13 +143,27 @@ export interface ScheduleReport {
   readonly recovered: Recovery | null
 }
 
+/** Why a cancel did nothing although the job has not ended. */
+export type CancelRefusal =
+  /** The continuation request was sent: it cannot be recalled, and what it does is up to Codex. */
+  | "continuation_already_sent"
+  /** The continuation turn is running in Codex: only Codex can interrupt it. */
+  | "continuation_already_running"
+
 /** `cancel_compaction`'s answer. */
 export interface CancelReport {
   readonly job: JobView
-  /** False when the job had already ended (nothing to cancel). */
+  /**
+   * True when the cancel marker was written and the job will stand down. False when the job had
+   * already ended (`alreadyEnded`), or when cancelling cannot stop what runs now (`refusal`).
+   */
   readonly cancelRequested: boolean
   readonly alreadyEnded: boolean
   readonly recovered: Recovery | null
+  /** Set when the job is unfinished but a cancel cannot stop it; null otherwise. */
+  readonly refusal: CancelRefusal | null
+  /** What happened and what to do, in words (always set). */
+  readonly message: string
 }
 
 /** Everything the service needs. */
@@ -416,17 +441,86 @@ const lookAndRecover = (
     return { current: result.stored, worker: noWorker, recovered: result.recovered }
   })
 
-const decodeSettings = (
-  settings: Partial<JobSettings> | undefined,
-): Effect.Effect<JobSettings, InvalidJobSettingsError> => {
-  const decoded = Schema.decodeUnknownResult(JobSettingsSchema)({
-    ...defaultJobSettings,
-    ...settings,
-  })
-  return Result.isSuccess(decoded)
-    ? Effect.succeed(decoded.success)
-    : Effect.fail(new InvalidJobSettingsError({ detail: decoded.failure.message.slice(0, 300) }))
+const budgetKeys = [
+  "idleDebounceMs",
+  "idleWaitMs",
+  "compactionMs",
+  "continuationMs",
+  "continuationTurnMs",
+] as const
+const settingKeys: ReadonlyArray<string> = [...budgetKeys, "headroomThreshold"]
+
+/** A value as the user wrote it, short (NaN, Infinity and -5 as such, strings quoted). */
+const shown = (value: unknown): string => {
+  if (typeof value === "number" || typeof value === "bigint") return String(value)
+  try {
+    return (JSON.stringify(value) ?? String(value)).slice(0, 80)
+  } catch {
+    return typeof value
+  }
 }
+
+const badSetting = (key: string, detail: string) =>
+  Effect.fail(new InvalidJobSettingsError({ key, detail }))
+
+/**
+ * The job's settings: the defaults, overridden by what was given. Every key must be one of the
+ * settings (a typo is refused, not ignored); budgets are whole milliseconds, 0 or more; the
+ * headroom threshold is a number from 0 to 1. A key given as `undefined` counts as not given.
+ */
+const decodeSettings = (settings: unknown): Effect.Effect<JobSettings, InvalidJobSettingsError> =>
+  Effect.gen(function* () {
+    if (settings === undefined || settings === null) return defaultJobSettings
+    if (typeof settings !== "object" || Array.isArray(settings))
+      return yield* Effect.fail(
+        new InvalidJobSettingsError({
+          detail: `settings must be an object with any of ${settingKeys.join(", ")}; got ${shown(settings)}`,
+        }),
+      )
+    const given: Record<string, unknown> = {}
+    for (const [key, value] of Object.entries(settings)) {
+      if (!settingKeys.includes(key)) {
+        const near = settingKeys.find((k) => k.toLowerCase() === key.toLowerCase())
+        return yield* badSetting(
+          key,
+          `unknown setting ${JSON.stringify(key.slice(0, 80))}${near === undefined ? "" : ` (did you mean ${near}?)`}: the settings are ${settingKeys.join(", ")}`,
+        )
+      }
+      if (value === undefined) continue
+      if (key === "headroomThreshold") {
+        if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > 1)
+          return yield* badSetting(
+            key,
+            `headroomThreshold must be a number from 0 to 1 (the highest fraction of the context window in use that still allows the continuation), got ${shown(value)}`,
+          )
+      } else if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0)
+        return yield* badSetting(
+          key,
+          `${key} must be a whole number of milliseconds, 0 or more, got ${shown(value)}`,
+        )
+      given[key] = value
+    }
+    const decoded = Schema.decodeUnknownResult(JobSettingsSchema)({
+      ...defaultJobSettings,
+      ...given,
+    })
+    return Result.isSuccess(decoded)
+      ? decoded.success
+      : yield* Effect.fail(
+          new InvalidJobSettingsError({ detail: decoded.failure.message.slice(0, 300) }),
+        )
+  })
+
+/** `awaitWorkerMs`: whole milliseconds, 0 or more; default 20 s. */
+const decodeAwaitWorkerMs = (value: unknown): Effect.Effect<number, InvalidJobSettingsError> =>
+  value === undefined
+    ? Effect.succeed(20_000)
+    : typeof value === "number" && Number.isSafeInteger(value) && value >= 0
+      ? Effect.succeed(value)
+      : badSetting(
+          "awaitWorkerMs",
+          `awaitWorkerMs must be a whole number of milliseconds, 0 or more (0 returns right after the launch), got ${shown(value)}`,
+        )
 
 /** Inputs of `scheduleCompaction`. */
 export interface ScheduleCompactionInput {
@@ -487,7 +581,26 @@ export const scheduleCompaction = (
 ): Effect.Effect<ScheduleReport, ScheduleError, CompactionServices | WorkerLauncher | JobIds> =>
   Effect.gen(function* () {
     const threadId = yield* checkThreadId(input.threadId)
+    const journal = yield* Journal
+    const fs = yield* JournalFileSystem
+    // A schedule that fails before it wrote anything (a full or read-only disk refusing the admin
+    // lock) leaves no empty thread directory behind it: one it created is removed if still empty.
+    const threadDir = journalPaths(journal.dir, threadId).threadDir
+    const existed = yield* Effect.orElseSucceed(fs.mode(threadDir), () => 0)
+    return yield* scheduleOnce(input, threadId).pipe(
+      Effect.onError(() =>
+        existed === null ? Effect.ignore(fs.removeEmptyDir(threadDir)) : Effect.void,
+      ),
+    )
+  })
+
+const scheduleOnce = (
+  input: ScheduleCompactionInput,
+  threadId: string,
+): Effect.Effect<ScheduleReport, ScheduleError, CompactionServices | WorkerLauncher | JobIds> =>
+  Effect.gen(function* () {
     const settings = yield* decodeSettings(input.settings)
+    const awaitWorkerMs = yield* decodeAwaitWorkerMs(input.awaitWorkerMs)
     const handoff: Handoff | null =
       input.handoff === null || input.handoff === undefined
         ? null
@@ -578,7 +691,8 @@ export const scheduleCompaction = (
       kind: "note",
       detail: `worker launched, pid ${pid}`,
     })
-    const deadline = (yield* Clock.currentTimeMillis) + (input.awaitWorkerMs ?? 20_000)
+    const launchedAt = yield* Clock.currentTimeMillis
+    const deadline = launchedAt + awaitWorkerMs
     let latest = scheduled.stored
     while (latest.job.status === "scheduled" && (yield* Clock.currentTimeMillis) < deadline) {
       if (!(yield* probe.isAlive(pid))) break
@@ -597,6 +711,7 @@ export const scheduleCompaction = (
         status: latest.job.status,
         reason: latest.job.reason,
         detail: latest.job.detail,
+        afterMs: (yield* Clock.currentTimeMillis) - launchedAt,
       })
     return {
       alreadyScheduled: false,
@@ -624,7 +739,7 @@ export const compactionStatus = (
   Effect.gen(function* () {
     const threadId = yield* checkThreadId(givenThreadId)
     const journal = yield* Journal
-    const found = yield* recoverThread(threadId)
+    const { found, recoverySkipped } = yield* recoverOrReport(threadId)
     const inspection = yield* journal.inspect(threadId)
     const current = inspection.current
     return {
@@ -637,13 +752,53 @@ export const compactionStatus = (
       recovered: found.recovered,
       history: inspection.history,
       tornTempFiles: inspection.tornTempFiles,
+      recoverySkipped,
     }
   })
 
 /**
+ * `recoverThread` for a read-only question: when the job needs recovery but the admin lock cannot
+ * be taken or the recovery cannot be written (a full or read-only disk: `JournalIo`; another Baton
+ * process keeps the lock: `ThreadBusy`), the stored job is reported as is, with why recovery was
+ * skipped, instead of failing the whole status.
+ */
+const recoverOrReport = (
+  threadId: string,
+): Effect.Effect<
+  { readonly found: ThreadLook; readonly recoverySkipped: string | null },
+  JournalError | JobLockHeldError | ThreadBusyError,
+  CompactionServices
+> =>
+  Effect.gen(function* () {
+    const journal = yield* Journal
+    const look = yield* lookAndRecover(threadId, false)
+    if (look !== "needs_recovery") return { found: look, recoverySkipped: null }
+    const locked = yield* Effect.result(
+      withThreadAdminLock(journal.dir, threadId, lookAndRecover(threadId, true)),
+    )
+    if (Result.isSuccess(locked))
+      return locked.success === "needs_recovery"
+        ? yield* Effect.die("unreachable")
+        : { found: locked.success, recoverySkipped: null }
+    const error: JournalError | JobLockHeldError | ThreadBusyError = locked.failure
+    if (error._tag !== "JournalIo" && error._tag !== "ThreadBusy") return yield* error
+    const stored = yield* journal.currentJob(threadId)
+    return {
+      found: { current: stored, worker: noWorker, recovered: null },
+      recoverySkipped: skippedRecovery(error),
+    }
+  })
+
+const skippedRecovery = (error: JournalIoError | ThreadBusyError): string =>
+  `no live worker holds this unfinished job, but it was not ended by recovery: ${error.message}. The job is shown as stored (read only); ask for the status again once that is fixed, and recovery will end it then (nothing is ever resent).`
+
+/**
  * Cancels a job: writes the cancel marker the worker polls. A job that already ended is reported
  * as is. A job whose worker died is first ended by recovery. Cancelling after the compaction
- * request was sent cannot recall it: the job ends `cancelled` with `outcomeMayBeUnknown`.
+ * request was sent cannot recall it: the job ends `cancelled` with `outcomeMayBeUnknown`. Once the
+ * continuation was sent (`continuation_requested`) or its turn runs (`continuation_running`) a
+ * cancel cannot stop anything: the answer is `cancelRequested: false` with `refusal` and a
+ * message saying to interrupt the turn in Codex; no marker is written.
  */
 export const cancelCompaction = (
   givenThreadId: string,
@@ -664,7 +819,26 @@ export const cancelCompaction = (
         cancelRequested: false,
         alreadyEnded: true,
         recovered: found.recovered,
+        refusal: null,
+        message: `job ${stored.job.jobId} had already ended ${stored.job.status}: nothing to cancel.`,
       }
+    // A state whose table row ignores CancelRequested (the continuation was sent or is running)
+    // cannot be stopped by the marker: say so instead of answering as if it could.
+    const onCancel = transition(stored.job, {
+      _tag: "CancelRequested",
+      at: yield* Clock.currentTimeMillis,
+    }).job
+    if (onCancel === stored.job) {
+      const refusal = cancelRefusal(stored.job)
+      return {
+        job: jobView(stored.job),
+        cancelRequested: false,
+        alreadyEnded: false,
+        recovered: found.recovered,
+        refusal: refusal.refusal,
+        message: refusal.message,
+      }
+    }
     yield* journal.requestCancel(threadId, jobId)
     yield* journal.appendEvent(threadId, jobId, {
       at: yield* Clock.currentTimeMillis,
@@ -683,6 +857,8 @@ export const cancelCompaction = (
         cancelRequested: true,
         alreadyEnded: false,
         recovered: found.recovered,
+        refusal: null,
+        message: `job ${jobId} was cancelled; nothing was sent.`,
       }
     }
     return {
@@ -690,5 +866,30 @@ export const cancelCompaction = (
       cancelRequested: true,
       alreadyEnded: false,
       recovered: found.recovered,
+      refusal: null,
+      message: `cancel requested for job ${jobId} (${stored.job.status}): its worker stands down within a second; ${
+        stored.job.compactionRequestedAt === null
+          ? "nothing was sent"
+          : onCancel.outcomeMayBeUnknown
+            ? "the compaction request was already sent and cannot be recalled, so the job ends cancelled with outcomeMayBeUnknown"
+            : "the compaction is done, and no continuation will be sent"
+      }.`,
     }
   })
+
+/** Why cancelling cannot stop `job` (a state whose table row ignores CancelRequested). */
+const cancelRefusal = (
+  job: JobRecord,
+): { readonly refusal: CancelRefusal; readonly message: string } => {
+  const stop =
+    "only Codex can stop it: interrupt the turn there (Esc in the Codex TUI, the stop button in the IDE, or turn/interrupt through the app-server). Baton does not interrupt turns."
+  return job.status === "continuation_running"
+    ? {
+        refusal: "continuation_already_running",
+        message: `job ${job.jobId} was not cancelled: the compaction is done and its continuation turn${job.continuationTurnId === null ? "" : ` ${job.continuationTurnId}`} is already running in Codex, which a cancel cannot stop; ${stop} The job ends resumed when the turn ends.`,
+      }
+    : {
+        refusal: "continuation_already_sent",
+        message: `job ${job.jobId} was not cancelled: the compaction is done and the continuation request was already sent to Codex, so it cannot be recalled. If it starts a turn, ${stop}`,
+      }
+}

@@ -26,6 +26,17 @@ export class JournalCorruptError extends Data.TaggedError("JournalCorrupt")<{
   }
 }
 
+/**
+ * What to do when the journal could not be written for lack of rights: a read-only file system
+ * (EROFS), or a directory or file the user may not write (EACCES, EPERM); "" for any other code.
+ */
+export const notWritableRemedy = (code: string): string =>
+  code === "EROFS"
+    ? ": the file system holding it is read-only: remount it read-write, or set BATON_JOBS_DIR to a directory on a writable disk"
+    : code === "EACCES" || code === "EPERM"
+      ? ": you may not write there: give your user write access to it (compaction jobs live in private 0700 directories), or set BATON_JOBS_DIR to a directory you own"
+      : ""
+
 /** A file-system operation on the journal failed. */
 export class JournalIoError extends Data.TaggedError("JournalIo")<{
   readonly path: string
@@ -34,7 +45,7 @@ export class JournalIoError extends Data.TaggedError("JournalIo")<{
   readonly detail: string
 }> {
   override get message(): string {
-    return `journal ${this.operation} failed on ${this.path} (${this.code}): ${this.detail}${fullDiskRemedy(this.code, "BATON_JOBS_DIR")}`
+    return `journal ${this.operation} failed on ${this.path} (${this.code}): ${this.detail}${fullDiskRemedy(this.code, "BATON_JOBS_DIR")}${notWritableRemedy(this.code)}`
   }
 }
 
@@ -142,10 +153,25 @@ export class ScheduleFailedError extends Data.TaggedError("ScheduleFailed")<{
   readonly status: string
   readonly reason: string | null
   readonly detail: string | null
+  /** How long after its worker was launched the job was seen ended (ms), when measured. */
+  readonly afterMs?: number
 }> {
   override get message(): string {
-    return `compaction of thread ${this.threadId} was not scheduled: job ${this.jobId} (#${this.jobNumber}) ended ${this.status}${this.reason === null ? "" : ` (${this.reason})`} at once. ${this.detail ?? "Nothing was sent."}`
+    const when =
+      this.afterMs === undefined
+        ? "while scheduling waited for its worker"
+        : `${spanInWords(this.afterMs)} after its worker was launched, while scheduling waited for it`
+    return `compaction of thread ${this.threadId} was not scheduled: job ${this.jobId} (#${this.jobNumber}) ended ${this.status}${this.reason === null ? "" : ` (${this.reason})`} ${when}. ${this.detail ?? "Nothing was sent."}`
   }
+}
+
+/** A duration in words: "450 ms", "25.1 s", "3 min 5 s". */
+const spanInWords = (ms: number): string => {
+  const whole = Math.max(0, Math.round(ms))
+  if (whole < 1_000) return `${whole} ms`
+  if (whole < 60_000) return `${(whole / 1_000).toFixed(1)} s`
+  const seconds = Math.round(whole / 1_000)
+  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`
 }
 
 /**
@@ -165,9 +191,13 @@ export class HandoffNotAttachedError extends Data.TaggedError("HandoffNotAttache
   }
 }
 
-/** A budget or threshold given to `schedule` is out of range. */
+/**
+ * A setting given to `schedule` (a budget, the headroom threshold, `awaitWorkerMs`) is unknown or
+ * out of range; `key` names it when one is at fault. Nothing was written.
+ */
 export class InvalidJobSettingsError extends Data.TaggedError("InvalidJobSettings")<{
   readonly detail: string
+  readonly key?: string
 }> {
   override get message(): string {
     return `invalid compaction settings: ${this.detail}`

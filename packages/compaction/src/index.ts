@@ -132,6 +132,7 @@ export {
   WorkerLauncher,
 } from "./compaction-service.js"
 export type {
+  CancelRefusal,
   CancelReport,
   CompactionServices,
   CompactionStatus,

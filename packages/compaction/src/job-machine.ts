@@ -110,6 +110,11 @@ export type JobEvent =
       readonly detail: string
       /** What to do before nothing-was-sent ends; default "schedule again" (a retry can help). */
       readonly nextStep?: string
+      /**
+       * Why nothing could be sent, when it is not the worker's loss: `thread_owned_elsewhere`, the
+       * thread's single writer is another Codex process (before dispatch only).
+       */
+      readonly cause?: "thread_owned_elsewhere"
     }
 
 /** The tag of a job event. */
@@ -384,11 +389,20 @@ const minutes = (ms: number): string =>
       ? `${Math.round(ms / 1_000)} s`
       : `${ms} ms`
 
+/** What to do about a thread another Codex process owns (its single writer). */
+export const OWNED_ELSEWHERE_NEXT_STEP =
+  "reach the thread through the process that owns it (the Codex daemon or the IDE extension it is open in: ask there, or schedule from an agent running in it), or wait until that other Codex process (for example a `codex exec` or TUI session on this thread) has ended, then schedule again"
+
 const lostBeforeDispatch: Handler<"WorkerLost"> = (job, e) =>
-  end(job, e, "failed", {
-    reason: "worker_lost_before_dispatch",
-    detail: `Worker lost before dispatch (${e.detail}); nothing was sent, ${e.nextStep ?? "schedule again"}.`,
-  })
+  e.cause === "thread_owned_elsewhere"
+    ? end(job, e, "failed", {
+        reason: "thread_owned_elsewhere",
+        detail: `Thread owned by another Codex process (${e.detail}); nothing was sent, ${e.nextStep ?? OWNED_ELSEWHERE_NEXT_STEP}.`,
+      })
+    : end(job, e, "failed", {
+        reason: "worker_lost_before_dispatch",
+        detail: `Worker lost before dispatch (${e.detail}); nothing was sent, ${e.nextStep ?? "schedule again"}.`,
+      })
 
 const lostAfterSend =
   (what: string): Handler<"WorkerLost"> =>

@@ -61,6 +61,7 @@ export const endReasons = [
   "handoff_rejected",
   "continuation_rejected",
   "worker_lost_before_dispatch",
+  "thread_owned_elsewhere",
   "compaction_outcome_unknown",
   "compaction_turn_ended_without_item",
   "compaction_budget_exceeded",

@@ -50,6 +50,10 @@ export interface JournalFileSystemShape {
   readonly rename: (from: string, to: string) => Effect.Effect<boolean, JournalIoError>
   /** Permission bits of a file or directory, or null when it does not exist. */
   readonly mode: (file: string) => Effect.Effect<number | null, JournalIoError>
+  /** Removes a file; false when it did not exist. */
+  readonly remove: (file: string) => Effect.Effect<boolean, JournalIoError>
+  /** Removes a directory only if it is empty; false when it is absent or not empty. */
+  readonly removeEmptyDir: (dir: string) => Effect.Effect<boolean, JournalIoError>
   /**
    * Removes what killed processes left next to the lock file (abandoned `.creating` temporaries,
    * takeover asides past their keep time; see `removeLockDebris` of `@baton/durable-files`) and
@@ -101,6 +105,24 @@ export const nodeJournalFileSystem: JournalFileSystemShape = {
   rename: (from, to) => attempt("rename", from, () => renameDurably(from, to)),
   mode: (file) =>
     attempt("stat", file, () => absentAs(null, async () => (await fs.stat(file)).mode & 0o777)),
+  remove: (file) =>
+    attempt("remove", file, () =>
+      absentAs(false, async () => {
+        await fs.unlink(file)
+        return true
+      }),
+    ),
+  removeEmptyDir: (dir) =>
+    attempt("rmdir", dir, async () => {
+      try {
+        await fs.rmdir(dir)
+        return true
+      } catch (error) {
+        const code = errorCode(error)
+        if (code === "ENOENT" || code === "ENOTEMPTY" || code === "EEXIST") return false
+        throw error
+      }
+    }),
   removeLockDebris: (lockFile, nowMs) =>
     attempt("list", path.dirname(lockFile), () => removeLockDebris(lockFile, nowMs)),
 }
@@ -117,6 +139,8 @@ export const refusingJournalFileSystem = (error: JournalIoError): JournalFileSys
     list: refuse,
     rename: refuse,
     mode: refuse,
+    remove: refuse,
+    removeEmptyDir: refuse,
     removeLockDebris: refuse,
   }
 }
@@ -175,6 +199,14 @@ export const makeMemoryJournalFileSystem = (
       return true
     }),
   mode: (file) => Effect.sync(() => store.files.get(file)?.mode ?? store.dirs.get(file) ?? null),
+  remove: (file) => Effect.sync(() => store.files.delete(file)),
+  removeEmptyDir: (dir) =>
+    Effect.sync(() => {
+      if (!store.dirs.has(dir)) return false
+      const inside = (p: string) => path.dirname(p) === dir
+      if ([...store.files.keys()].some(inside) || [...store.dirs.keys()].some(inside)) return false
+      return store.dirs.delete(dir)
+    }),
   // No process ever dies half-way here: only takeover asides past their keep time are debris.
   removeLockDebris: (lockFile, nowMs) =>
     Effect.sync(() =>

@@ -278,18 +278,33 @@ const historyEntry = (job: JobRecord): HistoryEntry => {
   }
 }
 
+const sameEntry = (a: HistoryEntry, b: HistoryEntry): boolean =>
+  (Object.keys(a) as Array<keyof HistoryEntry>).every((key) => a[key] === b[key])
+
 /**
- * `history` with `job` in it when `job` has ended: the job file and the thread index are two
- * writes, so a reader between them, or a process that died between them, sees an ended job the
- * index does not list yet. Readers and the next index write add it from the job itself.
+ * `history` as the job file says it is: with `job`'s entry (added, or replacing a stale one) when
+ * `job` has ended, without it while `job` is unfinished. The job file is the truth. Ending a job
+ * writes the thread index first and the job file second, so a reader between the two writes (or
+ * after a process died between them) finds an entry for a job that has not ended yet (dropped
+ * here), or a job ended by recovery instead (its entry replaced). Readers and the next index write
+ * take it from the job itself. Returns `history` itself when nothing changes.
  */
-const withEnded = (
+const historyWith = (
   history: ReadonlyArray<HistoryEntry>,
   job: JobRecord,
-): ReadonlyArray<HistoryEntry> =>
-  !isTerminalStatus(job.status) || history.some((h) => h.jobId === job.jobId)
-    ? history
-    : [...history, historyEntry(job)].slice(-HISTORY_LIMIT)
+): ReadonlyArray<HistoryEntry> => {
+  const at = history.findIndex((h) => h.jobId === job.jobId)
+  if (!isTerminalStatus(job.status))
+    return at === -1 ? history : history.filter((h) => h.jobId !== job.jobId)
+  const entry = historyEntry(job)
+  const found = history[at]
+  if (found !== undefined)
+    return sameEntry(found, entry) ? history : history.map((h, i) => (i === at ? entry : h))
+  return [...history, entry].slice(-HISTORY_LIMIT)
+}
+
+/** How often an index write that lost its compare-and-set is redone on a fresh read. */
+const INDEX_WRITE_ATTEMPTS = 5
 
 /** Builds the journal over the file-system port at `dir`. */
 export const makeJournal = (dir: string, fs: JournalFileSystemShape): JournalShape => {
@@ -392,56 +407,103 @@ export const makeJournal = (dir: string, fs: JournalFileSystemShape): JournalSha
             detail: "the job's handoffDigest is not the bound handoff's digest",
           })
       }
-      const index = yield* readIndex(job.threadId)
-      let history = index?.history ?? []
-      if (index !== null && index.currentJobId !== null) {
-        const existing = yield* readJob(job.threadId, index.currentJobId)
-        if (!isTerminalStatus(existing.job.status))
-          return { stored: existing, alreadyScheduled: true }
-        history = withEnded(history, existing.job)
-      }
-      yield* ensureThreadDir(job.threadId)
       const p = paths(job.threadId)
-      if ((yield* fs.readText(p.job(job.jobId))) !== null)
-        return yield* new JournalConflictError({
-          path: p.job(job.jobId),
-          expectedRevision: 0,
-          foundRevision: 1,
+      // One attempt: read the index, create the job's files, then publish the job in the index by
+      // compare-and-set. A lost compare-and-set (a worker that ended the previous job updated the
+      // history meanwhile) removes the files this attempt created and starts over from a fresh
+      // read, so the job number is taken from the index that is actually replaced and no job file
+      // is left that the index does not name.
+      const attempt = Effect.gen(function* () {
+        const index = yield* readIndex(job.threadId)
+        let history = index?.history ?? []
+        if (index !== null && index.currentJobId !== null) {
+          const existing = yield* readJob(job.threadId, index.currentJobId)
+          if (!isTerminalStatus(existing.job.status))
+            return { stored: existing, alreadyScheduled: true }
+          history = historyWith(history, existing.job)
+        }
+        yield* ensureThreadDir(job.threadId)
+        if ((yield* fs.readText(p.job(job.jobId))) !== null)
+          return yield* new JournalConflictError({
+            path: p.job(job.jobId),
+            expectedRevision: 0,
+            foundRevision: 1,
+          })
+        const created: Array<string> = []
+        // Never removes what the index names: a write that failed after its rename landed.
+        const rollBack = Effect.gen(function* () {
+          const now = yield* Effect.orElseSucceed(readIndex(job.threadId), () => null)
+          if (now?.currentJobId === job.jobId) return
+          for (const file of created) yield* Effect.ignore(fs.remove(file))
         })
-      if (handoff !== null) {
-        const created = yield* fs.createExclusive(
-          p.handoff(job.jobId),
-          handoff.text,
-          JOURNAL_FILE_MODE,
-        )
-        if (!created) return yield* new HandoffAlreadyStoredError({ path: p.handoff(job.jobId) })
-      }
-      const now = yield* Clock.currentTimeMillis
-      const record = newJob({
-        ...job,
-        jobNumber: (index?.lastJobNumber ?? 0) + 1,
-        createdAt: now,
+        return yield* Effect.gen(function* () {
+          if (handoff !== null) {
+            const stored = yield* fs.createExclusive(
+              p.handoff(job.jobId),
+              handoff.text,
+              JOURNAL_FILE_MODE,
+            )
+            if (!stored) return yield* new HandoffAlreadyStoredError({ path: p.handoff(job.jobId) })
+            created.push(p.handoff(job.jobId))
+          }
+          const now = yield* Clock.currentTimeMillis
+          const record = newJob({
+            ...job,
+            jobNumber: (index?.lastJobNumber ?? 0) + 1,
+            createdAt: now,
+          })
+          const stored: StoredJob = { schemaVersion: 1, revision: 1, job: record }
+          created.push(p.job(job.jobId))
+          yield* fs.writeAtomic(p.job(job.jobId), encodeJson(stored), JOURNAL_FILE_MODE)
+          yield* writeIndex(
+            {
+              schemaVersion: 1,
+              revision: index?.revision ?? 0,
+              threadId: job.threadId,
+              currentJobId: job.jobId,
+              lastJobNumber: record.jobNumber,
+              history,
+            },
+            index?.revision ?? 0,
+          )
+          return { stored, alreadyScheduled: false, now }
+        }).pipe(Effect.onError(() => rollBack))
       })
-      const stored: StoredJob = { schemaVersion: 1, revision: 1, job: record }
-      yield* fs.writeAtomic(p.job(job.jobId), encodeJson(stored), JOURNAL_FILE_MODE)
-      yield* writeIndex(
-        {
-          schemaVersion: 1,
-          revision: index?.revision ?? 0,
-          threadId: job.threadId,
-          currentJobId: job.jobId,
-          lastJobNumber: record.jobNumber,
-          history,
-        },
-        index?.revision ?? 0,
-      )
+      let outcome: Effect.Success<typeof attempt> | null = null
+      for (let tries = 1; outcome === null; tries++) {
+        const result = yield* Effect.result(attempt)
+        if (Result.isSuccess(result)) outcome = result.success
+        else if (
+          result.failure._tag !== "JournalConflict" ||
+          result.failure.path !== p.index ||
+          tries >= INDEX_WRITE_ATTEMPTS
+        )
+          return yield* result.failure
+      }
+      if (outcome.alreadyScheduled || !("now" in outcome)) return outcome
+      const { stored, now } = outcome
       yield* appendEvent(job.threadId, job.jobId, {
         at: now,
         kind: "scheduled",
         to: "scheduled",
-        detail: `job ${record.jobNumber}; resume ${record.resume}`,
+        detail: `job ${stored.job.jobNumber}; resume ${stored.job.resume}`,
       })
       return { stored, alreadyScheduled: false }
+    })
+
+  /** Puts an ended job's entry in the thread's history (compare-and-set, redone on a fresh read). */
+  const recordEnded = (job: JobRecord): Effect.Effect<void, JournalError> =>
+    Effect.gen(function* () {
+      for (let tries = 1; ; tries++) {
+        const index = yield* readIndex(job.threadId)
+        if (index === null) return
+        const history = historyWith(index.history, job)
+        if (history === index.history) return
+        const written = yield* Effect.result(writeIndex({ ...index, history }, index.revision))
+        if (Result.isSuccess(written)) return
+        if (written.failure._tag !== "JournalConflict" || tries >= INDEX_WRITE_ATTEMPTS)
+          return yield* written.failure
+      }
     })
 
   const saveJob: JournalShape["saveJob"] = (job, expectedRevision) =>
@@ -454,15 +516,14 @@ export const makeJournal = (dir: string, fs: JournalFileSystemShape): JournalSha
           expectedRevision,
           foundRevision: onDisk?.revision ?? null,
         })
+      // An ending enters the thread's history before the job file says it ended. A scheduler
+      // (under the thread's admin lock) writes the index only once the current job has ended, so
+      // this lock-free index write is over before any scheduler can start one, and never races
+      // it. The history is metrics only: a failure to write it does not keep the job from ending
+      // (the next index write and every reader take the entry from the job file).
+      if (isTerminalStatus(job.status)) yield* Effect.ignore(recordEnded(job))
       const stored: StoredJob = { schemaVersion: 1, revision: expectedRevision + 1, job }
       yield* fs.writeAtomic(file, encodeJson(stored), JOURNAL_FILE_MODE)
-      if (isTerminalStatus(job.status)) {
-        const index = yield* readIndex(job.threadId)
-        if (index !== null) {
-          const history = withEnded(index.history, job)
-          if (history !== index.history) yield* writeIndex({ ...index, history }, index.revision)
-        }
-      }
       return stored
     })
 
@@ -519,7 +580,7 @@ export const makeJournal = (dir: string, fs: JournalFileSystemShape): JournalSha
       const history = index?.history ?? []
       return {
         current,
-        history: current === null ? history : withEnded(history, current.job),
+        history: current === null ? history : historyWith(history, current.job),
         tornTempFiles: names
           .filter((n) => n.endsWith(".tmp"))
           .map((n) => path.join(paths(threadId).threadDir, n)),

@@ -18,7 +18,7 @@ import * as Result from "effect/Result"
 import type { Scope } from "effect"
 import { JobNotRunnableError } from "./errors.js"
 import type { JobLockHeldError, JobLockLostError, JournalError } from "./errors.js"
-import { transition } from "./job-machine.js"
+import { OWNED_ELSEWHERE_NEXT_STEP, transition } from "./job-machine.js"
 import type { ProcessProbe } from "./job-lock.js"
 import type { JournalFileSystem } from "./journal-file-system.js"
 import { Journal } from "./journal.js"
@@ -41,6 +41,8 @@ export type ThreadSource = (
 export interface ThreadSourceFailure {
   readonly detail: string
   readonly nextStep?: string
+  /** Set when another Codex process owns the thread (the job ends `thread_owned_elsewhere`). */
+  readonly cause?: "thread_owned_elsewhere"
 }
 
 const CHECK_SETUP =
@@ -56,6 +58,12 @@ export const openFailure = (
       detail: `thread not found over ${kind}: ${error.message}`,
       nextStep:
         "check the thread id (exactly $CODEX_THREAD_ID) and CODEX_HOME; scheduling again as is will not help",
+    }
+  if (error._tag === "ActiveWriterError")
+    return {
+      detail: `opening the thread over ${kind} failed: ${error.message}`,
+      nextStep: OWNED_ELSEWHERE_NEXT_STEP,
+      cause: "thread_owned_elsewhere",
     }
   if (error._tag === "DisconnectedError" && "reason" in error && typeof error.reason === "string")
     return {
@@ -120,6 +128,7 @@ export const runCompactionWorker = (
           at,
           detail: opened.failure.detail,
           ...(opened.failure.nextStep === undefined ? {} : { nextStep: opened.failure.nextStep }),
+          ...(opened.failure.cause === undefined ? {} : { cause: opened.failure.cause }),
         })
         for (const effect of step.effects)
           if (effect._tag === "AppendLog")
