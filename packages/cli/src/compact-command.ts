@@ -9,6 +9,7 @@
  */
 import { isAbsolute } from "node:path"
 import type {
+  CancelReport,
   CompactionServices,
   CompactionStatus,
   JobIds,
@@ -132,6 +133,20 @@ export const renderJob = (job: JobView): string => {
     lines.push(`  continuation turn: ${job.continuationOutcome}`)
   return `${lines.join("\n")}\n`
 }
+
+/** The text `baton compact cancel` prints. */
+export const renderCancelText = (report: CancelReport): string =>
+  report.alreadyEnded
+    ? `job ${report.job.jobId} had already ended: ${report.job.status}\n`
+    : report.refusal !== null
+      ? `not cancelled: ${report.message}\n`
+      : `cancel requested for job ${report.job.jobId} (${report.job.status}); the worker stands down within a second${
+          report.job.status === "scheduled" ||
+          report.job.status === "waiting_for_idle" ||
+          report.job.status === "idle_settling"
+            ? " — nothing was sent"
+            : ""
+        }\n`
 
 /** The text `baton compact status` prints. */
 export const renderStatusText = (status: CompactionStatus): string => {
@@ -257,14 +272,6 @@ export const runCompactCancel: CommandRunner = async (invocation, io) => {
   const result = await run(compaction.cancelCompaction(resolved.threadId, jobId))
   if (result._tag === "Failure") return { _tag: "Failed", json, error: result.failure }
   const report = result.success
-  const text = report.alreadyEnded
-    ? `job ${report.job.jobId} had already ended: ${report.job.status}\n`
-    : `cancel requested for job ${report.job.jobId} (${report.job.status}); the worker stands down within a second${
-        report.job.status === "scheduled" ||
-        report.job.status === "waiting_for_idle" ||
-        report.job.status === "idle_settling"
-          ? " — nothing was sent"
-          : ""
-      }\n`
+  const text = renderCancelText(report)
   return print(io, json, { ...report }, text)
 }

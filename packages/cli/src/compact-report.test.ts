@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import type { JobView } from "@baton/compaction"
-import { renderJob, renderStatusText } from "./compact-command.js"
+import { renderCancelText, renderJob, renderStatusText } from "./compact-command.js"
 
 /** A finished job with the given token counts (the fields the renderer reads). */
 const jobWith = (before: number, after: number): JobView =>
@@ -92,5 +92,39 @@ describe("a job that compacted nothing", () => {
     expect(text).toContain("  #1 completed reclaimed 30,000 (75%)\n")
     expect(text).toContain("  #2 failed (nothing compacted)\n")
     expect(text).not.toContain("?")
+  })
+})
+
+describe("cancel", () => {
+  const report = (job: JobView, over: Record<string, unknown>) =>
+    ({
+      job,
+      cancelRequested: true,
+      alreadyEnded: false,
+      recovered: null,
+      refusal: null,
+      message: "",
+      ...over,
+    }) as unknown as Parameters<typeof renderCancelText>[0]
+
+  it("says nothing was cancelled when the continuation already runs, and what to do", () => {
+    const running = { ...jobWith(40_000, 10_000), status: "continuation_running", terminal: false }
+    const text = renderCancelText(
+      report(running as unknown as JobView, {
+        cancelRequested: false,
+        refusal: "continuation_already_running",
+        message: "the continuation turn is running in Codex; interrupt it there",
+      }),
+    )
+    expect(text).toBe(
+      "not cancelled: the continuation turn is running in Codex; interrupt it there\n",
+    )
+  })
+
+  it("reports a cancel before dispatch as requested, nothing sent", () => {
+    const waiting = { ...jobWith(40_000, 10_000), status: "waiting_for_idle", terminal: false }
+    expect(renderCancelText(report(waiting as unknown as JobView, {}))).toContain(
+      "cancel requested for job job_a (waiting_for_idle)",
+    )
   })
 })

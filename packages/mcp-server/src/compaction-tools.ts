@@ -171,13 +171,20 @@ export const cancelCompactionTool = defineBatonTool({
   name: "cancel_compaction",
   title: "Cancel a compaction job",
   description:
-    "Cancels the thread's compaction job. Before the compaction request is sent nothing happens to the thread; after it was sent it cannot be recalled and the job ends cancelled with outcomeMayBeUnknown. A job that already ended is reported as is.",
+    "Cancels the thread's compaction job. Before the compaction request is sent nothing happens to the thread; after it was sent it cannot be recalled and the job ends cancelled with outcomeMayBeUnknown. Once the continuation turn was sent nothing is cancelled (cancelRequested false, refusal and message say so: interrupt the turn in Codex). A job that already ended is reported as is.",
   inputSchema: { threadId, jobId: z.string().describe("the job id from schedule_compaction") },
   outputSchema: {
     job: jobView,
     cancelRequested: z.boolean(),
     alreadyEnded: z.boolean(),
     recovered: recovery,
+    refusal: z
+      .enum(["continuation_already_sent", "continuation_already_running"])
+      .nullable()
+      .describe(
+        "why a cancel cannot stop the unfinished job (the continuation was sent); null otherwise",
+      ),
+    message: z.string().describe("what happened and what to do"),
   },
   annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: false },
   handler: async ({ threadId: id, jobId }) => {
