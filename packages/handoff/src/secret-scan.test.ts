@@ -37,6 +37,29 @@ const samples: ReadonlyArray<{ readonly kind: SecretKind; readonly secret: strin
     ].join(""),
   },
   {
+    // A short (truncated or test) key between a header and its footer.
+    kind: "private-key",
+    secret: [
+      "-----BEGIN RSA ",
+      "PRIVATE KEY-----\n",
+      "MIIEpAIBAAKCAQEA",
+      "\n-----END RSA ",
+      "PRIVATE KEY-----",
+    ].join(""),
+  },
+  { kind: "npm-token", secret: ["npm_", "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"].join("") },
+  { kind: "huggingface-token", secret: ["hf_", "aBcDeFgHiJkLmNoPqRsTuVwXyZabcdefgh"].join("") },
+  { kind: "gitlab-token", secret: ["glpat-", "aBcDeFgHiJkLmNoPqRsT"].join("") },
+  {
+    kind: "sendgrid-api-key",
+    secret: [
+      "SG.",
+      "aBcDeFgHiJkLmNoPqRsTuV",
+      ".",
+      "wXyZ0123456789aBcDeFgHiJkLmNoPqRsTuVwXyZ012",
+    ].join(""),
+  },
+  {
     kind: "private-key",
     secret: [
       "-----BEGIN OPENSSH ",
@@ -175,6 +198,108 @@ describe("findSecrets: credential assignments", () => {
   ]
   for (const text of quiet) {
     it(`stays quiet on ${JSON.stringify(text)}`, () => {
+      expect(findSecrets(text)).toStrictEqual([])
+    })
+  }
+})
+
+describe("findSecrets: more key shapes and assignment forms", () => {
+  const basic = btoa(["username", ":", "supersecretpass"].join(""))
+  const azureKey = [
+    "Zq7Xk2mP9vL4nR8tY1wE6uI3oA5sD0fG",
+    "Zq7Xk2mP9vL4nR8tY1wE6uI3oA5sD0fG",
+    "Zq7Xk2mP9vL4nR8tYA==",
+  ].join("")
+  const slackPath = ["T01234567/", "B01234567/", "aBcDeFgHiJkLmNoPqRsTuVwX"].join("")
+  const discordPath = ["123456789012345678/", "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"].join("")
+  const pw = ["QuotedPw", "!123x"].join("")
+  const found: ReadonlyArray<readonly [string, string, SecretKind]> = [
+    [`curl -H "Authorization: Basic ${basic}" https://api.test`, basic, "basic-auth"],
+    [
+      `DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${azureKey};EndpointSuffix=core.windows.net`,
+      azureKey,
+      "azure-storage-key",
+    ],
+    [
+      `Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKey=${azureKey}`,
+      azureKey,
+      "azure-storage-key",
+    ],
+    [`POST https://hooks.slack.com/services/${slackPath}`, slackPath, "webhook-url"],
+    [`url = "https://discord.com/api/webhooks/${discordPath}"`, discordPath, "webhook-url"],
+    ["SMTP_PASS=mailpassword99", "mailpassword99", "credential-assignment"],
+    ["MYSQL_PWD=MyPwdEnv22x mysql -u root", "MyPwdEnv22x", "credential-assignment"],
+    ["openssl enc -pass pass:S3cretPhrase1 -in x", "S3cretPhrase1", "credential-assignment"],
+    [
+      "SESSION_SECRET=another-session-secret-value",
+      "another-session-secret-value",
+      "credential-assignment",
+    ],
+    ['export DB_PASSWORD="kept-out-of-the-repo"', "kept-out-of-the-repo", "credential-assignment"],
+    // JSON-escaped quotes: a command rendered as JSON, and JSON in a JSON string.
+    [
+      JSON.stringify({ command: `export DB_PASSWORD="${pw}" && ./migrate` }),
+      pw,
+      "credential-assignment",
+    ],
+    [
+      JSON.stringify({ body: `-d '{"username": "bob", "password": "${pw}"}'` }),
+      pw,
+      "credential-assignment",
+    ],
+    [
+      JSON.stringify({ out: JSON.stringify({ result: JSON.stringify({ token: pw }) }) }),
+      pw,
+      "credential-assignment",
+    ],
+  ]
+  for (const [text, value, kind] of found) {
+    it(`flags ${JSON.stringify(value.slice(0, 12))} in ${JSON.stringify(text.slice(0, 50))}`, () => {
+      const start = text.indexOf(value)
+      expect(findSecrets(text)).toStrictEqual([{ kind, start, end: start + value.length }])
+    })
+  }
+
+  const quiet = [
+    // Hashes, ids and encodings.
+    "fixed in commit 3f786850e387550fdab836ed7e6dc881de23001b and abc1234",
+    "request id 123e4567-e89b-12d3-a456-426614174000",
+    "digest sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "payload aGVsbG8gd29ybGQgdGhpcyBpcyBhIHRlc3Qgb2YgYmFzZTY0IGVuY29kaW5nIGZvciBhIGxvbmdlciBzdHJpbmc=",
+    "integrity sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==",
+    "the header eyJhbGciOiJIUzI1NiJ9 alone is not a token",
+    // Prose, types and references.
+    "The password reset flow emails a link; the pass rate is 90% and pwd prints the directory.",
+    "Basic usage: see the basic authentication section; Basic dXNlcm5hbWU is cut short.",
+    "password: string",
+    "pass: boolean",
+    "const pwd = process.cwd()",
+    "password = process.env.PASSWORD",
+    "PASSWORD=$PASSWORD",
+    "SMTP_PASS=${SMTP_PASS}",
+    "MYSQL_PWD=",
+    'export DB_PASSWORD=""',
+    '{"password": ""}',
+    "bypass=abc123x compass: n0rth",
+    "OLDPWD=/home/user PWD=/home/user/app pwd=$(pwd)",
+    // Environment assignments whose value is a name, not a secret.
+    "SECRET_NAME=my-app-secret-name",
+    "TOKEN_TYPE=bearer-token-type",
+    "API_SECRET=your-api-secret-here",
+    "JWT_SECRET=change-me-in-production",
+    "SESSION_SECRET=short-value",
+    "secret: my-tls-secret-name",
+    // Look-alikes of the new prefixes.
+    "npm_config_cache=/tmp/npm and npm_package_json",
+    "hf_hub_download(repo_id) and hf_transfer",
+    "msg.send(x) and SG.short.token",
+    "see hooks.slack.com/services/ for the docs",
+    "AccountKey=<your-key>",
+    "-----BEGIN RSA PRIVATE KEY-----\nYOUR KEY HERE\n-----END RSA PRIVATE KEY-----",
+    "-----BEGIN RSA PRIVATE KEY-----\nAAAAAAAAAAAAAAAA\n-----END RSA PRIVATE KEY-----",
+  ]
+  for (const text of quiet) {
+    it(`stays quiet on ${JSON.stringify(text.slice(0, 50))}`, () => {
       expect(findSecrets(text)).toStrictEqual([])
     })
   }

@@ -24,6 +24,13 @@ export type SecretKind =
   | "slack-token"
   | "google-api-key"
   | "stripe-secret-key"
+  | "npm-token"
+  | "huggingface-token"
+  | "gitlab-token"
+  | "sendgrid-api-key"
+  | "azure-storage-key"
+  | "webhook-url"
+  | "basic-auth"
   | "jwt"
   | "bearer-token"
   | "credential-assignment"
@@ -117,7 +124,8 @@ const findPrivateKeys = (text: string): Array<Span> => {
     if (
       footer !== undefined &&
       footer.index - bodyStart <= maxPemBody &&
-      base64Before[footer.index]! - base64Before[bodyStart]! >= 32
+      (base64Before[footer.index]! - base64Before[bodyStart]! >= 32 ||
+        isShortPemBody(text.slice(bodyStart, footer.index)))
     ) {
       spans.push([header.index, footer.index + footer[0].length])
       continue
@@ -131,6 +139,21 @@ const findPrivateKeys = (text: string): Array<Span> => {
 
 /** A line of a PEM body: base64 only (padding at the end), or an armor checksum (`=AbCd`). */
 const pemBodyLine = /^(?:[A-Za-z0-9+/]+={0,2}|=[A-Za-z0-9+/]{4})$/
+
+/**
+ * A short body between a header and its footer (a truncated or test key): at least 12 base64
+ * characters, every line base64 only (line breaks may be JSON-escaped `\n`), and not one repeated
+ * character. A template (`...`, `<key>`, `YOUR KEY HERE`) has other characters and is not one.
+ */
+const isShortPemBody = (body: string): boolean => {
+  const lines = body
+    .replace(/\\+[rn]/g, " ")
+    .split(/\s+/)
+    .filter((line) => line !== "")
+  if (lines.length === 0 || !lines.every((line) => pemBodyLine.test(line))) return false
+  const joined = lines.join("")
+  return joined.length >= 12 && !/^(.)\1*$/.test(joined.replace(/=+$/, ""))
+}
 
 /**
  * The line ending just before `end` (exclusive) and its start, looking back no further than
@@ -191,6 +214,18 @@ const findPrivateKeyTails = (text: string): Array<Span> => {
 }
 
 /**
+ * The keywords of a credential assignment (`password=`, `API_KEY:`, `SMTP_PASS=`): `pass` and
+ * `pwd` only as a whole word or after `_` / `-` (not `bypass`, `OLDPWD`).
+ */
+const credentialKeyword =
+  "(?:password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|access[_-]?key|private[_-]?key|token|(?<![A-Za-z0-9])pass|(?<![A-Za-z0-9])pwd)"
+/**
+ * What closes a keyword before its `:` / `=`: a quote (`"password": …`), escaped once or more when
+ * the text is JSON (`\"password\": …` inside a rendered tool call or a JSON string in JSON).
+ */
+const keywordQuote = `(?:\\\\*["'])?`
+
+/**
  * A value is a credential only when it is long enough, is not a placeholder, reference or path,
  * and has the texture of a secret (a digit or a symbol); `password: string` stays quiet.
  */
@@ -203,6 +238,36 @@ const isCredentialValue = (value: string): boolean => {
   if (/^(?:your|my|the|some|dummy|fake|test|example)[-_]/i.test(value)) return false
   return /[0-9!@#$%^&*+=?~|]/.test(value)
 }
+
+/** Whether `text` has an upper-case and a lower-case letter. */
+const hasMixedCase = (text: string): boolean => /[A-Z]/.test(text) && /[a-z]/.test(text)
+
+/**
+ * Whether `encoded` is the base64 of `user:password` (printable ASCII with a colon and a
+ * non-empty password), as an `Authorization: Basic` header carries: "Basic usage" is not.
+ */
+const isBasicCredentials = (encoded: string): boolean => {
+  let decoded: string
+  try {
+    decoded = atob(encoded)
+  } catch {
+    return false
+  }
+  return /^[\x20-\x7e]*:[\x20-\x7e]+$/.test(decoded)
+}
+
+/**
+ * A weaker value after a strong keyword in an environment-style assignment (`SESSION_SECRET=`,
+ * `DB_PASSWORD=`, `SMTP_PASS=`, upper case, no spaces): letters joined by `-` or `_`, which
+ * {@link isCredentialValue} leaves alone for want of a digit or symbol
+ * (`another-session-secret-value`). Placeholders (`your-secret-here`, `changeme-…`) are not.
+ */
+const isWordyEnvSecret = (value: string): boolean =>
+  /[-_]/.test(value) &&
+  !/^(?:your|my|the|some|dummy|fake|test|example|sample|placeholder|replace|change|changeme|insert|enter|xxx)[-_]/i.test(
+    value,
+  ) &&
+  !/[-_](?:here|placeholder)$/i.test(value)
 
 const detectors: ReadonlyArray<Detector> = [
   { kind: "private-key", mayMatch: containing("-----BEGIN "), find: findPrivateKeys },
@@ -247,6 +312,50 @@ const detectors: ReadonlyArray<Detector> = [
     find: byPattern(/(?<![A-Za-z0-9_])[sr]k_live_[0-9A-Za-z]{16,}/dg),
   },
   {
+    kind: "npm-token",
+    mayMatch: containing("npm_"),
+    find: byPattern(/(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])/dg, (secret) =>
+      hasLetterAndDigit(secret.slice(4)),
+    ),
+  },
+  {
+    kind: "huggingface-token",
+    mayMatch: containing("hf_"),
+    find: byPattern(/(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{34,40}(?![A-Za-z0-9_])/dg, (secret) =>
+      hasMixedCase(secret.slice(3)),
+    ),
+  },
+  {
+    kind: "gitlab-token",
+    mayMatch: containing("glpat-"),
+    find: byPattern(/(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}/dg),
+  },
+  {
+    kind: "sendgrid-api-key",
+    mayMatch: containing("SG."),
+    find: byPattern(
+      /(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}(?![A-Za-z0-9_-])/dg,
+      hasLetterAndDigit,
+    ),
+  },
+  {
+    // A Slack or Discord incoming webhook: the URL is the credential; the host stays searchable.
+    kind: "webhook-url",
+    mayMatch: matching(/hooks\.slack\.com\/|discord(?:app)?\.com\/api\/webhooks\//),
+    find: byPattern(
+      /hooks\.slack\.com\/(?:services|workflows|triggers)\/([A-Za-z0-9_/-]{16,})|discord(?:app)?\.com\/api\/webhooks\/([0-9]{5,}\/[A-Za-z0-9_-]{20,})/dg,
+    ),
+  },
+  {
+    // An Azure storage or Service Bus connection string's key (`AccountKey=…==;`).
+    kind: "azure-storage-key",
+    mayMatch: (text) => text.includes("AccountKey") || text.includes("SharedAccessKey"),
+    find: byPattern(
+      /(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*([A-Za-z0-9+/]{20,}={0,2})/dg,
+      hasLetterAndDigit,
+    ),
+  },
+  {
     kind: "jwt",
     mayMatch: containing("eyJ"),
     find: byPattern(
@@ -262,13 +371,32 @@ const detectors: ReadonlyArray<Detector> = [
     ),
   },
   {
-    kind: "credential-assignment",
-    mayMatch: matching(
-      /(?:password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|access[_-]?key|private[_-]?key|token)["']?[ \t]*[:=]/i,
-    ),
+    kind: "basic-auth",
+    mayMatch: matching(/basic[ \t]/i),
     find: byPattern(
-      /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*?(?:password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|access[_-]?key|private[_-]?key|token)["']?[ \t]*(?::|=(?!=))[ \t]*(?:"([^"\r\n]*)"|'([^'\r\n]*)'|([^\s"'`,;&)\]}]+))/dgi,
+      /(?<![A-Za-z0-9_-])basic[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])/dgi,
+      isBasicCredentials,
+    ),
+  },
+  {
+    // The value is quoted, quoted with escaped quotes (the text is JSON: `\"…\"`, `\\\"…\\\"`),
+    // or bare.
+    kind: "credential-assignment",
+    mayMatch: matching(new RegExp(`${credentialKeyword}${keywordQuote}[ \t]*[:=]`, "i")),
+    find: byPattern(
+      new RegExp(
+        `(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*?${credentialKeyword}${keywordQuote}[ \t]*(?::|=(?!=))[ \t]*(?:"([^"\r\n]*)"|'([^'\r\n]*)'|\\\\+"([^"\\\\\r\n]*)\\\\+"|([^\\s"'\`,;&)\\]}]+))`,
+        "dgi",
+      ),
       isCredentialValue,
+    ),
+  },
+  {
+    kind: "credential-assignment",
+    mayMatch: matching(/(?:SECRET|PASSWORD|PASSWD|PASS|PWD)=/),
+    find: byPattern(
+      /(?<![A-Za-z0-9_])[A-Z0-9_]*?(?:SECRET|PASSWORD|PASSWD|(?<![A-Z0-9])PASS|(?<![A-Z0-9])PWD)=(?:\\*["'])?([A-Za-z][A-Za-z_-]{11,})(?![A-Za-z0-9_.-])/dg,
+      isWordyEnvSecret,
     ),
   },
   {
@@ -300,8 +428,17 @@ const insertionPoint = (accepted: ReadonlyArray<SecretMatch>, start: number): nu
  * whenever any `mayMatch` does): text it rejects — most text — is cleared in one pass instead
  * of one pass per detector (~1.8x faster on source listings, the bulk of a transcript's bytes).
  */
-const anyDetectorMayMatch =
-  /:\/\/[^\s/@]{0,128}:[^\s/@]{1,256}@|-----BEGIN |-----END |sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox[abprs]-|AIza|k_live_|eyJ|bearer[ \t]|(?:password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|access[_-]?key|private[_-]?key|token)["']?[ \t]*[:=]/i
+const anyDetectorMayMatch = new RegExp(
+  [
+    ":\\/\\/[^\\s/@]{0,128}:[^\\s/@]{1,256}@",
+    "-----(?:BEGIN|END) |sk-|g(?:h[pousr]_|ithub_pat_|lpat-)|A(?:KIA|SIA|Iza)|xox[abprs]-|k_live_|eyJ",
+    "b(?:earer|asic)[ \\t]|npm_|hf_|sg\\.[\\w-]{16}|hooks\\.slack|\\/webhooks\\/",
+    // Every keyword of `credentialKeyword` (`pass` and `pwd` without their lookbehinds: a gate may
+    // pass more text) and Azure's `AccountKey` / `SharedAccessKey`.
+    "(?:pass(?:word|wd|phrase)?|pwd|secret(?:[_-]?key)?|api[_-]?key|acc(?:ess|ount)[_-]?key|private[_-]?key|token)[\\\\\"']*[ \\t]*[:=]",
+  ].join("|"),
+  "i",
+)
 
 /** Likely secrets in `text`, sorted by position and non-overlapping. */
 export const findSecrets = (text: string): ReadonlyArray<SecretMatch> => {

@@ -431,7 +431,8 @@ export const createClaudeReader = (context: ClaudeReaderContext) => {
     const s = assembler.session(sessionId)
     const held = titleRank.get(sessionId) ?? (s.title !== undefined ? titleRanks.ai : 0)
     if (rank < held) return false
-    s.title = title
+    // Masked like every other text (a title is shown by `recent` and stored in `sessions`).
+    s.title = maskTranscriptText(title).text
     titleRank.set(sessionId, rank)
     return true
   }

@@ -22,6 +22,16 @@ const droppedKeys = new Set([
 
 const longString = 2_000
 
+/**
+ * The first `cap` UTF-16 units of `text`, one fewer when the cut would fall between the halves of
+ * a surrogate pair (a lone high surrogate is not valid UTF-8 and would be stored as such).
+ */
+const headOf = (text: string, cap: number): string => {
+  if (text.length <= cap) return text
+  const last = text.charCodeAt(cap - 1)
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? cap - 1 : cap)
+}
+
 /** JSON of `value` with dropped keys elided and long strings shortened, at most `cap` characters. */
 export const sanitizedJson = (value: unknown, cap: number): string => {
   let budget = cap * 2
@@ -31,7 +41,7 @@ export const sanitizedJson = (value: unknown, cap: number): string => {
     if (droppedKeys.has(key)) return "[omitted]"
     if (typeof v === "string") {
       budget -= Math.min(v.length, longString)
-      return v.length > longString ? `${v.slice(0, longString)}…` : v
+      return v.length > longString ? `${headOf(v, longString)}…` : v
     }
     if (typeof v === "object" && v !== null) {
       if (seen.has(v)) return undefined
@@ -55,10 +65,10 @@ export interface RenderedText {
 
 /** Masks then caps `text` (masking first so a cut never splits a secret into an unmasked half). */
 export const boundedText = (text: string, cap: number): RenderedText => {
-  const window = text.length > cap * 4 ? text.slice(0, cap * 4) : text
+  const window = headOf(text, cap * 4)
   const { text: masked, masked: count } = maskTranscriptText(window)
   const truncated = masked.length > cap || window.length < text.length
-  return { text: masked.length > cap ? masked.slice(0, cap) : masked, truncated, masked: count }
+  return { text: headOf(masked, cap), truncated, masked: count }
 }
 
 /** Builds the raw record of one line (text masked and capped), counting masked secrets. */
