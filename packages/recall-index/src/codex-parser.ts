@@ -108,10 +108,26 @@ const EventMsg = readStruct(
     command: readUnknown,
     call_id: readString,
     exit_code: readUnknown,
+    /** `task_complete` of a turn that failed: `{message, codex_error_info}` (0.169). */
+    error: readUnknown,
   },
   ["type"],
 )
 type EventMsg = ReadType<typeof EventMsg>
+
+/**
+ * The text of a turn-ending record: "" for a turn that completed, else the error that ended it
+ * (a usage limit, a server error), so grep and expand show why the turn stopped.
+ */
+const turnEndError = (error: unknown): string => {
+  if (!isJsonObject(error)) return ""
+  const message = typeof error["message"] === "string" ? error["message"] : ""
+  const info = error["codex_error_info"]
+  const kind =
+    typeof info === "string" ? info : isJsonObject(info) ? Object.keys(info)[0] : undefined
+  if (message === "" && kind === undefined) return ""
+  return `Turn ended with an error${kind === undefined ? "" : ` (${kind})`}: ${message}`.trimEnd()
+}
 
 const TurnContext = readStruct({ cwd: readString })
 
@@ -235,11 +251,26 @@ const textsOf = (
 const userTextTypes = new Set(["input_text", "text"])
 const assistantTextTypes = new Set(["output_text", "Text", "text"])
 
-const joinUserTexts = (texts: ReadonlyArray<string>): string =>
-  texts
+/**
+ * An item Codex (0.169) writes around each attached image in a prompt's `response_item` copy: the
+ * `input_text` `<image name=[Image #1] path="…">` before the `input_image` and `</image>` after
+ * it. Harness text: the `item_completed` copy of the same prompt has neither (only a
+ * `local_image`), so keeping them would make the prompt two user turns, one holding a local path.
+ */
+const imageWrapper = /^(?:<image(?:\s[^<>\n]*)?>|<\/image>)$/
+
+/**
+ * The user's words in a prompt's text items, injected context and image wrappers removed; a prompt
+ * that is only images (wrappers and nothing else) is `[image]`, as a Claude Code image block is.
+ */
+const joinUserTexts = (texts: ReadonlyArray<string>): string => {
+  const own = texts.filter((t) => !imageWrapper.test(t.trim()))
+  const words = own
     .map(stripCodexInjected)
     .filter((t) => t !== "")
     .join("\n\n")
+  return words === "" && own.length < texts.length ? "[image]" : words
+}
 
 /** The subagent parent named by a `source` value, if it is a subagent source. */
 const subagentSource = (source: unknown): { readonly parent?: string } | undefined => {
@@ -610,14 +641,20 @@ export const createCodexReader = (context: CodexReaderContext) => {
         return { record: raw(line, type, "compaction", "", timestamp), surface: [] }
       case "thread_name_updated":
         if (event.thread_name !== undefined)
-          assembler.session(sessionId()).title = event.thread_name
+          assembler.session(sessionId()).title = maskTranscriptText(event.thread_name).text
         return {
           record: raw(line, type, "metadata", event.thread_name ?? "", timestamp),
           surface: [],
         }
-      case "token_count":
       case "task_complete":
-      case "turn_complete":
+      case "turn_complete": {
+        const failed = turnEndError(event.error)
+        return {
+          record: raw(line, type, "metadata", failed, timestamp, failed === ""),
+          surface: [],
+        }
+      }
+      case "token_count":
       case "thread_settings_applied":
         return { record: raw(line, type, "metadata", "", timestamp, true), surface: [] }
       default:

@@ -1,8 +1,9 @@
 /**
  * Splits a byte stream into newline-terminated lines with their byte offsets, without ever
  * holding more than the current line (pieces of a long line are kept as a list and joined once).
- * Guarantees: offsets are exact byte positions in the stream; a trailing `\r` and a UTF-8 BOM on
- * the first line of the file are removed from the text but counted in `length`; a final line
+ * Guarantees: offsets are exact byte positions in the stream; a trailing `\r`, a UTF-8 BOM on
+ * the first line of the file and NUL padding a crash left before a line's record are removed from
+ * the text but counted in `length`; a final line
  * without newline is handed out only when the caller says the input is complete.
  */
 
@@ -48,6 +49,29 @@ const concat = (pieces: ReadonlyArray<Uint8Array>): Uint8Array => {
   return out
 }
 
+const isPadding = (byte: number): boolean =>
+  byte === 0x00 || byte === 0x20 || byte === 0x09 || byte === 0x0d || byte === 0x0b || byte === 0x0c
+
+/**
+ * Where the line's text starts past leading NUL padding: a crash or power loss while a file is
+ * appended to can leave a run of NUL bytes (the file grown, its data never written), and the agent
+ * then appends its next record right after them, so that record's line starts with the NULs.
+ * Leading NULs and whitespace (which JSON allows anyway) are skipped when at least one NUL is
+ * among them and something else follows; a line of nothing but padding is kept as it is (not a
+ * record: counted as a malformed line, as before). The byte range (`offset`, `length`) still
+ * covers the whole line.
+ */
+const afterPadding = (body: Uint8Array, start: number, end: number): number => {
+  if (start >= end || !isPadding(body[start]!)) return start
+  let at = start
+  let nul = false
+  while (at < end && isPadding(body[at]!)) {
+    if (body[at] === 0x00) nul = true
+    at++
+  }
+  return nul && at < end ? at : start
+}
+
 /** Creates a splitter whose first byte sits at `startOffset` of the file. */
 export const createLineSplitter = (
   startOffset: number,
@@ -64,6 +88,7 @@ export const createLineSplitter = (
       start = 3
     }
     if (end > start && body[end - 1] === 0x0d) end--
+    start = afterPadding(body, start, end)
     const { text, invalidUtf8 } = decode(body.subarray(start, end))
     const length = body.length + terminatorBytes
     onLine({ offset: lineStart, length, text, invalidUtf8 })

@@ -2,7 +2,9 @@
  * `grepRecords`: a literal or regular-expression scan over every indexed raw record — prompts,
  * answers, tool calls, tool output, reasoning summaries, compaction text — in their decoded,
  * masked form (so quotes, backslashes, newlines and Windows paths match as written, not as JSON
- * escapes). Guarantees: case-insensitive by default; SQLite first keeps the records holding the
+ * escapes). Guarantees: case-insensitive by default; blind to Unicode normalisation (pattern and
+ * record are compared in NFC, so a typed `zürich` finds `Zu\u0308rich` as macOS file names and
+ * `git status` write it, and the other way round); SQLite first keeps the records holding the
  * pattern's literal text (a literal ASCII pattern entirely, a regex's required runs — `LIKE`,
  * `instr`), then patterns are tested by a JavaScript function SQLite calls on each remaining
  * record (before the session and turn joins, so a record that does not match costs no row) on
@@ -137,21 +139,31 @@ interface Row {
 /** Shortest piece of a pattern worth a prefilter (shorter ones are in most records). */
 const MIN_PREFILTER_CHARS = 3
 
+/** Below this character every string is already NFC: nothing before it composes or decomposes. */
+const mayChangeInNfc = /[\u0300-\uffff]/
+
+/**
+ * `text` as grep compares it: in Unicode NFC, so the composed (`ü`) and decomposed (`u` + U+0308)
+ * spellings of a character are one. Text with no character from U+0300 on (all ASCII, most code
+ * and logs) is returned as it is, after one cheap scan.
+ */
+export const grepFold = (text: string): string =>
+  mayChangeInNfc.test(text) ? text.normalize("NFC") : text
+
 /**
  * The text runs SQLite checks before a record reaches JavaScript (each must occur): a literal
  * pattern itself, a regex's {@link requiredLiterals} (the longest two of at least
  * {@link MIN_PREFILTER_CHARS}); matched exactly with `instr`, or — case-insensitive — with `LIKE`,
- * which folds ASCII case only, so only printable ASCII pieces of the runs are used then. A literal
- * ASCII pattern is thus matched by SQLite alone, a regex such as `timeout after \d+ ms` tests only
- * the records holding `timeout after `, and a pattern with no such run scans every record.
+ * which folds ASCII case only. Only printable ASCII pieces of the runs are used: the record is
+ * matched in NFC ({@link grepFold}) but stored as written, and a non-ASCII run of the NFC pattern
+ * (`ü`) may be stored decomposed (`u` + U+0308), while an ASCII run of it is in the stored text as
+ * it is in the NFC one. A literal ASCII pattern is thus matched by SQLite alone, a regex such as
+ * `timeout after \d+ ms` tests only the records holding `timeout after `, and a pattern with no
+ * such run scans every record. (`pattern` is already NFC.)
  */
-const prefilterRuns = (
-  pattern: string,
-  regexMode: boolean,
-  caseSensitive: boolean,
-): Array<string> => {
+const prefilterRuns = (pattern: string, regexMode: boolean): Array<string> => {
   const runs = regexMode ? requiredLiterals(pattern) : [pattern]
-  const pieces = caseSensitive ? runs : runs.flatMap((run) => run.match(/[\x20-\x7e]+/g) ?? [])
+  const pieces = runs.flatMap((run) => run.match(/[\x20-\x7e]+/g) ?? [])
   return pieces
     .filter((piece) => piece === pattern || piece.length >= MIN_PREFILTER_CHARS)
     .sort((a, b) => b.length - a.length)
@@ -218,14 +230,16 @@ export const checkGrepInput = (
   RecallQueryError
 > =>
   Effect.gen(function* () {
-    const pattern = input.pattern
     const caseSensitive = input.caseSensitive === true
-    if (pattern === "" || pattern.length > 1000) {
+    if (input.pattern === "" || input.pattern.length > 1000) {
       return yield* new RecallQueryError({
         field: "pattern",
-        message: pattern === "" ? "the pattern is empty" : "keep the pattern under 1000 characters",
+        message:
+          input.pattern === "" ? "the pattern is empty" : "keep the pattern under 1000 characters",
       })
     }
+    // Matched against NFC text (see grepFold), so in NFC too.
+    const pattern = grepFold(input.pattern)
     // A literal needs no safety check: an escaped string cannot backtrack.
     const re =
       input.regex === true
@@ -273,6 +287,7 @@ export const grepRecords = (
     const caseSensitive = input.caseSensitive === true
     const pattern = input.pattern
     const { re, filters, limit, snippetChars, maxScanMs } = yield* checkGrepInput(input, now)
+    const folded = grepFold(pattern)
     const deadline = now + maxScanMs
 
     const clauses: Array<SqlClause> = [filters.session, { sql: "r.kind <> 'noise'", args: [] }]
@@ -296,7 +311,7 @@ export const grepRecords = (
       clauses.push(timestampClause(filters.range, "coalesce(r.timestamp, t.timestamp)"))
     }
     // Let SQLite skip the records that cannot match: each of these runs is in every match.
-    for (const run of prefilterRuns(pattern, regexMode, caseSensitive)) {
+    for (const run of prefilterRuns(folded, regexMode)) {
       clauses.push(
         caseSensitive
           ? { sql: "instr(r.text, ?) > 0", args: [run] }
@@ -415,7 +430,7 @@ export const grepRecords = (
           timedOut = true
           return 0
         }
-        return firstMatch(re, text) === undefined ? 0 : 1
+        return firstMatch(re, grepFold(text)) === undefined ? 0 : 1
       }
       scan: for (let top = newest; top > 0; top -= window) {
         if (top !== newest && clock.currentTimeMillisUnsafe() > deadline) {
@@ -426,8 +441,10 @@ export const grepRecords = (
         // All of a window's matches first: the copy check reads the database, which an open
         // iterator on the connection would not allow.
         for (const row of statement.all(top - window, top, ...args) as Array<Row>) {
-          // The test passed, so this finds the match again (for the snippet).
-          const match = firstMatch(re, row.text)
+          // The test passed, so this finds the match again (for the snippet, cut from the NFC
+          // text the match is in).
+          const text = grepFold(row.text)
+          const match = firstMatch(re, text)
           if (match === undefined) continue
           if (input.includeDuplicates !== true) {
             const key =
@@ -466,7 +483,7 @@ export const grepRecords = (
             project: projectOf(row.repo_root),
             headless: row.headless === 1,
             subagent: row.subagent === 1,
-            snippet: snippetAt(row.text, match.at, match.length, snippetChars),
+            snippet: snippetAt(text, match.at, match.length, snippetChars),
           })
         }
         if (timedOut) break

@@ -44,7 +44,10 @@ import { TurnAssembler } from "./turn-assembler.js"
  *    rollouts); Claude titles follow custom-title > ai-title > trusted legacy `summary`, newest
  *    first; a Claude assistant line's record text leads with its tool calls, reasoning last.
  * 4: a Claude session with any record from the interactive CLI is not headless (a `claude -p`
- *    session resumed interactively, or an interactive one resumed with `-p`).
+ *    session resumed interactively, or an interactive one resumed with `-p`); titles masked;
+ *    quoted and new secret shapes masked; data URLs and long base64 runs become placeholders; a
+ *    Codex image prompt's `<image>` wrappers are dropped; NUL padding before a line is skipped; a
+ *    Codex turn-ending error is kept in its `task_complete` record.
  */
 export const TRANSCRIPT_PARSER_VERSION = 4
 
