@@ -26,10 +26,12 @@ import { resolveCodexHome } from "./baton-paths.js"
 import type { CliIo } from "./cli-io.js"
 import type { CommandOutcome, CommandRunner, Invocation, TaggedFailure } from "./command-spec.js"
 import { cliUsageError, inputUnreadableError } from "./errors.js"
+import { inertLine } from "./terminal-text.js"
 import { readInputText } from "./handoff-input.js"
 import {
   jsonLine,
   renderListText,
+  renderCheckpointNotes,
   renderStatusText,
   renderWatcherEventText,
 } from "./wake-report.js"
@@ -295,6 +297,8 @@ export const runWakeCheckpoint: CommandRunner = async (invocation, io) => {
   const written = await attempt(wake.writeJobCheckpoint(store, job.value, input.success), json)
   if (written._tag === "Failed") return written
   const { stored, problems } = written.value
+  // Missing, unknown, aliased and duplicated sections are reported, never dropped silently.
+  const notes = wake.checkpointNotes(input.success)
   io.stdout(
     json
       ? jsonLine({
@@ -302,9 +306,10 @@ export const runWakeCheckpoint: CommandRunner = async (invocation, io) => {
           ready: stored.job.memory.ready,
           capsuleBytes: stored.job.memory.capsuleBytes,
           problems,
+          notes,
           maskedSecrets: stored.job.memory.maskedSecrets ?? 0,
         })
-      : `checkpoint written for ${job.value}; capsule ${stored.job.memory.capsuleBytes ?? "—"} bytes, ${problems.length === 0 ? "ready" : `not ready: ${problems.join("; ")}`}${masked(stored.job.memory.maskedSecrets ?? 0)}\n`,
+      : `checkpoint written for ${job.value}; capsule ${stored.job.memory.capsuleBytes ?? "—"} bytes, ${problems.length === 0 ? "ready" : `not ready: ${inertLine(problems.join("; "))}`}${masked(stored.job.memory.maskedSecrets ?? 0)}\n${renderCheckpointNotes(notes)}`,
   )
   return done
 }
@@ -393,7 +398,18 @@ export const runWakeStatus: CommandRunner = async (invocation, io) => {
     json,
   )
   if (report._tag === "Failed") return report
-  io.stdout(json ? jsonLine({ status: report.value }) : renderStatusText(report.value))
+  // What checkpoint.md's sections look like (never its text): empty when it cannot be read.
+  const checkpointText = await Effect.runPromise(
+    Effect.orElseSucceed(store.readCheckpoint(report.value.jobId), () => null),
+  )
+  const notes = checkpointText === null ? [] : wake.checkpointNotes(checkpointText)
+  io.stdout(
+    json
+      ? jsonLine({
+          status: { ...report.value, memory: { ...report.value.memory, notes } },
+        })
+      : renderStatusText(report.value, notes),
+  )
   return done
 }
 

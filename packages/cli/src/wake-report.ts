@@ -13,12 +13,28 @@ const iso = (ms: number | null | undefined): string =>
 export const jsonLine = (fields: Readonly<Record<string, unknown>>): string =>
   `${JSON.stringify({ ok: true, ...fields })}\n`
 
-/** The human status of one job. */
-export const renderStatusText = (report: JobStatusReport): string => {
+/** What the status says about the original thread: only what holds for the job's delivery. */
+const originalThreadRole = (report: JobStatusReport): string => {
+  if (report.delivery === "original_thread")
+    return "continuations run on it as new turns when it is idle, else on a new thread"
+  const ranHere =
+    report.lastRun?.mode === "original_thread" || report.run?.mode === "original_thread"
+  return ranHere ? "a continuation ran on it as a new turn" : "provenance only; never resumed"
+}
+
+/** Checkpoint notes (headings at the wrong level, unknown or missing sections), one line each. */
+export const renderCheckpointNotes = (notes: ReadonlyArray<string>): string =>
+  notes.map((note) => `note: ${inertLine(note)}\n`).join("")
+
+/** The human status of one job; `notes` are checkpoint notes (see `checkpointNotes`). */
+export const renderStatusText = (
+  report: JobStatusReport,
+  notes: ReadonlyArray<string> = [],
+): string => {
   const lines = [
     `${report.jobId}  ${report.state}`,
     `  workspace      ${report.cwd}`,
-    `  thread         ${report.originalThreadId ?? "—"} (provenance only; never resumed)`,
+    `  thread         ${report.originalThreadId ?? "—"} (${originalThreadRole(report)})`,
     `  delivery       ${report.delivery} (${report.deliveryLabel})`,
     `  pressure       ${report.pressure}${report.usedPercent === null ? "" : ` (${report.usedPercent}% used)`}`,
     `  reset hint     ${iso(report.resetsAt)} (schedules checks; only 'allowed' launches)`,
@@ -39,7 +55,8 @@ export const renderStatusText = (report: JobStatusReport): string => {
   lines.push(
     `  capsule        ${report.memory.ready ? "ready" : "not ready"}, ${report.memory.capsuleBytes ?? "—"} of ${report.memory.capsuleMaxBytes} bytes${report.memory.maskedSecrets > 0 ? `; ${report.memory.maskedSecrets} likely secret(s) masked (checkpoint.md keeps them: remove them there)` : ""}${report.memory.checkpointNewerThanCapsule ? "; checkpoint changed since: run refresh" : ""}${report.memory.capsuleModified ? "; capsule edited by hand: refresh overwrites it" : ""}`,
   )
-  for (const problem of report.memory.problems) lines.push(`  problem        ${problem}`)
+  for (const problem of report.memory.problems) lines.push(`  problem        ${inertLine(problem)}`)
+  for (const note of notes) lines.push(`  note           ${inertLine(note)}`)
   if (report.seal !== null)
     lines.push(`  sealed         ${iso(report.seal.sealedAt)} (${report.seal.file})`)
   if (report.checkpointRequested && report.checkpointRequest !== null)

@@ -119,6 +119,45 @@ describe("baton wake (built dist/bin.js)", () => {
     )
   }, 120_000)
 
+  it("checkpoint: headings at another level than `## ` are named; unknown and missing sections are reported by checkpoint and status", async () => {
+    const created = await baton(["create", "--objective", "Headings", "--json"], undefined, {
+      CODEX_THREAD_ID: "019a0000-0000-7000-8000-0000000000ab",
+    })
+    const jobId = json(created.stdout)["jobId"] as string
+    const hashes = "# Objective\nFinish the upload.\n\n### Next actions\n1. Retry it.\n"
+    const wrong = await baton(["checkpoint", jobId, "--file", "-", "--json"], hashes)
+    const problems = json(wrong.stdout)["problems"] as Array<string>
+    expect(problems).toEqual([
+      "Objective is empty: found `# Objective`, but sections use `## ` headings (`## Objective`)",
+      "Next actions is empty: found `### Next actions`, but sections use `## ` headings (`## Next actions`)",
+    ])
+    const text = await baton(["checkpoint", jobId, "--file", "-"], hashes)
+    expect(text.stdout).toContain("note: found `# Objective`: not a section heading")
+    const extra = `${CHECKPOINT}\n## Notes\n\nan unknown section\n`
+    const noted = await baton(["checkpoint", jobId, "--file", "-", "--json"], extra)
+    expect(json(noted.stdout)).toMatchObject({ ready: true, problems: [] })
+    const notes = json(noted.stdout)["notes"] as Array<string>
+    expect(notes).toContain("unknown sections (kept in checkpoint.md, not in the capsule): Notes")
+    expect(notes.some((n) => n.startsWith("missing sections: Current position"))).toBe(true)
+    const status = await baton(["status", jobId, "--json"])
+    expect(json(status.stdout)).toMatchObject({ status: { memory: { notes } } })
+    const statusText = await baton(["status", jobId])
+    expect(statusText.stdout).toContain("  note           unknown sections")
+    expect(statusText.stdout).toContain("(provenance only; never resumed)")
+  }, 60_000)
+
+  it("status: an original_thread job's thread is not called 'never resumed'", async () => {
+    const created = await baton(
+      ["create", "--objective", "Same thread", "--delivery", "original_thread", "--json"],
+      undefined,
+      { CODEX_THREAD_ID: "019a0000-0000-7000-8000-0000000000ac" },
+    )
+    const jobId = json(created.stdout)["jobId"] as string
+    const status = await baton(["status", jobId])
+    expect(status.stdout).not.toContain("never resumed")
+    expect(status.stdout).toContain("continuations run on it as new turns when it is idle")
+  }, 60_000)
+
   it("usage errors exit 2 and say what to pass", async () => {
     const noJob = await baton(["complete"])
     expect(noJob.code).toBe(2)

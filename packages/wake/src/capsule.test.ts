@@ -131,6 +131,10 @@ describe("capsule projection", () => {
     expect(Buffer.from(capsule.text, "utf8").toString("utf8")).toBe(capsule.text)
     expect(clipUtf8("a😀b", 4)).toBe("a")
     expect(clipUtf8("a😀b", 5)).toBe("a😀")
+    // A budget that is not a number fits nothing, like a negative one (never the whole text).
+    expect(clipUtf8("abc", NaN)).toBe("")
+    expect(clipUtf8("abc", -1)).toBe("")
+    expect(clipUtf8("abc", Infinity)).toBe("abc")
   })
 
   test("a small checkpoint is projected whole; empty sections say so", () => {

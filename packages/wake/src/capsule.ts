@@ -122,8 +122,12 @@ export const splitItems = (body: string): ReadonlyArray<string> => {
   return items.map((lines) => lines.join("\n"))
 }
 
-/** The longest prefix of `text` within `maxBytes` UTF-8 bytes, cut between code points. */
+/**
+ * The longest prefix of `text` within `maxBytes` UTF-8 bytes, cut between code points. A budget
+ * that is not a number (NaN) or below 0 fits nothing: the answer is "" (never the whole text).
+ */
 export const clipUtf8 = (text: string, maxBytes: number): string => {
+  if (Number.isNaN(maxBytes)) return ""
   if (utf8(text) <= maxBytes) return text
   let bytes = 0
   let end = 0

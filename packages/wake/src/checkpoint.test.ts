@@ -2,6 +2,7 @@ import fc from "fast-check"
 import { describe, expect, test } from "vitest"
 import type { Checkpoint } from "./checkpoint.js"
 import {
+  checkpointNotes,
   checkpointProblems,
   checkpointSectionKeys,
   checkpointTemplate,
@@ -102,6 +103,43 @@ describe("checkpoint", () => {
     expect(checkpointProblems("## Objective\n\n## Next actions\n")).toEqual([
       "Objective is empty",
       "Next actions is empty",
+    ])
+  })
+
+  test("a section named under `#` or `###` is not read, and readiness problems and notes say so", () => {
+    const markdown = "# Objective\nFinish the upload.\n\n### Next actions ###\n1. Retry.\n"
+    const { checkpoint, report } = parseCheckpoint(markdown)
+    // Nothing is dropped: the text stays in the preamble.
+    expect(checkpoint.preamble).toBe(markdown.trim())
+    expect(report.misleveled).toEqual([
+      { line: "# Objective", section: "objective" },
+      { line: "### Next actions ###", section: "nextActions" },
+    ])
+    expect(checkpointProblems(markdown)).toEqual([
+      "Objective is empty: found `# Objective`, but sections use `## ` headings (`## Objective`)",
+      "Next actions is empty: found `### Next actions ###`, but sections use `## ` headings (`## Next actions`)",
+    ])
+    // The template's title and other headings are not sections.
+    expect(parseCheckpoint("# Baton wake checkpoint\n### Step 1\n").report.misleveled).toEqual([])
+    expect(checkpointNotes(markdown)[0]).toBe(
+      "found `# Objective`: not a section heading; sections use `## ` headings (`## Objective`)",
+    )
+  })
+
+  test("notes list unknown, missing, aliased and duplicated sections; a full template has none", () => {
+    const filled = renderCheckpoint(checkpointTemplate("do the thing")).replace(
+      "REPLACE_ME",
+      "step",
+    )
+    expect(checkpointNotes(filled)).toEqual([])
+    const notes = checkpointNotes(
+      "## Goal\nx\n\n## Next actions\n1. y\n\n## Next actions\n2. z\n\n## Notes\nfree text\n",
+    )
+    expect(notes).toEqual([
+      "unknown sections (kept in checkpoint.md, not in the capsule): Notes",
+      "missing sections: Current position, Verified facts, Decisions / do not repeat, Constraints, Active files, Blockers, Resume policy, Handoff",
+      'section "Goal" read as "Objective"',
+      "duplicated sections (joined in order): Next actions",
     ])
   })
 })

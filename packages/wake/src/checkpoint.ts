@@ -6,7 +6,8 @@
  * state, Completed, Verification, Decisions, Do not repeat, Files changed) map onto Baton's
  * sections and are reported; `renderCheckpoint` is deterministic and `parseCheckpoint` inverts it.
  * Every line starting with `## ` is a heading (as in wake), even inside a code fence, so that
- * render ∘ parse is a fixed point for any text. Pure: no IO.
+ * render ∘ parse is a fixed point for any text; a known section name under another level (`#`,
+ * `###`) is not a heading but is reported (`misleveled`), and readiness problems name it. Pure.
  */
 
 /** The checkpoint's known sections, in canonical order. */
@@ -78,6 +79,14 @@ export interface CheckpointReport {
   }>
   /** Sections whose heading appeared more than once (bodies were joined in order). */
   readonly duplicated: ReadonlyArray<CheckpointSectionKey>
+  /**
+   * Lines that name a section with another heading level (`# Objective`, `### Next actions`):
+   * not headings here (their text stays in the section above), reported so the writer can fix them.
+   */
+  readonly misleveled: ReadonlyArray<{
+    readonly line: string
+    readonly section: CheckpointSectionKey
+  }>
 }
 
 /** The title line of a fresh checkpoint. */
@@ -112,6 +121,8 @@ const trimBlankLines = (lines: ReadonlyArray<string>): string => {
 }
 
 const headingPattern = /^## (.*)$/
+/** A Markdown heading of any other level (`#`, `###` … `######`). */
+const otherHeadingPattern = /^(?:#|#{3,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/
 
 const emptySections = (): Record<CheckpointSectionKey, string> => ({
   objective: "",
@@ -134,10 +145,16 @@ export const parseCheckpoint = (
   const blocks: Array<{ heading: string | null; lines: Array<string> }> = [
     { heading: null, lines: [] },
   ]
+  const misleveled: Array<{ line: string; section: CheckpointSectionKey }> = []
   for (const line of lines) {
     const heading = headingPattern.exec(line)
     if (heading !== null) blocks.push({ heading: heading[1] ?? "", lines: [] })
-    else blocks[blocks.length - 1]?.lines.push(line)
+    else {
+      blocks[blocks.length - 1]?.lines.push(line)
+      const other = otherHeadingPattern.exec(line)
+      const known = other === null ? null : keyOf(other[1] ?? "")
+      if (known !== null) misleveled.push({ line: line.trim(), section: known.key })
+    }
   }
   const sections = emptySections()
   const seen = new Set<CheckpointSectionKey>()
@@ -174,6 +191,7 @@ export const parseCheckpoint = (
       unknown,
       aliased,
       duplicated: checkpointSectionKeys.filter((key) => duplicated.has(key)),
+      misleveled,
     },
   }
 }
@@ -219,8 +237,41 @@ export const checkpointProblems = (markdown: string): ReadonlyArray<string> => {
   if (bytes > CHECKPOINT_MAX_BYTES)
     problems.push(`checkpoint is ${bytes} bytes; the limit is ${CHECKPOINT_MAX_BYTES}`)
   if (markdown.includes(PLACEHOLDER)) problems.push(`checkpoint still contains ${PLACEHOLDER}`)
-  const { checkpoint } = parseCheckpoint(markdown)
-  if (checkpoint.sections.objective.trim() === "") problems.push("Objective is empty")
-  if (checkpoint.sections.nextActions.trim() === "") problems.push("Next actions is empty")
+  const { checkpoint, report } = parseCheckpoint(markdown)
+  const empty = (key: CheckpointSectionKey) => {
+    const name = checkpointSectionHeadings[key]
+    const found = report.misleveled.find((m) => m.section === key)
+    return found === undefined
+      ? `${name} is empty`
+      : `${name} is empty: found \`${found.line}\`, but sections use \`## \` headings (\`## ${name}\`)`
+  }
+  if (checkpoint.sections.objective.trim() === "") problems.push(empty("objective"))
+  if (checkpoint.sections.nextActions.trim() === "") problems.push(empty("nextActions"))
   return problems
+}
+
+/**
+ * What parsing noticed besides readiness, one line each (empty when nothing): headings at another
+ * level than `## `, unknown sections (kept, never projected into the capsule), missing, aliased
+ * and duplicated sections. Notes never block arming.
+ */
+export const checkpointNotes = (markdown: string): ReadonlyArray<string> => {
+  const { report } = parseCheckpoint(markdown)
+  const names = (keys: ReadonlyArray<CheckpointSectionKey>) =>
+    keys.map((key) => checkpointSectionHeadings[key]).join(", ")
+  const notes: Array<string> = []
+  for (const { line, section } of report.misleveled)
+    notes.push(
+      `found \`${line}\`: not a section heading; sections use \`## \` headings (\`## ${checkpointSectionHeadings[section]}\`)`,
+    )
+  if (report.unknown.length > 0)
+    notes.push(
+      `unknown sections (kept in checkpoint.md, not in the capsule): ${report.unknown.join(", ")}`,
+    )
+  if (report.missing.length > 0) notes.push(`missing sections: ${names(report.missing)}`)
+  for (const { heading, section } of report.aliased)
+    notes.push(`section "${heading}" read as "${checkpointSectionHeadings[section]}"`)
+  if (report.duplicated.length > 0)
+    notes.push(`duplicated sections (joined in order): ${names(report.duplicated)}`)
+  return notes
 }

@@ -139,6 +139,19 @@ export class InvalidJobSettingError extends Data.TaggedError("InvalidJobSetting"
   }
 }
 
+/**
+ * The store was asked to write a job record that a later read would reject (it does not match the
+ * state schema). Nothing was written: the job on disk stays as it was and readable.
+ */
+export class JobRecordInvalidError extends Data.TaggedError("JobRecordInvalid")<{
+  readonly path: string
+  readonly problem: string
+}> {
+  override get message(): string {
+    return `wake refused to write ${this.path}: the job record does not match the state schema (${this.problem}); nothing was written and the job stays as it was. Check the settings passed in; if they were valid, please report this as a bug.`
+  }
+}
+
 /** The job's state refuses the command (e.g. pausing a completed job). */
 export class JobRefusedError extends Data.TaggedError("JobRefused")<{
   readonly jobId: string
@@ -155,6 +168,7 @@ export class JobRefusedError extends Data.TaggedError("JobRefused")<{
 export type WakeStoreError =
   | InvalidJobIdError
   | WakeFileCorruptError
+  | JobRecordInvalidError
   | WakeIoError
   | JobConflictError
   | JobNotFoundError

@@ -237,3 +237,55 @@ test("an armed job's ready checkpoint is never replaced by an unready one; a dra
   })
   expect(final).toBe(next)
 })
+
+test("create refuses a bad delivery, bound or id suffix, and a relative cwd, before anything is stored", async () => {
+  const { fs, store } = setup()
+  await Effect.runPromise(fs.ensureDir("/work", 0o700))
+  const cases: ReadonlyArray<readonly [string, Record<string, unknown>, string, RegExp]> = [
+    ["delivery", { delivery: "bogus" }, "delivery", /new_thread, job_thread, original_thread/],
+    ["NaN", { bounds: { maxWallClockMs: Number.NaN } }, "bounds.maxWallClockMs", /whole number/],
+    ["Infinity", { bounds: { maxGenerations: Infinity } }, "bounds.maxGenerations", /whole/],
+    ["negative", { bounds: { maxGenerations: -5 } }, "bounds.maxGenerations", /0 or more/],
+    ["fraction", { bounds: { maxRetriesPerWindow: 2.5 } }, "bounds.maxRetriesPerWindow", /whole/],
+    ["string bound", { bounds: { unknownUsageLimit: "3" } }, "bounds.unknownUsageLimit", /whole/],
+    ["unknown bound", { bounds: { maxGeneration: 3 } }, "bounds.maxGeneration", /maxGenerations/],
+    ["bounds null", { bounds: null }, "bounds", /maxGenerations/],
+    ["traversal suffix", { idSuffix: "../../x" }, "idSuffix", /8 hex digits/],
+    ["empty suffix", { idSuffix: "" }, "idSuffix", /8 hex digits/],
+    ["long suffix", { idSuffix: "0123abcd0" }, "idSuffix", /8 hex digits/],
+    ["relative cwd", { cwd: "." }, "cwd", /absolute path/],
+    ["relative cwd 2", { cwd: "work" }, "cwd", /absolute path/],
+  ]
+  for (const [name, change, field, rule] of cases) {
+    const bad = { ...request, threadId: null, ...change } as unknown as typeof request
+    const result = await run(createJob(store, fs, bad))
+    expect(result._tag, name).toBe("Failure")
+    if (result._tag !== "Failure") continue
+    expect(result.failure, name).toMatchObject({ _tag: "InvalidJobSetting", field })
+    expect(result.failure.message, name).toMatch(rule)
+  }
+  // Nothing was stored: no job, no job directory.
+  expect(await Effect.runPromise(store.list())).toEqual([])
+  expect(await Effect.runPromise(fs.list("/wake/jobs"))).toEqual([])
+  // Good settings still pass: upper-case hex, every bound at its edge, an absent bound's default.
+  const ok = await run(
+    createJob(store, fs, {
+      ...request,
+      threadId: null,
+      delivery: "original_thread",
+      bounds: { maxGenerations: 0, maxWallClockMs: Number.MAX_SAFE_INTEGER },
+      idSuffix: "0123ABCD",
+    }),
+  )
+  if (ok._tag === "Failure") throw new Error(JSON.stringify(ok.failure))
+  expect(ok.success.stored.job.jobId).toMatch(/-0123abcd$/)
+  expect(ok.success.stored.job.bounds).toEqual({
+    maxGenerations: 0,
+    maxWallClockMs: Number.MAX_SAFE_INTEGER,
+    maxRetriesPerWindow: 8,
+    unknownUsageLimit: 10,
+  })
+  // What was stored reads back.
+  const read = await run(store.read(ok.success.stored.job.jobId))
+  expect(read._tag).toBe("Success")
+})

@@ -4,9 +4,11 @@
  * read its status. Every change goes through the job store (lock + compare-and-set) and the
  * transition table; a refusal is a JobRefusedError naming the state. `stop` also ends a running
  * continuation's process group (pid and start time checked first). What `create` is given (thread
- * id, cwd, model, effort, objective) is validated here, before anything is stored, and a thread's
+ * id, cwd, model, effort, objective, delivery, bounds, id suffix) is validated here, before
+ * anything is stored, and a thread's
  * find-or-create runs under its create lock. Time from the Clock.
  */
+import * as path from "node:path"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { isCodexThreadId } from "@baton/ipc-codex"
@@ -22,7 +24,7 @@ import {
 import type { WakeStoreError } from "./errors.js"
 import type { JobEvent, Transition } from "./job-machine.js"
 import { newJobId } from "./job-paths.js"
-import { defaultJobBounds } from "./job-record.js"
+import { defaultJobBounds, deliveryModes } from "./job-record.js"
 import type { DeliveryMode, JobBounds, JobRecord } from "./job-record.js"
 import { jobStatusReport } from "./job-status.js"
 import type { JobStatusReport } from "./job-status.js"
@@ -38,12 +40,14 @@ export interface CreateJobRequest {
   readonly objective: string | null
   /** The conversation that owns the task (`$CODEX_THREAD_ID`); provenance only. */
   readonly threadId: string | null
+  /** The workspace the continuation runs in: an absolute path to a directory. */
   readonly cwd: string
   readonly model: string | null
   readonly reasoningEffort: string | null
   readonly delivery: DeliveryMode
+  /** Whole numbers, 0 or more; an absent bound takes its default ({@link defaultJobBounds}). */
   readonly bounds: Partial<JobBounds>
-  /** 8 hex digits for the id (random in production). */
+  /** 8 hex digits for the id (random in production, e.g. `randomBytes(4).toString("hex")`). */
   readonly idSuffix: string
 }
 
@@ -62,12 +66,66 @@ export const OBJECTIVE_MAX_BYTES = 2048
 
 const byteLength = (text: string): number => Buffer.byteLength(text, "utf8")
 
+const boundNames = Object.keys(defaultJobBounds) as ReadonlyArray<keyof JobBounds>
+
+/** The bounds `create` stores: the given ones over the defaults (an absent bound is its default). */
+const boundsOf = (given: Partial<JobBounds>): JobBounds => {
+  const bounds: Record<string, number> = { ...defaultJobBounds }
+  for (const name of boundNames) {
+    const value = given[name]
+    if (value !== undefined) bounds[name] = value
+  }
+  return bounds as unknown as JobBounds
+}
+
+/** A problem with the delivery, bounds or id suffix (checked without IO); else null. */
+const settingProblem = (request: CreateJobRequest): InvalidJobSettingError | null => {
+  const delivery: unknown = request.delivery
+  if (typeof delivery !== "string" || !(deliveryModes as ReadonlyArray<string>).includes(delivery))
+    return new InvalidJobSettingError({
+      field: "delivery",
+      value: String(delivery),
+      rule: `one of ${deliveryModes.join(", ")}`,
+    })
+  const bounds: unknown = request.bounds
+  if (typeof bounds !== "object" || bounds === null || Array.isArray(bounds))
+    return new InvalidJobSettingError({
+      field: "bounds",
+      value: String(bounds),
+      rule: `an object with any of ${boundNames.join(", ")} ({} for the defaults)`,
+    })
+  for (const [name, value] of Object.entries(bounds)) {
+    if (!(boundNames as ReadonlyArray<string>).includes(name))
+      return new InvalidJobSettingError({
+        field: `bounds.${name}`,
+        value: String(value),
+        rule: `not a bound; the bounds are ${boundNames.join(", ")}`,
+      })
+    if (value !== undefined && !(Number.isSafeInteger(value) && (value as number) >= 0))
+      return new InvalidJobSettingError({
+        field: `bounds.${name}`,
+        value: String(value),
+        rule: `a whole number, 0 or more (default ${defaultJobBounds[name as keyof JobBounds]}); not NaN, Infinity, negative or fractional`,
+      })
+  }
+  const suffix: unknown = request.idSuffix
+  if (typeof suffix !== "string" || !/^[0-9a-f]{8}$/i.test(suffix))
+    return new InvalidJobSettingError({
+      field: "idSuffix",
+      value: String(suffix),
+      rule: 'exactly 8 hex digits (0-9, a-f), e.g. randomBytes(4).toString("hex")',
+    })
+  return null
+}
+
 /** Checks what `create` is given before anything is stored; the first problem, else null. */
 const createRequestProblem = (
   fs: WakeFileSystemShape,
   request: CreateJobRequest,
 ): Effect.Effect<InvalidJobSettingError | WakeIoError | null, WakeIoError> =>
   Effect.gen(function* () {
+    const setting = settingProblem(request)
+    if (setting !== null) return setting
     if (request.objective !== null && /[\r\n]/.test(request.objective))
       return new InvalidJobSettingError({
         field: "objective",
@@ -97,6 +155,14 @@ const createRequestProblem = (
         field: "reasoning effort",
         value: request.reasoningEffort,
         rule: REASONING_EFFORT_RULE,
+      })
+    // The continuation runs later, from the watcher's directory: a relative path would point
+    // elsewhere there, and resolving it here would read this process's cwd (hidden IO).
+    if (typeof request.cwd !== "string" || !path.isAbsolute(request.cwd))
+      return new InvalidJobSettingError({
+        field: "cwd",
+        value: String(request.cwd),
+        rule: "an absolute path: the continuation runs later from the watcher's directory, so resolve a relative one first (e.g. path.resolve(process.cwd(), cwd))",
       })
     const isDirectory = yield* fs.isDirectory(request.cwd)
     if (isDirectory === null)
@@ -137,7 +203,7 @@ export const createJob = (
         model: request.model,
         reasoningEffort: request.reasoningEffort,
         limitId: null,
-        bounds: { ...defaultJobBounds, ...request.bounds },
+        bounds: boundsOf(request.bounds),
         objective: request.objective,
       })
       const withDelivery =

@@ -394,6 +394,46 @@ test("an undelivered checkpoint request is due again only within its rise, with 
   expect(again.effects).toContainEqual({ _tag: "RequestCheckpoint", band: "prepare" })
 })
 
+test("a replayed reading establishes the band without asking; an older reading than the job's changes nothing", () => {
+  const monitoring = inState("monitoring")
+  const high = { _tag: "PressureObserved", at, band: "high", usedPercent: 92 } as const
+  // History read at start-up (replay) from before the job was armed: the band and the seal, but
+  // no checkpoint request.
+  const replayed = transition(monitoring, { ...high, sampleAt: T0 - 60_000, replay: true })
+  expect(replayed.job).toMatchObject({ pressure: "high", usedPercent: 92, pressureAt: T0 - 60_000 })
+  expect(replayed.effects).toEqual([
+    { _tag: "Persist" },
+    { _tag: "SealCapsule", checkpointSha256: "c1" },
+  ])
+  // A live reading of the same rise asks nothing either: the job is already above prepare.
+  expect(transition(replayed.job, { ...high, sampleAt: at }).effects).not.toContainEqual({
+    _tag: "RequestCheckpoint",
+    band: "high",
+  })
+  // A replayed rise after the arm that no request answered yet (no watcher ran) asks once; one
+  // taken before the job's last request does not.
+  expect(transition(monitoring, { ...high, sampleAt: at, replay: true }).effects).toContainEqual({
+    _tag: "RequestCheckpoint",
+    band: "high",
+  })
+  const requested: JobRecord = {
+    ...monitoring,
+    checkpointRequest: { band: "high", requestedAt: at, delivered: true, detail: "turn t" },
+  }
+  expect(
+    transition(requested, { ...high, sampleAt: at - 1, replay: true }).effects,
+  ).not.toContainEqual({ _tag: "RequestCheckpoint", band: "high" })
+  // A live rise asks once and records when its reading was taken.
+  const live = transition(monitoring, { ...high, sampleAt: at })
+  expect(live.effects).toContainEqual({ _tag: "RequestCheckpoint", band: "high" })
+  expect(live.job.pressureAt).toBe(at)
+  // An older reading (history read again after a restart) never moves the job, replayed or not.
+  const older = { _tag: "PressureObserved", at, band: "normal", usedPercent: 3 } as const
+  expect(transition(live.job, { ...older, sampleAt: at - 1, replay: true }).job).toBe(live.job)
+  expect(transition(live.job, { ...older, sampleAt: at - 1 }).job).toBe(live.job)
+  expect(transition(live.job, { ...older, sampleAt: at + 1 }).job.pressure).toBe("normal")
+})
+
 test("the README's state diagram lists exactly the table's edges", async () => {
   const { readFile } = await import("node:fs/promises")
   const readme = await readFile(new URL("../README.md", import.meta.url), "utf8")

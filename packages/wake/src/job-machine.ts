@@ -46,6 +46,14 @@ export type JobEvent =
       readonly at: number
       readonly band: PressureBand
       readonly usedPercent: number | null
+      /** When the reading was taken (ms); one older than the job's `pressureAt` changes nothing. */
+      readonly sampleAt?: number | null
+      /**
+       * True for a reading from history (the rollout as it was when the watcher started, before
+       * any live reading): it establishes the band, and asks the agent only for a rise no watcher
+       * has acted on (taken after the job was armed and after its last checkpoint request).
+       */
+      readonly replay?: boolean
     }
   /** A quota reading: `allowed` is `ordinaryUsageAllowed` (null = unknown). */
   | {
@@ -304,10 +312,13 @@ const rank: Readonly<Record<PressureBand, number>> = {
 
 const onPressure = (
   job: JobRecord,
-  at: number,
-  band: PressureBand,
-  usedPercent: number | null,
+  event: Extract<JobEvent, { _tag: "PressureObserved" }>,
 ): Transition => {
+  const { at, band, usedPercent } = event
+  const sampleAt = event.sampleAt ?? null
+  const known = job.pressureAt ?? null
+  // An older reading than the one the job already acts on (history read again after a restart).
+  if (sampleAt !== null && known !== null && sampleAt < known) return unchanged(job)
   switch (job.state) {
     case "draft":
     case "stopped":
@@ -321,7 +332,9 @@ const onPressure = (
     case "needs_attention": {
       const effects: Array<JobEffect> = []
       const liveAgent = job.state === "monitoring" || job.state === "running"
-      if (liveAgent && rank[band] >= rank.prepare && rank[job.pressure] < rank.prepare)
+      const actedOnBefore = Math.max(job.armedAt ?? 0, job.checkpointRequest?.requestedAt ?? 0)
+      const pastRise = event.replay === true && (sampleAt === null || sampleAt <= actedOnBefore)
+      if (liveAgent && !pastRise && rank[band] >= rank.prepare && rank[job.pressure] < rank.prepare)
         effects.push({ _tag: "RequestCheckpoint", band })
       const sha = job.memory.checkpointSha256
       if (bandSeals(band) && sha !== null && job.seal?.checkpointSha256 !== sha)
@@ -337,6 +350,7 @@ const onPressure = (
         {
           pressure: band,
           usedPercent,
+          ...(sampleAt === null ? {} : { pressureAt: Math.max(sampleAt, known ?? 0) }),
           ...(riseEnded ? { checkpointRequest: { ...request, retryPending: false } } : {}),
         },
         effects,
@@ -422,7 +436,7 @@ export const transition = (job: JobRecord, event: JobEvent): Transition => {
         return refuse(job, "the checkpoint is not ready: fill Objective and Next actions")
       return moved(job, at, { state: "monitoring", armedAt: at, lastError: null })
     case "PressureObserved":
-      return onPressure(job, at, event.band, event.usedPercent)
+      return onPressure(job, event)
     case "UsageObserved":
       return onUsage(job, at, event.allowed, event.resetsAt, event.launchSlotFree)
     case "UsageLimitHit":

@@ -139,7 +139,10 @@ export type LastRun = typeof LastRunSchema.Type
 /** The job record. */
 export const JobRecordSchema = Schema.Struct({
   jobId: Schema.String,
-  /** The conversation that created the job: provenance only, never resumed. */
+  /**
+   * The conversation that created the job. Only `original_thread` delivery runs continuations on
+   * it (as new turns while it is idle); for the other modes it is provenance only.
+   */
   originalThreadId: NullableString,
   cwd: Schema.String,
   model: NullableString,
@@ -164,6 +167,12 @@ export const JobRecordSchema = Schema.Struct({
   resetsAt: NullableInt,
   pressure: PressureBandSchema,
   usedPercent: Schema.NullOr(Schema.Number),
+  /**
+   * When the reading behind `pressure` was taken (ms: a rollout line's timestamp or the quota
+   * read's time). A watcher (re)starting reads the rollout history again: an older reading never
+   * moves the job back. Absent (older records): unknown.
+   */
+  pressureAt: Schema.optionalKey(NullableInt),
   run: Schema.NullOr(JobRunSchema),
   pauseReason: NullableString,
   lastError: NullableString,

@@ -149,6 +149,52 @@ describe("job store", () => {
     expect(await readFile(p.state, "utf8")).toBe('{"schemaVersion": 1, "revis')
   })
 
+  test("the store never writes a record a read would reject (create and modify)", async () => {
+    const dir = await tempDir()
+    const createWith = (bounds: typeof defaultJobBounds) =>
+      Effect.flatMap(JobStore, (s) =>
+        s.create({
+          jobId: JOB,
+          originalThreadId: null,
+          cwd: "/work",
+          model: null,
+          reasoningEffort: null,
+          limitId: null,
+          bounds,
+          objective: "Port the parser",
+        }),
+      )
+    const refused = await failure(dir, createWith({ ...defaultJobBounds, maxGenerations: NaN }))
+    expect(refused._tag).toBe("JobRecordInvalid")
+    expect(refused.message).toContain("state.json")
+    expect(refused.message).toContain("maxGenerations")
+    // The failed create left nothing: no job directory without state.json.
+    expect(await readdir(path.join(dir, "jobs"))).toEqual([])
+    const p = jobStorePaths(dir)
+    const created = await run(dir, createWith(defaultJobBounds))
+    const before = await readFile(p.state, "utf8")
+    for (const change of [
+      { bounds: { ...defaultJobBounds, maxRetriesPerWindow: 2.5 } },
+      { bounds: { ...defaultJobBounds, maxWallClockMs: -1 } },
+      { delivery: "bogus" },
+    ]) {
+      const error = await failure(
+        dir,
+        Effect.flatMap(JobStore, (s) =>
+          s.modify(JOB, (job) => ({ ...job, ...change }) as typeof job),
+        ),
+      )
+      expect(error._tag).toBe("JobRecordInvalid")
+    }
+    // state.json is unchanged and still reads.
+    expect(await readFile(p.state, "utf8")).toBe(before)
+    const read = await run(
+      dir,
+      Effect.flatMap(JobStore, (s) => s.read(JOB)),
+    )
+    expect(read.revision).toBe(created.revision)
+  })
+
   test("with holderProbe, a current lease of a process that is gone is taken over at once", async () => {
     const dir = await tempDir()
     const p = jobStorePaths(dir)

@@ -3,7 +3,7 @@
  *
  * Guarantees: directories 0700, files 0600; every replace is atomic and durable; every read of
  * `state.json` is decoded with effect/Schema and a bad file is a WakeFileCorruptError naming it,
- * never overwritten; every change runs under the job lock and is compare-and-set on the revision;
+ * never overwritten; a record that read would reject is never written (JobRecordInvalidError); every change runs under the job lock and is compare-and-set on the revision;
  * an existing job, checkpoint or sealed capsule is never overwritten by create or seal. The capsule
  * is always projected from the checkpoint on disk, locally (no model). Time from the Effect Clock.
  */
@@ -27,6 +27,7 @@ import {
   JobConflictError,
   JobExistsError,
   JobNotFoundError,
+  JobRecordInvalidError,
   WakeFileCorruptError,
 } from "./errors.js"
 import type { WakeStoreError } from "./errors.js"
@@ -132,7 +133,23 @@ export interface Leftovers {
 /** The job store service. */
 export class JobStore extends Context.Service<JobStore, JobStoreShape>()("@baton/wake/JobStore") {}
 
-const encode = (stored: StoredJob): string => `${JSON.stringify(stored, null, 2)}\n`
+const decodeStateFile = Schema.decodeUnknownResult(StateFileSchema)
+
+/**
+ * The text of `state.json` for `stored`, checked first the way a read will check it (the JSON
+ * round trip, then the schema): a record a read would reject (NaN, a fraction or a negative where
+ * a whole number belongs, an unknown delivery) is JobRecordInvalidError and is never written. A
+ * state file is a few KiB; the check costs tens of microseconds per write.
+ */
+const encode = (file: string, stored: StoredJob): Effect.Effect<string, JobRecordInvalidError> => {
+  const text = `${JSON.stringify(stored, null, 2)}\n`
+  const decoded = decodeStateFile(JSON.parse(text))
+  return Result.isSuccess(decoded)
+    ? Effect.succeed(text)
+    : Effect.fail(
+        new JobRecordInvalidError({ path: file, problem: decoded.failure.message.slice(0, 400) }),
+      )
+}
 
 const decodeState = (
   file: string,
@@ -146,7 +163,7 @@ const decodeState = (
       new WakeFileCorruptError({ path: file, problem: "not JSON (torn or edited)" }),
     )
   }
-  const decoded = Schema.decodeUnknownResult(StateFileSchema)(json)
+  const decoded = decodeStateFile(json)
   return Result.isSuccess(decoded)
     ? Effect.succeed(decoded.success)
     : Effect.fail(
@@ -193,7 +210,7 @@ export const makeJobStore = (
       if (found !== expectedRevision)
         return yield* new JobConflictError({ path: file, expectedRevision, foundRevision: found })
       const stored: StoredJob = { schemaVersion: 1, revision: expectedRevision + 1, job }
-      yield* fs.writeAtomic(file, encode(stored), WAKE_FILE_MODE)
+      yield* fs.writeAtomic(file, yield* encode(file, stored), WAKE_FILE_MODE)
       return stored
     })
 
@@ -268,7 +285,8 @@ export const makeJobStore = (
               )
               const { next } = yield* project(newJobRecord({ ...input, createdAt: now }))
               const stored: StoredJob = { schemaVersion: 1, revision: 1, job: next }
-              if (!(yield* fs.createExclusive(p.state, encode(stored), WAKE_FILE_MODE)))
+              const text = yield* encode(p.state, stored)
+              if (!(yield* fs.createExclusive(p.state, text, WAKE_FILE_MODE)))
                 return yield* new JobExistsError({ jobId: input.jobId, path: p.state })
               return stored
             }),

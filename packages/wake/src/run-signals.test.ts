@@ -26,6 +26,9 @@ test("partial last lines wait for the next read", () => {
 test("rollout: rate limits in order (seconds; resets_in_seconds from the line time) and turn ends with codex_error_info", () => {
   const signals = scanRollout(rollout)
   expect(signals.map((s) => s._tag)).toEqual(["RateLimits", "TurnEnded", "TurnEnded", "RateLimits"])
+  // Each signal carries its line's time: the watcher tells history from what it sees live.
+  expect(signals[0]?.at).toBe(Date.parse("2026-11-30T11:04:54.700Z"))
+  expect(signals[1]?.at).toBe(Date.parse("2026-11-30T11:04:54.800Z"))
   expect(signals[0]).toMatchObject({
     snapshot: {
       limitId: "codex",

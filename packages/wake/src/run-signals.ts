@@ -142,18 +142,28 @@ const RolloutLine = Schema.Struct({
 })
 const decodeRolloutLine = Schema.decodeUnknownOption(RolloutLine)
 
-/** One structured signal from a rollout, in file order. */
+/**
+ * One structured signal from a rollout, in file order. `at` is the line's own timestamp (ms),
+ * null or absent when the line has none: it tells history written before the watcher started
+ * from what happens while it watches.
+ */
 export type RolloutSignal =
-  | { readonly _tag: "RateLimits"; readonly snapshot: RateLimitSnapshot }
+  | {
+      readonly _tag: "RateLimits"
+      readonly snapshot: RateLimitSnapshot
+      readonly at?: number | null
+    }
   | {
       readonly _tag: "TurnEnded"
       /** Null when the turn completed cleanly. */
       readonly error: { readonly kind: CodexErrorKind | null; readonly message: string } | null
       readonly lastAgentMessage: string | null
+      readonly at?: number | null
     }
   | {
       readonly _tag: "ErrorReported"
       readonly error: { readonly kind: CodexErrorKind | null; readonly message: string }
+      readonly at?: number | null
     }
 
 const toWindow = (
@@ -175,10 +185,10 @@ const toWindow = (
   }
 }
 
-const secondsOf = (timestamp: string | undefined): number | null => {
+const millisOf = (timestamp: string | undefined): number | null => {
   if (timestamp === undefined) return null
   const ms = Date.parse(timestamp)
-  return Number.isFinite(ms) ? Math.floor(ms / 1000) : null
+  return Number.isFinite(ms) ? ms : null
 }
 
 /** The structured signals of complete rollout lines. */
@@ -189,13 +199,15 @@ export const scanRollout = (lines: ReadonlyArray<string>): ReadonlyArray<Rollout
     const decoded = decodeRolloutLine(parseJson(line))
     if (Option.isNone(decoded)) continue
     const { payload, timestamp } = decoded.value
+    const at = millisOf(timestamp)
     switch (payload.type) {
       case "token_count": {
         const limits = payload.rate_limits
         if (limits === null || limits === undefined) break
-        const seconds = secondsOf(timestamp)
+        const seconds = at === null ? null : Math.floor(at / 1000)
         signals.push({
           _tag: "RateLimits",
+          at,
           snapshot: {
             limitId: limits.limit_id ?? null,
             limitName: limits.limit_name ?? null,
@@ -218,12 +230,14 @@ export const scanRollout = (lines: ReadonlyArray<string>): ReadonlyArray<Rollout
                   message: payload.error.message,
                 },
           lastAgentMessage: payload.last_agent_message ?? null,
+          at,
         })
         break
       case "error":
         signals.push({
           _tag: "ErrorReported",
           error: { kind: codexErrorKind(payload.codex_error_info), message: payload.message },
+          at,
         })
         break
     }

@@ -118,9 +118,14 @@ export const makeRolloutThreadSignals = (codexHome: string): ThreadSignalsShape 
 export const rolloutThreadSignalsLayer = (codexHome: string): Layer.Layer<ThreadSignals> =>
   Layer.sync(ThreadSignals, () => makeRolloutThreadSignals(codexHome))
 
-/** The twin: returns what the test pushes for a thread. */
+/**
+ * The twin: returns what the test pushes for a thread. `rewind` is a new reader (a restarted
+ * watcher): the next poll of each thread returns its whole history again, as the rollout reader's
+ * first poll does.
+ */
 export const makeScriptedThreadSignals = (): ThreadSignalsShape & {
   readonly push: (threadId: string, ...signals: ReadonlyArray<RolloutSignal>) => void
+  readonly rewind: () => void
 } => {
   const pending = new Map<string, Array<RolloutSignal>>()
   const all = new Map<string, Array<RolloutSignal>>()
@@ -128,6 +133,9 @@ export const makeScriptedThreadSignals = (): ThreadSignalsShape & {
     push: (threadId, ...signals) => {
       pending.set(threadId, [...(pending.get(threadId) ?? []), ...signals])
       all.set(threadId, [...(all.get(threadId) ?? []), ...signals])
+    },
+    rewind: () => {
+      for (const [threadId, signals] of all) pending.set(threadId, [...signals])
     },
     poll: (threadId) =>
       Effect.sync(() => {

@@ -393,6 +393,89 @@ describe("watcher", () => {
       }),
     ))
 
+  test("rollout history read at start-up only establishes the band: 92 % then 3 % asks nothing, a live rise asks once, a restart never asks again", () =>
+    runTest(
+      Effect.gen(function* () {
+        const offered: Array<string> = []
+        const channel: CheckpointChannelShape = {
+          request: (_job, band) =>
+            Effect.sync(() => {
+              offered.push(band)
+              return {
+                delivered: true,
+                detail: `turn t-${offered.length} on the idle original thread`,
+                retryable: false,
+              }
+            }),
+        }
+        const rig = makeRig(readingOf(true), undefined, unavailableSameThreadTurns, channel)
+        yield* TestClock.adjust(60 * MIN)
+        yield* armedJob(rig)
+        // Written before the watcher starts: a turn at 92 % (before the reset), then one at 3 %.
+        rig.signals.push(
+          THREAD,
+          { ...rateLimits(92, 3_600), at: 10 * MIN },
+          { ...rateLimits(3, 30_000), at: 50 * MIN },
+        )
+        const first = yield* startWatcher(rig)
+        yield* until(Effect.map(stateOf(rig), (j) => j.pressure === "normal"))
+        yield* TestClock.adjust(MIN)
+        yield* settle
+        const established = yield* stateOf(rig)
+        expect(established.usedPercent).toBe(3)
+        expect(established.checkpointRequest ?? null).toBeNull()
+        expect(established.seal).toBeNull()
+        expect(offered).toEqual([])
+        // A real rise after the start: exactly one request, delivered.
+        rig.signals.push(THREAD, { ...rateLimits(92, 30_000), at: yield* Clock.currentTimeMillis })
+        yield* until(Effect.map(stateOf(rig), (j) => j.checkpointRequest?.delivered === true))
+        yield* TestClock.adjust(MIN)
+        yield* settle
+        expect(offered).toEqual(["high"])
+        // Restarts (killed, then again): each new watcher reads the rollout from its start.
+        let previous = first
+        for (let round = 2; round <= 3; round++) {
+          yield* Fiber.interrupt(previous.fiber)
+          yield* TestClock.adjust(MIN)
+          rig.signals.rewind()
+          previous = yield* startWatcher(rig)
+          yield* until(
+            Effect.sync(() => rig.events.filter((e) => e.kind === "started").length === round),
+          )
+          yield* TestClock.adjust(5 * MIN)
+          yield* settle
+        }
+        expect(offered).toEqual(["high"])
+        expect(rig.events.filter((e) => e.kind === "checkpoint-requested")).toHaveLength(1)
+        expect((yield* stateOf(rig)).pressure).toBe("high")
+        yield* Fiber.interrupt(previous.fiber)
+      }),
+    ))
+
+  test("a usage-limit turn end in the rollout history blocks the job only when the job has not changed since", () =>
+    runTest(
+      Effect.gen(function* () {
+        const rig = makeRig(readingOf(null))
+        yield* TestClock.adjust(60 * MIN)
+        // The thread hit the limit at 30 min; the job was armed (or resumed) after it, at 60 min.
+        rig.signals.push(THREAD, { ...usageLimitEnd, at: 30 * MIN })
+        yield* armedJob(rig)
+        const first = yield* startWatcher(rig)
+        yield* until(Effect.sync(() => rig.quota.reads() > 0))
+        yield* TestClock.adjust(MIN)
+        yield* settle
+        expect((yield* stateOf(rig)).state).toBe("monitoring")
+        // The watcher is down when the thread hits the limit again: its successor acts on it.
+        yield* Fiber.interrupt(first.fiber)
+        rig.signals.push(THREAD, { ...usageLimitEnd, at: yield* Clock.currentTimeMillis })
+        yield* TestClock.adjust(MIN)
+        rig.signals.rewind()
+        const second = yield* startWatcher(rig)
+        yield* until(Effect.map(stateOf(rig), (j) => j.state === "quota_waiting"))
+        yield* Fiber.interrupt(second.fiber)
+      }),
+    ))
+
   for (const [name, signal, expected] of [
     ["usage limit → quota_waiting", usageLimitEnd, "quota_waiting"],
     [

@@ -185,6 +185,16 @@ export const runWatcher = (
     /** When each job's checkpoint request was last offered to the channel (this process). */
     const checkpointAttemptAt = new Map<string, number>()
     let rateLimits: RateLimitsState | null = null
+    /** When the newest reading in `rateLimits` was taken (ms). */
+    let rateLimitsAt: number | null = null
+    /**
+     * False while the newest reading in `rateLimits` is history (a rollout as it was when this
+     * watcher started): such a reading establishes a job's band; see `replay` in the table.
+     */
+    let rateLimitsLive = false
+    /** Threads polled at least once by this watcher (the first poll returns the rollout's history). */
+    const polledThreads = new Set<string>()
+    const startedAt = yield* Clock.currentTimeMillis
     let lastReadAt: number | null = null
     let lastTailAt: number | null = null
     const now = Clock.currentTimeMillis
@@ -614,21 +624,52 @@ export const runWatcher = (
             if (thread !== null) watched.set(thread, [...(watched.get(thread) ?? []), job.jobId])
         }
         for (const [thread, jobIds] of watched) {
+          // The first poll of a thread reads its rollout from the start: lines written before this
+          // watcher started are history. Only their newest reading counts; it establishes the
+          // current band and asks the agent only for a rise no one acted on yet (after the arm
+          // and the job's last request: never a second request for a rise after a restart).
+          const firstPoll = !polledThreads.has(thread)
           const batch = yield* signals.poll(thread)
+          polledThreads.add(thread)
+          const isHistory = (signal: (typeof batch)[number]) => {
+            if (!firstPoll || signal._tag === "ErrorReported") return false
+            const written = signal.at ?? null
+            return written === null || written < startedAt
+          }
+          const updatedBefore = new Map(jobIds.map((id) => [id, jobs.get(id)?.updatedAt ?? 0]))
+          const history = batch.filter(isHistory)
+          const newestPast = history.findLast((s) => s._tag === "RateLimits")
+          if (newestPast?._tag === "RateLimits") {
+            const sampleAt = newestPast.at ?? null
+            if (rateLimitsAt === null || sampleAt === null || sampleAt >= rateLimitsAt) {
+              rateLimits = applyRateLimitsUpdate(rateLimits, newestPast.snapshot, at)
+              rateLimitsAt = sampleAt ?? rateLimitsAt
+              rateLimitsLive = false
+              yield* observePressure(jobs, jobIds, { replay: true, sampleAt })
+            }
+          }
           let lastEnd: (typeof batch)[number] | undefined
           for (const signal of batch) {
-            if (signal._tag === "RateLimits") {
-              rateLimits = applyRateLimitsUpdate(rateLimits, signal.snapshot, at)
-              // Each snapshot in file order, so the bands are climbed one by one.
-              yield* observePressure(jobs, jobIds)
-            }
             if (signal._tag === "TurnEnded") lastEnd = signal
+            if (signal._tag !== "RateLimits" || isHistory(signal)) continue
+            const sampleAt = signal.at ?? at
+            rateLimits = applyRateLimitsUpdate(rateLimits, signal.snapshot, at)
+            rateLimitsAt = Math.max(rateLimitsAt ?? 0, sampleAt)
+            rateLimitsLive = true
+            // Each live snapshot in file order, so the bands are climbed one by one.
+            yield* observePressure(jobs, jobIds, { replay: false, sampleAt })
           }
           if (lastEnd?._tag !== "TurnEnded" || lastEnd.error === null) continue
           if (classifyCodexError(lastEnd.error.kind) !== "usage_limit") continue
+          const endedAt = lastEnd.at ?? null
+          const pastEnd = isHistory(lastEnd)
           for (const jobId of jobIds) {
             const job = jobs.get(jobId)
             if (job?.state !== "monitoring") continue
+            // A usage-limit end from history counts only when the job has not changed since
+            // (else it was acted on, or the user armed or resumed the job after it).
+            if (pastEnd && (endedAt === null || endedAt <= (updatedBefore.get(jobId) ?? 0)))
+              continue
             const next = yield* apply(jobId, {
               _tag: "UsageLimitHit",
               at,
@@ -640,7 +681,14 @@ export const runWatcher = (
         lastTailAt = at
       })
 
-    const observePressure = (jobs: Map<string, JobRecord>, only?: ReadonlyArray<string>) =>
+    const observePressure = (
+      jobs: Map<string, JobRecord>,
+      only?: ReadonlyArray<string>,
+      reading: { readonly replay: boolean; readonly sampleAt: number | null } = {
+        replay: !rateLimitsLive,
+        sampleAt: rateLimitsAt,
+      },
+    ) =>
       Effect.gen(function* () {
         if (rateLimits === null) return
         const at = yield* now
@@ -655,6 +703,8 @@ export const runWatcher = (
             at,
             band: pressure.band,
             usedPercent: pressure.usedPercent,
+            sampleAt: reading.sampleAt,
+            replay: reading.replay,
           })
           if (next !== null) jobs.set(job.jobId, next)
         }
@@ -703,9 +753,17 @@ export const runWatcher = (
       Effect.gen(function* () {
         const reading: QuotaReading = yield* quota.read
         lastReadAt = reading.at
-        if (reading._tag === "Read") rateLimits = reading.rateLimits
-        else if (reading._tag === "SignedOut" && reading.rateLimits !== null && rateLimits === null)
-          rateLimits = reading.rateLimits
+        const fresh =
+          reading._tag === "Read"
+            ? reading.rateLimits
+            : reading._tag === "SignedOut" && rateLimits === null
+              ? reading.rateLimits
+              : null
+        if (fresh !== null) {
+          rateLimits = fresh
+          rateLimitsAt = reading.at
+          rateLimitsLive = true
+        }
         const allowed = allowanceOf(reading)
         yield* log("quota", {
           reading: reading._tag,
