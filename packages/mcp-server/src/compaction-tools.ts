@@ -142,6 +142,12 @@ export const compactionStatusTool = defineBatonTool({
       }),
     ),
     tornTempFiles: z.array(z.string()),
+    recoverySkipped: z
+      .string()
+      .nullable()
+      .describe(
+        "null normally; why a job that looked abandoned was reported as stored, not recovered (a full or read-only disk, or another Baton process held the thread's lock)",
+      ),
   },
   annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: false },
   handler: async ({ threadId: id }) => {

@@ -318,7 +318,9 @@ export const readRunOutcome = (
       signal: exit.signal,
       killedBy,
       failure: classification.failure,
-      detail: classification.detail,
+      // Keeps the launch's own detail (why original_thread fell back to a new thread) unless the
+      // end has one to say; before, a clean end erased it.
+      ...(classification.detail === null ? {} : { detail: classification.detail }),
       threadId,
       lastAgentMessage,
     })
