@@ -22,6 +22,7 @@ import type { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { projectOf } from "./search.js"
 import { capText } from "./snippet.js"
+import { omissionMarkerPattern } from "./raw-render.js"
 import { decodeRows } from "./stored-rows.js"
 import { resolveTimeZone, whenHuman } from "./time-format.js"
 import type { RawRecordKind, TranscriptSource } from "./transcript-model.js"
@@ -354,8 +355,10 @@ const turnWindow = (
         textTruncated: text.truncated,
         records: own.slice(0, maxRecords).map((r) => {
           const capped = capText(r.text, recordChars)
-          // A cut made at index time (`maxRawTextChars`) is marked like one made here.
-          const cutBefore = !capped.truncated && r.truncated === 1
+          // A cut made at index time (`maxRawTextChars`) is marked like one made here, unless it
+          // left out the middle and kept the true end (parser version 5 on).
+          const cutBefore =
+            !capped.truncated && r.truncated === 1 && !omissionMarkerPattern.test(r.text)
           return {
             kind: r.kind,
             recordType: r.record_type,

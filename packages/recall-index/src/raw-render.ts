@@ -63,12 +63,70 @@ export interface RenderedText {
   readonly masked: number
 }
 
-/** Masks then caps `text` (masking first so a cut never splits a secret into an unmasked half). */
+/**
+ * The last `count` UTF-16 units of `text`, one fewer when the cut would fall between the halves of
+ * a surrogate pair.
+ */
+const tailOf = (text: string, count: number): string => {
+  if (text.length <= count) return text
+  const start = text.length - count
+  const first = text.charCodeAt(start)
+  return text.slice(first >= 0xdc00 && first <= 0xdfff ? start + 1 : start)
+}
+
+/** What stands where the middle of an over-long text was left out (see {@link boundedText}). */
+export const omissionMarker = (omitted: number): string => `\n[… ${omitted} characters omitted …]\n`
+
+/** Matches an {@link omissionMarker} (a record cut in its middle keeps its true end). */
+export const omissionMarkerPattern = /\n\[… \d+ characters omitted …\]\n/
+
+/**
+ * Masks then caps `text` (masking first so a cut never splits a secret into an unmasked half).
+ * A text over the cap keeps its head and its last quarter-cap, joined by an
+ * {@link omissionMarker}: the end of a long tool output (a test run's failures and summary, a
+ * build's error) is what one greps for as often as its start. `truncated` then says the middle
+ * was left out. A text up to five caps is masked whole; a longer one in two windows, four caps at
+ * the head and four tails at the end, never the whole of a huge text.
+ */
 export const boundedText = (text: string, cap: number): RenderedText => {
-  const window = headOf(text, cap * 4)
-  const { text: masked, masked: count } = maskTranscriptText(window)
-  const truncated = masked.length > cap || window.length < text.length
-  return { text: headOf(masked, cap), truncated, masked: count }
+  const tailChars = Math.floor(cap / 4)
+  if (text.length <= cap * 4 + tailChars * 4) {
+    const { text: masked, masked: count } = maskTranscriptText(text)
+    if (masked.length <= cap) return { text: masked, truncated: false, masked: count }
+    return {
+      text: joinHeadTail(masked, masked, cap, tailChars, masked.length),
+      truncated: true,
+      masked: count,
+    }
+  }
+  const head = maskTranscriptText(headOf(text, cap * 4))
+  const tail = maskTranscriptText(tailOf(text, tailChars * 4))
+  return {
+    text: joinHeadTail(head.text, tail.text, cap, tailChars, text.length),
+    truncated: true,
+    masked: head.masked + tail.masked,
+  }
+}
+
+/**
+ * The head of `head` and the last `tailChars` of `tail` with a marker between them, at most `cap`
+ * units in all; `total` is the length the omitted count is taken from (the whole text's, so a
+ * count is approximate by what masking changed in the windows).
+ */
+const joinHeadTail = (
+  head: string,
+  tail: string,
+  cap: number,
+  tailChars: number,
+  total: number,
+): string => {
+  const end = tailChars > 0 ? tailOf(tail, tailChars) : ""
+  // The marker's digits depend on the head's length, which depends on the marker: size it for the
+  // largest count it can show.
+  const room = cap - end.length - omissionMarker(total).length
+  if (room <= 0) return headOf(head, cap)
+  const start = headOf(head, room)
+  return `${start}${omissionMarker(Math.max(0, total - start.length - end.length))}${end}`
 }
 
 /** Builds the raw record of one line (text masked and capped), counting masked secrets. */

@@ -3,7 +3,7 @@
 // (a Bash tool call's `export X_PASSWORD="…"`, `"password": "…"` in a curl body, JSON strings
 // holding JSON), and a raw record cut inside a surrogate pair.
 import { describe, expect, it } from "vitest"
-import { boundedText, sanitizedJson } from "./raw-render.js"
+import { boundedText, omissionMarker, sanitizedJson } from "./raw-render.js"
 import type { ParseResult } from "./transcript-model.js"
 import { parseTranscriptBytes } from "./transcript-parser.js"
 
@@ -170,18 +170,32 @@ describe("a raw record's cut never splits a surrogate pair", () => {
     const text = `${"x".repeat(cap - 1)}😀 and more`
     const cut = boundedText(text, cap)
     expect(cut.truncated).toBe(true)
-    expect(cut.text).toBe("x".repeat(cap - 1))
     expect(cut.text.isWellFormed()).toBe(true)
+    expect(cut.text.endsWith("😀 and more")).toBe(true)
+    expect(cut.text.length).toBeLessThanOrEqual(cap)
+    // The head's cut backs off a pair that would be split.
+    const room = cap - Math.floor(cap / 4) - omissionMarker(text.length).length
+    const headPair = `${"x".repeat(room - 1)}😀${"y".repeat(cap * 2)}`
+    const head = boundedText(headPair, cap).text
+    expect(head.isWellFormed()).toBe(true)
+    expect(head.startsWith(`${"x".repeat(room - 1)}\n[…`)).toBe(true)
+    // So does the tail's start.
+    const tailPair = `${"y".repeat(cap * 2)}😀${"z".repeat(Math.floor(cap / 4) - 1)}`
+    const tail = boundedText(tailPair, cap).text
+    expect(tail.isWellFormed()).toBe(true)
+    expect(tail.endsWith(`…]\n${"z".repeat(Math.floor(cap / 4) - 1)}`)).toBe(true)
     // A pair that fits whole is kept.
-    expect(boundedText(`${"x".repeat(cap - 2)}😀 and more`, cap).text).toBe(
-      `${"x".repeat(cap - 2)}😀`,
-    )
+    expect(boundedText(`${"x".repeat(cap - 2)}😀`, cap).text).toBe(`${"x".repeat(cap - 2)}😀`)
   })
 
   it("keeps the window and long JSON strings well formed too", () => {
     const cap = 100
-    expect(boundedText(`${"x".repeat(cap * 4 - 1)}😀`, cap).text.isWellFormed()).toBe(true)
-    // The window (4 × cap, cut before masking) shows when masking shortens the text below the cap.
+    // Over five caps the head and tail windows are masked apart: neither cut splits the pair.
+    const split = boundedText(`${"x".repeat(cap * 4 - 1)}😀${"x".repeat(cap)}😀`, cap).text
+    expect(split.isWellFormed()).toBe(true)
+    expect(split.endsWith("😀")).toBe(true)
+    // Up to five caps the whole text is masked first, so a key that shrinks leaves a text that
+    // fits whole.
     const key = [
       "-----BEGIN RSA ",
       "PRIVATE KEY-----\n",
@@ -189,10 +203,62 @@ describe("a raw record's cut never splits a surrogate pair", () => {
       "\n-----END RSA ",
       "PRIVATE KEY-----\n",
     ].join("")
-    const shrunk = boundedText(`${key}${"x".repeat(cap * 4 - 1 - key.length)}😀 tail`, cap)
-    expect(shrunk.text).toBe(`[redacted private-key]\n${"x".repeat(cap * 4 - 1 - key.length)}`)
+    const shrunk = boundedText(`${key}${"x".repeat(10)}😀 tail`, cap)
+    expect(shrunk).toEqual({
+      text: `[redacted private-key]\n${"x".repeat(10)}😀 tail`,
+      truncated: false,
+      masked: 1,
+    })
     const long = `${"y".repeat(1_999)}😀${"z".repeat(100)}`
     const json = sanitizedJson({ text: long }, 16_384)
     expect(JSON.parse(json).text).toBe(`${"y".repeat(1_999)}…`)
+  })
+})
+
+describe("a record over the cap keeps its head and its end", () => {
+  const cap = 16_384
+  const testRun = (lines: number): string =>
+    [
+      "> vitest run",
+      ...Array.from({ length: lines }, (_, i) => ` ✓ suite ${i} > case passes (${i % 97} ms)`),
+      " FAIL  src/retry-policy.test.ts > backs off after a 429",
+      "AssertionError: expected 3 retries, got 5",
+      " Tests  1 failed | 4999 passed (5000)",
+    ].join("\n")
+
+  it("keeps the closing lines of a long output, with the count of what it left out", () => {
+    for (const lines of [500, 5_000]) {
+      // 500 lines: under five caps (one masking pass); 5 000: head and tail windows masked apart.
+      const text = testRun(lines)
+      const cut = boundedText(text, cap)
+      expect(cut.truncated).toBe(true)
+      expect(cut.text.length).toBeLessThanOrEqual(cap)
+      expect(cut.text.startsWith("> vitest run\n ✓ suite 0")).toBe(true)
+      expect(cut.text.endsWith(" Tests  1 failed | 4999 passed (5000)")).toBe(true)
+      expect(cut.text).toContain("AssertionError: expected 3 retries, got 5")
+      const omitted = Number(/\[… (\d+) characters omitted …\]/.exec(cut.text)?.[1])
+      expect(omitted).toBe(text.length - cut.text.length + omissionMarker(omitted).length)
+    }
+  })
+
+  it("masks a secret in the kept end and keeps none from the middle", () => {
+    const token = `ghp_${"A1b2C3d4".repeat(5)}`
+    const middle = `export GITHUB_TOKEN=${token}\n`
+    const text = `${"a".repeat(cap * 5)}${middle}${"b".repeat(cap * 5)}\nlast: token=${token}\n`
+    const cut = boundedText(text, cap)
+    expect(cut.text).not.toContain(token)
+    expect(cut.text).not.toContain("GITHUB_TOKEN")
+    expect(cut.text).toMatch(/last: token=\[redacted [a-z-]+\]\n$/)
+    expect(cut.masked).toBeGreaterThanOrEqual(1)
+  })
+
+  it("is reached through the parser: grep-able end of a Claude tool result", () => {
+    const result = claudeLines([
+      user("u1", "run the tests"),
+      user("u2", [{ type: "tool_result", tool_use_id: "t1", content: testRun(5_000) }]),
+    ])
+    const record = result.turns.flatMap((t) => t.records).find((r) => r.kind === "tool-output")
+    expect(record?.truncated).toBe(true)
+    expect(record?.text).toContain("AssertionError: expected 3 retries, got 5")
   })
 })

@@ -48,8 +48,10 @@ import { TurnAssembler } from "./turn-assembler.js"
  *    quoted and new secret shapes masked; data URLs and long base64 runs become placeholders; a
  *    Codex image prompt's `<image>` wrappers are dropped; NUL padding before a line is skipped; a
  *    Codex turn-ending error is kept in its `task_complete` record.
+ * 5: a record over `maxRawTextChars` keeps its head and its end around an omission marker (was:
+ *    the head only), so grep finds a long tool output's closing lines.
  */
-export const TRANSCRIPT_PARSER_VERSION = 4
+export const TRANSCRIPT_PARSER_VERSION = 5
 
 const uuidIn = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/i
 

@@ -152,6 +152,25 @@ describe("expandAround", () => {
       const cut = await toolOutput()
       expect(cut.truncated).toBe(true)
       expect(cut.text).toMatch(/migrations=12 \(C:\\garden\\db\)…$/)
+      // A record whose middle was left out (head, omission marker, true end) gets no "…".
+      const middle = (sqlite: RecallDatabase["Service"]["sqlite"], on: boolean) =>
+        sqlite
+          .prepare(
+            on
+              ? "update raw_records set text = 'ls db/migrations' || char(10) || '[… 40000 characters omitted …]' || char(10) || text where text like '%migrations=12 (C:%'"
+              : "update raw_records set text = substr(text, instr(text, '…]') + 3) where text like '%migrations=12 (C:%'",
+          )
+          .run()
+      await history.run(RecallDatabase.use((db) => Effect.sync(() => middle(db.sqlite, true))))
+      try {
+        const kept = await toolOutput()
+        expect(kept.truncated).toBe(true)
+        expect(kept.text).toContain("\n[… 40000 characters omitted …]\n")
+        expect(kept.text).toMatch(/migrations=12 \(C:\\garden\\db\)$/)
+      } finally {
+        await history.run(RecallDatabase.use((db) => Effect.sync(() => middle(db.sqlite, false))))
+      }
+      expect((await toolOutput()).text).toMatch(/migrations=12 \(C:\\garden\\db\)…$/)
     } finally {
       await history.run(RecallDatabase.use((db) => Effect.sync(() => output(db.sqlite, 0))))
     }
