@@ -27,6 +27,47 @@ const CHECKPOINT = [
   "",
 ].join("\n")
 
+/** Every section, each at `## `: a checkpoint with nothing to note. */
+const FULL_CHECKPOINT = [
+  "# Wake checkpoint",
+  "",
+  "## Objective",
+  "Port the parser to the new grammar.",
+  "",
+  "## Current position",
+  "Lexer ported.",
+  "",
+  "## Verified facts",
+  "- Lexer tests pass.",
+  "",
+  "## Decisions / do not repeat",
+  "- Keep the old AST.",
+  "",
+  "## Constraints",
+  "- No new dependencies.",
+  "",
+  "## Active files",
+  "- src/parse.ts",
+  "",
+  "## Next actions",
+  "1. Run the parser tests.",
+  "",
+  "## Blockers",
+  "- None.",
+  "",
+  "## Resume policy",
+  "- Read the capsule first.",
+  "",
+  "## Handoff",
+  "- Update after each milestone.",
+  "",
+].join("\n")
+
+/** The same checkpoint with Blockers under `### `: still ready, but the heading is misread. */
+const MISLEVELED_CHECKPOINT = FULL_CHECKPOINT.replace("## Blockers", "### Blockers")
+const MISLEVELED_NOTE =
+  "found `### Blockers`: not a section heading; sections use `## ` headings (`## Blockers`)"
+
 let client: Client
 let root = ""
 const previous = process.env["BATON_WAKE_DIR"]
@@ -204,6 +245,56 @@ describe("wake tools", () => {
       expect(JSON.stringify(result.content)).toContain("InvalidJobSetting")
       expect(JSON.stringify(result.content)).toContain(says)
     }
+  })
+
+  it("wake_checkpoint, wake_create and wake_status return the checkpoint notes the CLI shows", async () => {
+    const created = z.object(wakeCreateOutput).parse(
+      (
+        await call("wake_create", {
+          objective: "Port the notes parser",
+          cwd: root,
+          checkpoint: MISLEVELED_CHECKPOINT,
+        })
+      ).structuredContent,
+    )
+    expect(created.ready).toBe(true)
+    expect(created.checkpointNotes).toContain(MISLEVELED_NOTE)
+    const statusOf = async (jobId: string) =>
+      z.object(wakeStatusOutput).parse((await call("wake_status", { jobId })).structuredContent)
+        .status
+    expect((await statusOf(created.jobId))?.checkpointNotes).toContain(MISLEVELED_NOTE)
+
+    const clean = await call("wake_checkpoint", {
+      jobId: created.jobId,
+      checkpoint: FULL_CHECKPOINT,
+    })
+    expect(clean.isError).toBeFalsy()
+    expect(z.object(wakeCheckpointOutput).parse(clean.structuredContent)).toMatchObject({
+      ready: true,
+      checkpointNotes: [],
+    })
+    expect((await statusOf(created.jobId))?.checkpointNotes).toEqual([])
+
+    const misleveled = await call("wake_checkpoint", {
+      jobId: created.jobId,
+      checkpoint: MISLEVELED_CHECKPOINT,
+      arm: true,
+    })
+    const written = z.object(wakeCheckpointOutput).parse(misleveled.structuredContent)
+    expect(written).toMatchObject({ ready: true, armed: true })
+    expect(written.checkpointNotes).toContain(MISLEVELED_NOTE)
+    expect((await statusOf(created.jobId))?.checkpointNotes).toContain(MISLEVELED_NOTE)
+
+    const fresh = z.object(wakeCreateOutput).parse(
+      (
+        await call("wake_create", {
+          objective: "Port the clean parser",
+          cwd: root,
+          checkpoint: FULL_CHECKPOINT,
+        })
+      ).structuredContent,
+    )
+    expect(fresh.checkpointNotes).toEqual([])
   })
 
   it("wake_pause parks an armed job with the reason; status lists leftovers", async () => {

@@ -4,9 +4,10 @@
  * Guarantees: every change goes through @baton/wake's job store (lock + compare-and-set) and its
  * transition table; a job id is validated, never guessed (MCP servers do not receive
  * `$CODEX_THREAD_ID`, so the owning thread is passed explicitly); results carry states, paths,
- * sizes and problems, never checkpoint or capsule text. A continuation ends with `wake_complete`
- * (the explicit success signal) or `wake_pause` (it needs the user). @baton/wake and effect load
- * on the first call.
+ * sizes, problems and the CLI's checkpoint notes (`checkpointNotes`: heading lines and section
+ * names at most), never checkpoint or capsule text. A continuation ends with `wake_complete` (the
+ * explicit success signal) or `wake_pause` (it needs the user). @baton/wake and effect load on the
+ * first call.
  */
 import { randomBytes } from "node:crypto"
 import { homedir, hostname } from "node:os"
@@ -25,6 +26,12 @@ const states = z
   .string()
   .describe(
     "draft, monitoring, quota_waiting, running, retry_waiting, waiting_user, needs_attention, stopped, completed",
+  )
+
+const checkpointNotesField = z
+  .array(z.string())
+  .describe(
+    "what parsing checkpoint.md noticed besides readiness (wrong-level, unknown, missing, aliased or duplicated sections), one line each; fix the checkpoint when not empty",
   )
 
 const loadWake = async () => {
@@ -103,6 +110,9 @@ export const wakeCreateOutput = {
     .nullable()
     .describe("why arm: true did not arm the job (null when it did or was not asked)"),
   watcherRunning: z.boolean().describe("false: run `baton wake watch --detach`"),
+  checkpointNotes: checkpointNotesField.describe(
+    "notes on the checkpoint this call wrote (empty when it wrote none), one line each: wrong-level, unknown, missing, aliased or duplicated sections; fix the checkpoint when not empty",
+  ),
 }
 
 /** The `wake_create` tool. */
@@ -110,7 +120,7 @@ export const wakeCreateTool = defineBatonTool({
   name: "wake_create",
   title: "Create a wake job",
   description:
-    "Create a durable wake job for a long task so it survives a quota window: Baton keeps a checkpoint and a ≤ 8 KiB memory capsule, a watcher reads the quota without model calls, and when usage is allowed again a fresh `codex exec` continuation resumes from the capsule (a CLI continuation, not the original chat). Pass the checkpoint and arm: true to arm in one call.",
+    "Create a durable wake job for a long task so it survives a quota window: Baton keeps a checkpoint and a ≤ 8 KiB memory capsule, a watcher reads the quota without model calls, and when usage is allowed again a fresh `codex exec` continuation resumes from the capsule (a CLI continuation, not the original chat). Pass the checkpoint and arm: true to arm in one call; read checkpointNotes for sections it misread.",
   inputSchema: wakeCreateInput,
   outputSchema: wakeCreateOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
@@ -134,10 +144,12 @@ export const wakeCreateTool = defineBatonTool({
       })
       const jobId = created.stored.job.jobId
       let problems: ReadonlyArray<string> = (yield* store.memoryStatus(jobId)).problems
+      let notes: ReadonlyArray<string> = []
       let state = created.stored.job.state
       if (input.checkpoint !== undefined && !created.alreadyExists) {
         const written = yield* wake.writeJobCheckpoint(store, jobId, input.checkpoint)
         problems = written.problems
+        notes = wake.checkpointNotes(input.checkpoint)
         state = written.stored.job.state
       }
       let armRefused: string | null = null
@@ -147,11 +159,11 @@ export const wakeCreateTool = defineBatonTool({
           armRefused = `the job already exists in state ${state}; use wake_checkpoint with arm: true to re-arm it`
         else state = (yield* wake.armJob(store, jobId)).stored.job.state
       }
-      return { created, jobId, problems, state, armRefused }
+      return { created, jobId, problems, notes, state, armRefused }
     })
     const result = await run(program)
     if (result._tag === "Failure") return toolFailure(result.failure)
-    const { created, jobId, problems, state, armRefused } = result.success
+    const { created, jobId, problems, notes, state, armRefused } = result.success
     const paths = store.paths(jobId)
     return toolSuccess({
       jobId,
@@ -164,6 +176,7 @@ export const wakeCreateTool = defineBatonTool({
       armed: input.arm === true && armRefused === null,
       armRefused,
       watcherRunning: await watcherRunning(),
+      checkpointNotes: [...notes],
     })
   },
 })
@@ -197,6 +210,7 @@ export const wakeCheckpointOutput = {
     .number()
     .int()
     .describe("likely secrets masked in the capsule (checkpoint.md keeps them as written)"),
+  checkpointNotes: checkpointNotesField,
 }
 
 /** The `wake_checkpoint` tool. */
@@ -204,7 +218,7 @@ export const wakeCheckpointTool = defineBatonTool({
   name: "wake_checkpoint",
   title: "Write a wake job's checkpoint",
   description:
-    "Replace the job's checkpoint.md and re-project the memory capsule locally (no model call). The capsule is what a continuation starts from, so keep Objective, Current position, Verified facts and Next actions current.",
+    "Replace the job's checkpoint.md and re-project the memory capsule locally (no model call). The capsule is what a continuation starts from, so keep Objective, Current position, Verified facts and Next actions current. Read checkpointNotes: what the parser noticed (a `#` or `###` heading instead of `##`; unknown, missing, aliased or duplicated sections); fix the checkpoint when it is not empty.",
   inputSchema: wakeCheckpointInput,
   outputSchema: wakeCheckpointOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
@@ -236,6 +250,7 @@ export const wakeCheckpointTool = defineBatonTool({
       armed: input.arm === true && armRefused === null,
       armRefused,
       maskedSecrets: stored.job.memory.maskedSecrets ?? 0,
+      checkpointNotes: [...wake.checkpointNotes(input.checkpoint)],
     })
   },
 })
@@ -288,6 +303,9 @@ const statusReport = z.object({
     .boolean()
     .describe("quota pressure asked for a fresh checkpoint that has not been written since"),
   checkpointPath: z.string(),
+  checkpointNotes: checkpointNotesField.describe(
+    "what parsing checkpoint.md on disk noticed besides readiness (empty when it cannot be read), one line each; fix the checkpoint when not empty",
+  ),
 })
 
 /** Input of `wake_status`. */
@@ -325,7 +343,7 @@ export const wakeStatusTool = defineBatonTool({
   name: "wake_status",
   title: "Show wake jobs",
   description:
-    "Read-only: a job's state, quota pressure band, continuations and retries, the capsule's freshness and problems, and whether the watcher runs; without a job id, every job.",
+    "Read-only: a job's state, quota pressure band, continuations and retries, the capsule's freshness and problems, checkpoint notes (sections the parser misread), and whether the watcher runs; without a job id, every job.",
   inputSchema: wakeStatusInput,
   outputSchema: wakeStatusOutput,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
@@ -341,11 +359,17 @@ export const wakeStatusTool = defineBatonTool({
                 host: hostname(),
                 probe: wake.nodeContinuationProcesses.isAlive,
               })
-        return { listed, report }
+        // What checkpoint.md's sections look like (never its text), as `baton wake status` shows.
+        const checkpointText =
+          report === null
+            ? null
+            : yield* Effect.orElseSucceed(store.readCheckpoint(report.jobId), () => null)
+        const notes = checkpointText === null ? [] : wake.checkpointNotes(checkpointText)
+        return { listed, report, notes }
       }),
     )
     if (result._tag === "Failure") return toolFailure(result.failure)
-    const { listed, report } = result.success
+    const { listed, report, notes } = result.success
     return toolSuccess({
       status:
         report === null
@@ -394,6 +418,7 @@ export const wakeStatusTool = defineBatonTool({
               sealed: report.seal !== null,
               checkpointRequested: report.checkpointRequested,
               checkpointPath: report.paths.checkpoint,
+              checkpointNotes: [...notes],
             },
       jobs: listed.jobs.map((job) => ({
         jobId: job.jobId,
