@@ -569,7 +569,11 @@ const turnWindowOutput = {
               .string()
               .describe("tool-call, tool-output, reasoning or compaction (more with full)"),
             type: z.string(),
-            text: z.string(),
+            text: z
+              .string()
+              .describe(
+                "bounded; a long record keeps its head and its end (a command's result, [exit code N]) around [… N characters omitted …]",
+              ),
             truncated: z.boolean(),
           }),
         )

@@ -21,8 +21,8 @@ import { RecallNotFoundError, RecallQueryError } from "./errors.js"
 import type { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { projectOf } from "./search.js"
-import { capText } from "./snippet.js"
-import { omissionMarkerPattern } from "./raw-render.js"
+import { capRecordText, capText } from "./snippet.js"
+import { omissionMarkerPattern } from "./omission-marker.js"
 import { decodeRows } from "./stored-rows.js"
 import { resolveTimeZone, whenHuman } from "./time-format.js"
 import type { RawRecordKind, TranscriptSource } from "./transcript-model.js"
@@ -66,7 +66,10 @@ export interface TurnRecordView {
   readonly kind: string
   readonly recordType: string
   readonly timestamp: string | null
-  /** Ends in `…` where it was cut (`truncated`). */
+  /**
+   * Cut (`truncated`) with `[… N characters omitted …]` between its head and its end, or, under
+   * 120 characters or for a record stored before parser version 5 with its head only, ending in `…`.
+   */
   readonly text: string
   readonly truncated: boolean
 }
@@ -354,7 +357,7 @@ const turnWindow = (
         text: text.text,
         textTruncated: text.truncated,
         records: own.slice(0, maxRecords).map((r) => {
-          const capped = capText(r.text, recordChars)
+          const capped = capRecordText(r.text, recordChars)
           // A cut made at index time (`maxRawTextChars`) is marked like one made here, unless it
           // left out the middle and kept the true end (parser version 5 on).
           const cutBefore =

@@ -4,6 +4,7 @@
  * masks secrets; output never exceeds the cap (a cut is reported as `truncated`).
  */
 import type { SplitLine } from "./line-splitter.js"
+import { omissionMarker } from "./omission-marker.js"
 import { maskTranscriptText } from "./secret-masking.js"
 import type { RawRecord, RawRecordKind } from "./transcript-model.js"
 
@@ -74,16 +75,10 @@ const tailOf = (text: string, count: number): string => {
   return text.slice(first >= 0xdc00 && first <= 0xdfff ? start + 1 : start)
 }
 
-/** What stands where the middle of an over-long text was left out (see {@link boundedText}). */
-export const omissionMarker = (omitted: number): string => `\n[… ${omitted} characters omitted …]\n`
-
-/** Matches an {@link omissionMarker} (a record cut in its middle keeps its true end). */
-export const omissionMarkerPattern = /\n\[… \d+ characters omitted …\]\n/
-
 /**
  * Masks then caps `text` (masking first so a cut never splits a secret into an unmasked half).
  * A text over the cap keeps its head and its last quarter-cap, joined by an
- * {@link omissionMarker}: the end of a long tool output (a test run's failures and summary, a
+ * `omissionMarker`: the end of a long tool output (a test run's failures and summary, a
  * build's error) is what one greps for as often as its start. `truncated` then says the middle
  * was left out. A text up to five caps is masked whole; a longer one in two windows, four caps at
  * the head and four tails at the end, never the whole of a huge text.

@@ -3,7 +3,8 @@
 // (a Bash tool call's `export X_PASSWORD="…"`, `"password": "…"` in a curl body, JSON strings
 // holding JSON), and a raw record cut inside a surrogate pair.
 import { describe, expect, it } from "vitest"
-import { boundedText, omissionMarker, sanitizedJson } from "./raw-render.js"
+import { omissionMarker } from "./omission-marker.js"
+import { boundedText, sanitizedJson } from "./raw-render.js"
 import type { ParseResult } from "./transcript-model.js"
 import { parseTranscriptBytes } from "./transcript-parser.js"
 

@@ -1,6 +1,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { capText, queryTerms, snippetAt, snippetFor } from "./snippet.js"
+import { omissionMarker } from "./omission-marker.js"
+import { capRecordText, capText, queryTerms, snippetAt, snippetFor } from "./snippet.js"
 
 describe("snippets", () => {
   const long = `${"lorem ipsum ".repeat(60)}the retry policy is exponential backoff ${"dolor sit ".repeat(60)}`
@@ -63,5 +64,54 @@ describe("snippets", () => {
         },
       ),
     )
+  })
+})
+
+describe("capRecordText", () => {
+  const output = [
+    "$ pnpm test",
+    ...Array.from({ length: 200 }, (_, i) => `ok ${i} - case ${i}`),
+    "not ok 201 - retries after a 429",
+    "[exit code 1]",
+  ].join("\n")
+
+  it("keeps a long record's head and end around the number left out", () => {
+    const capped = capRecordText(output, 600)
+    expect(capped.truncated).toBe(true)
+    expect(capped.text.length).toBeLessThanOrEqual(600)
+    expect(capped.text.startsWith("$ pnpm test\nok 0 - case 0")).toBe(true)
+    expect(capped.text.endsWith("not ok 201 - retries after a 429\n[exit code 1]")).toBe(true)
+    const omitted = Number(/\[… (\d+) characters omitted …\]/.exec(capped.text)?.[1])
+    expect(omitted + capped.text.length - omissionMarker(omitted).length).toBe(output.length)
+  })
+
+  it("counts an index-time omission it leaves out, and never splits a surrogate pair", () => {
+    const stored = `${"a".repeat(500)}${omissionMarker(90_000)}${"b".repeat(500)}`
+    const capped = capRecordText(stored, 300)
+    const omitted = Number(/\[… (\d+) characters omitted …\]/.exec(capped.text)?.[1])
+    expect(capped.text.match(/characters omitted/g)).toHaveLength(1)
+    expect(omitted).toBe(
+      90_000 +
+        stored.length -
+        (capped.text.length - omissionMarker(omitted).length) -
+        omissionMarker(90_000).length,
+    )
+    fc.assert(
+      fc.property(
+        fc.string({ unit: "grapheme", maxLength: 400 }),
+        fc.integer({ min: 1, max: 300 }),
+        (text, cap) => {
+          const r = capRecordText(text, cap)
+          expect(r.text.isWellFormed()).toBe(true)
+          expect(r.truncated).toBe(text.length > cap)
+          expect(r.text.length).toBeLessThanOrEqual(cap + 1)
+        },
+      ),
+    )
+  })
+
+  it("cuts a short cap or a fitting record as capText does", () => {
+    expect(capRecordText(output, 100)).toEqual(capText(output, 100))
+    expect(capRecordText("short", 600)).toEqual({ text: "short", truncated: false })
   })
 })

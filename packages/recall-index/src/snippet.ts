@@ -6,6 +6,7 @@
  */
 import { cjkQueryTerms, cjkShare, hasCjk } from "./cjk-text.js"
 import { identifierWords } from "./fts-text.js"
+import { omissionMarker, omissionMarkerPattern } from "./omission-marker.js"
 
 /**
  * Search terms of a query: lower-cased runs of letters, digits and `_` (at least 2 long); a run
@@ -54,6 +55,35 @@ export const capText = (
   text.length <= maxChars
     ? { text, truncated: false }
     : { text: `${text.slice(0, safeCut(text, maxChars))}…`, truncated: true }
+
+/**
+ * Caps a raw record's `text` at `maxChars` keeping its end too: the head, then
+ * `[… N characters omitted …]`, then the last third — a command's output ends in its result (a
+ * test run's summary, `[exit code 1]`). N counts a stored record's own omission (made at index
+ * time) when it falls in the part left out. Under 120 characters, or when the record fits, as
+ * {@link capText}.
+ */
+export const capRecordText = (
+  text: string,
+  maxChars: number,
+): { readonly text: string; readonly truncated: boolean } => {
+  if (text.length <= maxChars || maxChars < 120) return capText(text, maxChars)
+  const tailChars = Math.floor(maxChars / 3)
+  const marker = omissionMarker(text.length)
+  const headChars = maxChars - tailChars - marker.length
+  let tailStart = text.length - tailChars
+  if (isLowSurrogate(text.charCodeAt(tailStart))) tailStart += 1
+  const headEnd = safeCut(text, headChars)
+  let omitted = tailStart - headEnd
+  const stored = omissionMarkerPattern.exec(text.slice(headEnd, tailStart))
+  if (stored !== null) omitted += Number(/\d+/.exec(stored[0])?.[0] ?? 0) - stored[0].length
+  return {
+    text: `${text.slice(0, headEnd)}${omissionMarker(omitted)}${text.slice(tailStart)}`,
+    truncated: true,
+  }
+}
+
+const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff
 
 /**
  * A window of `text` around `at` (a character index in the collapsed text) of at most `maxChars`,
