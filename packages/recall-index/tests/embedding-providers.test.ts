@@ -286,6 +286,58 @@ describe("OpenAI-compatible (global fetch against a loopback /embeddings)", () =
   })
 })
 
+describe("a server's error text never carries the key", () => {
+  // Some servers echo the key they were sent in a 401 body; the reason is shown, stored in the
+  // index's last failure and reaches an agent through MCP.
+  const key = "sk-proj-Q3xLq9T2pVw8RzK4mN7bY1cH5dF0gJ6e"
+  const echo = (k: string) => ({
+    status: 401,
+    body: {
+      error: {
+        message: `Incorrect API key provided: ${k}. ${"Find your key at /settings. ".repeat(8)}`,
+      },
+    },
+  })
+
+  it("OpenAI-compatible: the echoed key is redacted, whole, before the cut", async () => {
+    fake.script.push(echo(key))
+    const error = await Effect.runPromise(
+      Effect.flip(makeOpenAiCompatibleEmbedder({ baseUrl: fake.baseUrl, model: "m", apiKey: key })),
+    )
+    expect(error).toMatchObject({ failure: "unauthorized", retryable: false })
+    expect(error.reason).toContain("Incorrect API key provided: [redacted api-key]")
+    expect(error.reason).not.toContain(key.slice(0, 12))
+    // A key the server cut short is no secret shape of ours: the cut still keeps no tail of it.
+    fake.script.push({ status: 401, body: "x".repeat(190) + key })
+    const cut = await Effect.runPromise(
+      Effect.flip(makeOpenAiCompatibleEmbedder({ baseUrl: fake.baseUrl, model: "m", apiKey: key })),
+    )
+    expect(cut.reason).not.toContain("sk-proj")
+  })
+
+  it("Voyage: the echoed key and other token shapes in the body are masked", async () => {
+    const voyageKey = "pa-Vk8sJ2mQ7rT4wX9zB3nC6dF1gH5jK0LpA"
+    fake.script.push({
+      status: 401,
+      body: { detail: `bad key ${voyageKey}; also ghp_${"A1b2C3d4".repeat(5)}` },
+    })
+    const error = await Effect.runPromise(
+      Effect.flip(
+        makeVoyageEmbedder({
+          apiKey: voyageKey,
+          baseUrl: `${fake.baseUrl}/v1`,
+          dimensions: 16,
+          retry: fastRetry,
+        }).embedDocuments(["x"]),
+      ),
+    )
+    expect(error).toMatchObject({ failure: "unauthorized" })
+    expect(error.reason).toContain("bad key [redacted api-key]")
+    expect(error.reason).not.toContain(voyageKey)
+    expect(error.reason).not.toContain("ghp_A1b2")
+  })
+})
+
 describe("embedderFromEnvironment with the fakes", () => {
   it("BATON_EMBEDDER=voyage uses BATON_VOYAGE_BASE_URL and the reranker", async () => {
     const configured = await Effect.runPromise(

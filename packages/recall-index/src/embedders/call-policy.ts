@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
 import { EmbedderError } from "../embedder.js"
 import type { EmbedderFailure } from "../embedder.js"
+import { maskTranscriptText } from "../secret-masking.js"
 
 /** A failed attempt: the error, and the server's `Retry-After` when it sent one. */
 export interface CallFailure {
@@ -35,7 +36,32 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxDelayMs: 30_000,
 }
 
-/** Classifies an HTTP status into an {@link EmbedderError}. */
+/**
+ * What a server said, fit to show and store: whitespace collapsed, every `secrets` value (the key
+ * sent; some servers echo it in a 401 body) replaced, other secret shapes masked as in
+ * transcripts, then cut to `maxChars` (never inside a surrogate pair). Redacting before the cut
+ * leaves no half key behind.
+ */
+export const serverDetail = (
+  body: string,
+  secrets: ReadonlyArray<string | undefined>,
+  maxChars = 200,
+): string => {
+  let text = body.replace(/\s+/g, " ").trim()
+  for (const secret of secrets) {
+    if (secret !== undefined && secret.length >= 4)
+      text = text.split(secret).join("[redacted api-key]")
+  }
+  text = maskTranscriptText(text).text
+  if (text.length <= maxChars) return text
+  const last = text.charCodeAt(maxChars - 1)
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? maxChars - 1 : maxChars)
+}
+
+/**
+ * Classifies an HTTP status into an {@link EmbedderError}; `detail` is the server's body, already
+ * passed through {@link serverDetail}.
+ */
 export const statusFailure = (provider: string, status: number, detail: string): EmbedderError => {
   const failure: EmbedderFailure =
     status === 429

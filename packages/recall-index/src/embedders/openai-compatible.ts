@@ -17,6 +17,7 @@ import {
   makeCostGuard,
   nowMs,
   parseRetryAfter,
+  serverDetail,
   statusFailure,
   withRetry,
 } from "./call-policy.js"
@@ -87,6 +88,7 @@ const postJson = (
   body: unknown,
   headers: Readonly<Record<string, string>>,
   timeoutMs: number,
+  secrets: ReadonlyArray<string | undefined>,
 ): Effect.Effect<unknown, CallFailure> =>
   Effect.gen(function* () {
     const response = yield* Effect.tryPromise({
@@ -110,7 +112,7 @@ const postJson = (
       const now = yield* nowMs
       const detail = yield* Effect.promise(() =>
         response.text().then(
-          (t) => t.replace(/\s+/g, " ").slice(0, 200),
+          (t) => serverDetail(t, secrets),
           () => "",
         ),
       )
@@ -208,7 +210,9 @@ export const makeOpenAiCompatibleEmbedder = (
       const body: Record<string, unknown> = { model: options.model, input }
       if (options.dimensions !== undefined) body["dimensions"] = options.dimensions
       return (paid ? guard.reserve(input) : Effect.void).pipe(
-        Effect.andThen(withRetry(policy, postJson(PROVIDER, url, body, headers, timeoutMs))),
+        Effect.andThen(
+          withRetry(policy, postJson(PROVIDER, url, body, headers, timeoutMs, [options.apiKey])),
+        ),
         Effect.flatMap((json) => decodeEmbeddings(PROVIDER, json, input.length)),
       )
     }

@@ -18,6 +18,7 @@ import {
   makeCostGuard,
   nowMs,
   parseRetryAfter,
+  serverDetail,
   statusFailure,
   withRetry,
 } from "./call-policy.js"
@@ -102,14 +103,13 @@ const withSchemaWarningsMuted = async <A>(call: () => Promise<A>): Promise<A> =>
   }
 }
 
-const bodyDetail = (body: unknown): string => {
+const bodyDetail = (body: unknown, secrets: ReadonlyArray<string>): string => {
   if (body === undefined || body === null) return ""
-  const text = typeof body === "string" ? body : JSON.stringify(body)
-  return text.replace(/\s+/g, " ").slice(0, 200)
+  return serverDetail(typeof body === "string" ? body : JSON.stringify(body), secrets)
 }
 
 /** Turns whatever the client threw into a classified, retry-aware failure. */
-const classify = (cause: unknown, now: number): CallFailure => {
+const classify = (cause: unknown, now: number, secrets: ReadonlyArray<string>): CallFailure => {
   if (voyageModule !== undefined && cause instanceof voyageModule.VoyageAITimeoutError) {
     return {
       error: new EmbedderError({
@@ -127,7 +127,7 @@ const classify = (cause: unknown, now: number): CallFailure => {
   ) {
     const headers = cause.rawResponse?.headers
     return {
-      error: statusFailure(PROVIDER, cause.statusCode, bodyDetail(cause.body)),
+      error: statusFailure(PROVIDER, cause.statusCode, bodyDetail(cause.body, secrets)),
       retryAfterMs: parseRetryAfter(headers?.get("retry-after"), now),
     }
   }
@@ -144,10 +144,11 @@ const classify = (cause: unknown, now: number): CallFailure => {
 const attempt = <A>(
   run: (signal: AbortSignal) => Promise<A>,
   timeoutMs: number,
+  secrets: ReadonlyArray<string>,
 ): Effect.Effect<A, CallFailure> =>
   nowMs.pipe(
     Effect.flatMap((now) =>
-      Effect.tryPromise({ try: run, catch: (cause) => classify(cause, now) }),
+      Effect.tryPromise({ try: run, catch: (cause) => classify(cause, now, secrets) }),
     ),
     Effect.timeoutOrElse({
       duration: timeoutMs,
@@ -192,6 +193,7 @@ export const makeVoyageEmbedder = (options: VoyageOptions): Embedder => {
                 ),
               ),
             timeoutMs,
+            [options.apiKey],
           ),
         ),
       ),
@@ -275,6 +277,7 @@ export const makeVoyageReranker = (options: VoyageOptions): Reranker => {
                       ),
                     ),
                   timeoutMs,
+                  [options.apiKey],
                 ),
               ),
             ),
