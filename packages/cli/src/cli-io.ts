@@ -27,11 +27,29 @@ const readAll = async (stream: NodeJS.ReadableStream, maxBytes: number): Promise
   return Buffer.concat(chunks)
 }
 
-/** The real process: `process.stdout`, `process.stderr`, `process.stdin`, `process.env`, `process.cwd()`. */
+/**
+ * The working directory: `process.cwd()`, or, when that directory was deleted (a removed git
+ * worktree or temporary directory; `process.cwd()` then throws), the shell's `PWD` naming it, else
+ * `/`. So `--version`, the SessionStart hook and `baton mcp` still run there, and what needs the
+ * directory itself fails on it with its own error instead of a stack trace at start-up.
+ */
+export const workingDirectory = (
+  cwd: () => string = () => process.cwd(),
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string => {
+  try {
+    return cwd()
+  } catch {
+    const pwd = env["PWD"]
+    return pwd !== undefined && pwd.startsWith("/") ? pwd : "/"
+  }
+}
+
+/** The real process: `process.stdout`, `process.stderr`, `process.stdin`, `process.env`, the working directory. */
 export const processCliIo = (): CliIo => ({
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
   readStdin: (maxBytes) => readAll(process.stdin, maxBytes),
   env: process.env,
-  cwd: process.cwd(),
+  cwd: workingDirectory(),
 })

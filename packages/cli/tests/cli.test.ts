@@ -1,9 +1,10 @@
+import { spawn } from "node:child_process"
 import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises"
 import { tmpdir, userInfo } from "node:os"
 import { dirname, join } from "node:path"
 import { handoffDigest, parseHandoffJsonResult } from "@baton/handoff"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { runBaton } from "./run-baton.js"
+import { batonBin, runBaton } from "./run-baton.js"
 
 let root = ""
 const file = (name: string): string => join(root, name)
@@ -89,6 +90,43 @@ describe("baton (built dist/bin.js)", () => {
     })
     // After "--", --json is an argument, not the flag.
     expect((await runBaton(["recall", "grep", "--bad", "--", "--json"])).stdout).toBe("")
+  })
+})
+
+describe("baton in a working directory that was deleted", () => {
+  // A removed git worktree or temporary directory: `process.cwd()` throws in the child.
+  const inDeletedDirectory = (args: readonly string[], env: Record<string, string>) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn(
+        "/bin/sh",
+        ["-c", 'mkdir -p "$D" && cd "$D" && rmdir "$D" && exec "$NODE" "$BIN" "$@"', "sh", ...args],
+        { env: { ...env, D: join(root, "gone"), NODE: process.execPath, BIN: batonBin } },
+      )
+      let stdout = ""
+      let stderr = ""
+      child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c))
+      child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c))
+      child.on("error", reject)
+      child.on("close", (code) => resolve({ code, stdout, stderr }))
+    })
+
+  it("runs what does not need it, and a relative path fails with one line", async () => {
+    const env = {
+      PATH: process.env["PATH"] ?? "",
+      HOME: root,
+      BATON_DATA_DIR: join(root, "gone-data"),
+    }
+    const version = await inDeletedDirectory(["--version"], env)
+    expect(version).toMatchObject({ code: 0, stderr: "" })
+    const status = await inDeletedDirectory(["recall", "status", "--json"], env)
+    expect(status.stderr).toBe("")
+    expect(status.code).toBe(0)
+    expect(JSON.parse(status.stdout)).toMatchObject({ ok: true })
+    const relative = await inDeletedDirectory(["handoff", "validate", "handoff.json"], env)
+    expect(relative.code).toBe(1)
+    expect(relative.stderr).toContain("handoff.json")
+    expect(relative.stderr).not.toMatch(/uv_cwd|\n\s+at /)
+    expect(relative.stderr.trim().split("\n")).toHaveLength(1)
   })
 })
 
