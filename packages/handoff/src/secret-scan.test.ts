@@ -305,6 +305,159 @@ describe("findSecrets: more key shapes and assignment forms", () => {
   }
 })
 
+describe("findSecrets: service keys, database commands, cookies and registry logins", () => {
+  const hex = (n: number, unit: string): string =>
+    unit.repeat(Math.ceil(n / unit.length)).slice(0, n)
+  const twilioKey = ["SK", hex(32, "a1b2c3d4e5f60789")].join("")
+  const accountSid = ["AC", hex(32, "0f1e2d3c4b5a6978")].join("")
+  const authToken = hex(32, "f9e8d7c6b5a4")
+  const keySecret = ["Ab12Cd34", "Ef56Gh78", "Ij90Kl12", "Mn34Op56"].join("")
+  const keyId = hex(40, "4c3b2a19f8e7d6")
+  const pw = ["S3cr", "etPw9"].join("")
+  const session = ["s%3A", "Kx9vQ2", "mZ7pL4wR8tY1nB6.aBc"].join("")
+  const docker = btoa(["ci-bot", ":", "Pa55w0rd-registry"].join(""))
+  const escaped = ['ab\\"', "cd12345"].join("")
+  const found: ReadonlyArray<readonly [text: string, secret: string, kind: SecretKind]> = [
+    // Twilio: an API key, an auth token after its variable, the secret after a SID or key.
+    [`TWILIO_API_KEY=${twilioKey}`, twilioKey, "credential-assignment"],
+    [`Created API key ${twilioKey} for the worker`, twilioKey, "credential-assignment"],
+    [`TWILIO_AUTH_TOKEN=${authToken}`, authToken, "credential-assignment"],
+    [
+      `curl -u ${accountSid}:${authToken} https://api.twilio.test`,
+      authToken,
+      "credential-assignment",
+    ],
+    // A Google service-account key file, plain and JSON-escaped.
+    [`{"type": "service_account", "private_key_id": "${keyId}"}`, keyId, "credential-assignment"],
+    [JSON.stringify(JSON.stringify({ private_key_id: keyId })), keyId, "credential-assignment"],
+    // MySQL and MariaDB clients.
+    [`mysql -u root -p${pw} app`, pw, "credential-assignment"],
+    [`mysqldump -uroot -p'${pw}' app > dump.sql`, pw, "credential-assignment"],
+    [`cat dump.sql | mariadb -h db -u app -p${pw} app`, pw, "credential-assignment"],
+    ["mysql -u root --password=rootroot app", "rootroot", "credential-assignment"],
+    // Cookies: by name, and long values under any name.
+    [`curl -H "Cookie: theme=dark; connect.sid=${session}" x`, session, "credential-assignment"],
+    [`Set-Cookie: sid=${pw}; Path=/; HttpOnly`, pw, "credential-assignment"],
+    [`{"Cookie": "prefs=1; remember_me=${session}"}`, session, "credential-assignment"],
+    // A Docker registry login.
+    [`{"auths": {"registry.test": {"auth": "${docker}"}}}`, docker, "basic-auth"],
+    [
+      `DOCKER_AUTH_CONFIG=${JSON.stringify(JSON.stringify({ auths: { r: { auth: docker } } }))}`,
+      docker,
+      "basic-auth",
+    ],
+    // A quoted value with an escaped quote is masked whole, plain and JSON-escaped.
+    [`password="${escaped}" next`, escaped, "credential-assignment"],
+    [
+      `password='${escaped.replace('"', "'")}' next`,
+      escaped.replace('"', "'"),
+      "credential-assignment",
+    ],
+  ]
+  for (const [text, secret, kind] of found) {
+    it(`flags ${JSON.stringify(secret.slice(0, 8))}… in ${JSON.stringify(text.slice(0, 40))}`, () => {
+      const start = text.indexOf(secret)
+      expect(findSecrets(text)).toStrictEqual([{ kind, start, end: start + secret.length }])
+    })
+  }
+
+  it("masks the value after an escaped quote in JSON-escaped text too", () => {
+    const text = JSON.stringify({ command: `export DB_PASSWORD="${escaped}" && ./migrate` })
+    expect(maskSecrets(text)).toBe(
+      JSON.stringify({
+        command: 'export DB_PASSWORD="[redacted credential-assignment]" && ./migrate',
+      }),
+    )
+  })
+
+  it("masks each credential cookie and keeps every name visible", () => {
+    const text = `Cookie: session=${pw}; theme=dark; token=${pw}x; lang=en`
+    expect(maskSecrets(text)).toBe(
+      "Cookie: session=[redacted credential-assignment]; theme=dark; token=[redacted credential-assignment]; lang=en",
+    )
+  })
+
+  it("masks a Twilio key and its secret separately", () => {
+    expect(maskSecrets(`-u ${twilioKey}:${keySecret}`)).toBe(
+      "-u [redacted credential-assignment]:[redacted credential-assignment]",
+    )
+  })
+
+  it("already masks a PEM private key inside a service-account key file", () => {
+    const pem = [
+      "-----BEGIN ",
+      "PRIVATE KEY-----\n",
+      "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+      "\n-----END ",
+      "PRIVATE KEY-----\n",
+    ].join("")
+    const text = JSON.stringify({ type: "service_account", private_key: pem })
+    expect(findSecrets(text).map((m) => m.kind)).toStrictEqual(["private-key"])
+  })
+
+  it("already masks psql URL passwords and PGPASSWORD", () => {
+    expect(maskSecrets(`psql postgresql://app:${pw}@db/app`)).toBe(
+      "psql postgresql://app:[redacted url-password]@db/app",
+    )
+    expect(maskSecrets(`PGPASSWORD=${pw} psql -h db`)).toBe(
+      "PGPASSWORD=[redacted credential-assignment] psql -h db",
+    )
+  })
+
+  const quiet = [
+    // Hashes and ids, including a Twilio account SID alone.
+    "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+    "id 123e4567-e89b-12d3-a456-426614174000",
+    `md5 ${hex(32, "a1b2c3d4e5f60789")} and sha256 ${hex(64, "9f86d081884c7d65")}`,
+    `account ${accountSid}`,
+    `TWILIO_ACCOUNT_SID=${accountSid}`,
+    `TASK${hex(32, "a1b2c3d4e5f60789")}`,
+    `"private_key_id": "<your-key-id>"`,
+    // Cookies without credentials, and Set-Cookie attributes.
+    "Cookie: theme=dark; lang=en",
+    "Set-Cookie: theme=dark; Path=/; Domain=subdomain.example-company1.test; Max-Age=3600",
+    "Cookie: session=<session-id>",
+    "document.cookie holds cookies: see the docs",
+    // Database commands without a password, and -p meaning something else.
+    "mysql -u root -h localhost db",
+    "mysql -u root -p app",
+    "mysql -P 3306 -u root -p$MYSQL_PWD app",
+    "mysql -u root -ppassword app",
+    "ssh -p 2222 deploy@host",
+    "docker run -p 8080:80 nginx",
+    "scp -P 2222 -p file host:",
+    // Registry logins that are not user:password.
+    '"auth": "none"',
+    `"auth": "${btoa("tokenonly12")}"`,
+    "auth: required",
+  ]
+  for (const text of quiet) {
+    it(`stays quiet on ${JSON.stringify(text.slice(0, 50))}`, () => {
+      expect(findSecrets(text)).toStrictEqual([])
+    })
+  }
+
+  it("handles long adversarial runs of the new shapes", () => {
+    const n = 100_000
+    const inputs = [
+      `mysql ${"mysql ".repeat(n / 6)}`,
+      `mysql ${"x ".repeat(n / 2)}-p`,
+      "Cookie: ".repeat(n / 8),
+      `Cookie: ${"a=b;".repeat(n / 4)}`,
+      `"auth": "${"A".repeat(n)}-`,
+      "SK".repeat(n / 2),
+      `password="${"\\\\".repeat(n / 2)}`,
+      `password=\\"${"\\\\\\\\".repeat(n / 4)}`,
+      `private_key_id: ${"a".repeat(n)}`,
+    ]
+    const started = performance.now()
+    expect(inputs.map((text) => findSecrets(text).length)).toStrictEqual([
+      0, 0, 0, 0, 0, 0, 0, 0, 0,
+    ])
+    expect(performance.now() - started).toBeLessThan(2_000)
+  })
+})
+
 describe("findSecrets: the tail of a private key", () => {
   // `tail -4 key.pem`: the last body lines and the footer, no header.
   const footer = ["-----END ", "PRIVATE KEY-----"].join("")

@@ -269,6 +269,72 @@ const isWordyEnvSecret = (value: string): boolean =>
   ) &&
   !/[-_](?:here|placeholder)$/i.test(value)
 
+/**
+ * A value a command takes as its password (`mysql -proot`): the flag says it is one, so only
+ * references and placeholders (`$MYSQL_PWD`, `<password>`, `***`, `password`) are left alone.
+ */
+const isCommandPassword = (value: string): boolean =>
+  value.length >= 3 &&
+  !/^[$%<[({*#]/.test(value) &&
+  !/^(.)\1*$/.test(value) &&
+  !/^(?:pass(?:word|wd)?|pwd|secret)$/i.test(value) &&
+  !/^(?:your|my|the|some|dummy|fake|test|example)[-_]/i.test(value)
+
+/**
+ * A MySQL or MariaDB client (`mysql`, `mysqldump`, `mariadb-dump`, …) and, within 300 characters of
+ * its own command (no `|`, `;`, `&` or line break between), `-p<password>` (attached: `-p pw`
+ * prompts and `pw` is the database) or `--password=<password>`. The window keeps each start's
+ * scan bounded; `-P` (the port) and other commands' `-p` (`ssh -p 2222`) are not matched.
+ */
+const mysqlPassword =
+  /(?<![\w.-])(?:mysql(?:dump|admin|import|check|show|slap|binlog|pump)?|mariadb(?:-?(?:dump|admin|import|check|show|slap|binlog))?)(?:\.exe)?[ \t](?:[^\r\n|;&]{0,300}?[ \t])?(?:-p|--password=)(?:'([^'\r\n]+)'|"([^"\r\n]+)"|([^\s'"`|;&]+))/dg
+
+/** A `Cookie:` or `Set-Cookie:` header (also as a JSON or dict key) and its value (group 1). */
+const cookieHeader =
+  /(?<![A-Za-z0-9_-])(?:set-)?cookie(?:\\*["'])?[ \t]*:[ \t]*(?:\\*["'])?([^\r\n"'`\\]+)/dgi
+/** A cookie name that says its value is a credential. */
+const credentialCookieName = /sess|sid|token|auth|jwt|csrf|xsrf|secret/i
+/** `Set-Cookie` attributes: their values are never credentials. */
+const cookieAttribute =
+  /^(?:path|domain|expires|max-age|samesite|secure|httponly|priority|partitioned|version|comment)$/i
+
+/** One `name=value` of a cookie header (group 1: the name, group 2: the value, unquoted). */
+const cookiePair = /^[ \t]*([\w.$-]+)[ \t]*=[ \t]*"?([^\s",;]*)/
+
+/** Whether a cookie's value is a credential, by its name or its shape. */
+const isCookieCredential = (name: string, value: string): boolean =>
+  !cookieAttribute.test(name) &&
+  ((credentialCookieName.test(name) && value.length >= 6 && isCommandPassword(value)) ||
+    (value.length >= 20 && /^[A-Za-z0-9%._~+/=-]+$/.test(value) && hasLetterAndDigit(value)))
+
+/**
+ * The values of credential cookies in `Cookie:` / `Set-Cookie:` headers: a value is masked when
+ * its name looks like a session or token (`session`, `sid`, `XSRF-TOKEN`, `auth_jwt`) or when it
+ * is a long token (≥ 20 token characters with a letter and a digit). Names stay visible;
+ * `theme=dark` and `Set-Cookie` attributes (`Path=/`, `Expires=…`) are not reported.
+ */
+const findCookieValues = (text: string): Array<Span> => {
+  const spans: Array<Span> = []
+  cookieHeader.lastIndex = 0
+  for (let header = cookieHeader.exec(text); header !== null; header = cookieHeader.exec(text)) {
+    const span = spanOf(header)
+    if (span === undefined) continue
+    for (let at = span[0]; at < span[1];) {
+      let next = text.indexOf(";", at)
+      if (next < 0 || next > span[1]) next = span[1]
+      const pair = cookiePair.exec(text.slice(at, next))
+      const name = pair?.[1] ?? ""
+      const value = pair?.[2] ?? ""
+      if (pair !== null && isCookieCredential(name, value)) {
+        const start = at + pair[0].length - value.length
+        spans.push([start, start + value.length])
+      }
+      at = next + 1
+    }
+  }
+  return spans
+}
+
 const detectors: ReadonlyArray<Detector> = [
   { kind: "private-key", mayMatch: containing("-----BEGIN "), find: findPrivateKeys },
   { kind: "private-key", mayMatch: containing("-----END "), find: findPrivateKeyTails },
@@ -379,13 +445,59 @@ const detectors: ReadonlyArray<Detector> = [
     ),
   },
   {
+    // A Twilio API key (`SK` + 32 hex); an account SID (`AC` + 32 hex) alone is an id, not a secret.
+    kind: "credential-assignment",
+    mayMatch: containing("SK"),
+    find: byPattern(/(?<![A-Za-z0-9_])SK[0-9a-f]{32}(?![A-Za-z0-9_])/dg, (secret) =>
+      hasLetterAndDigit(secret.slice(2)),
+    ),
+  },
+  {
+    // The secret after a Twilio account SID or API key in `user:password` form (`curl -u AC…:…`).
+    kind: "credential-assignment",
+    mayMatch: (text) => text.includes("AC") || text.includes("SK"),
+    find: byPattern(
+      /(?<![A-Za-z0-9_])(?:AC|SK)[0-9a-f]{32}:([A-Za-z0-9]{32})(?![A-Za-z0-9_])/dg,
+      hasLetterAndDigit,
+    ),
+  },
+  {
+    // A Google service-account key's id (`"private_key_id": "<40 hex>"`, JSON-escaped or not).
+    kind: "credential-assignment",
+    mayMatch: containing("private_key_id"),
+    find: byPattern(
+      /(?<![A-Za-z0-9_])private_key_id(?:\\*["'])?[ \t]*[:=][ \t]*(?:\\*["'])?([0-9a-f]{40})(?![0-9A-Za-z])/dg,
+    ),
+  },
+  {
+    kind: "credential-assignment",
+    mayMatch: matching(/mysql|mariadb/),
+    find: byPattern(mysqlPassword, isCommandPassword),
+  },
+  {
+    kind: "credential-assignment",
+    mayMatch: matching(/[Cc]ookie|COOKIE/),
+    find: findCookieValues,
+  },
+  {
+    // A Docker registry login (`"auth": "<base64 of user:password>"` in config.json or
+    // DOCKER_AUTH_CONFIG): only when it decodes to `user:password`, like `Basic`.
+    kind: "basic-auth",
+    mayMatch: matching(/auth\\*["']?[ \t]*:/),
+    find: byPattern(
+      /(?<![A-Za-z0-9_-])auth(?:\\*["'])?[ \t]*:[ \t]*(?:\\*["'])?([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])/dg,
+      isBasicCredentials,
+    ),
+  },
+  {
     // The value is quoted, quoted with escaped quotes (the text is JSON: `\"…\"`, `\\\"…\\\"`),
-    // or bare.
+    // or bare. A quoted value runs to its closing quote past escaped ones (`"ab\"cd"`, and once
+    // JSON-escaped `\"ab\\\"cd\"`), so no tail of it is left visible.
     kind: "credential-assignment",
     mayMatch: matching(new RegExp(`${credentialKeyword}${keywordQuote}[ \t]*[:=]`, "i")),
     find: byPattern(
       new RegExp(
-        `(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*?${credentialKeyword}${keywordQuote}[ \t]*(?::|=(?!=))[ \t]*(?:"([^"\r\n]*)"|'([^'\r\n]*)'|\\\\+"([^"\\\\\r\n]*)\\\\+"|([^\\s"'\`,;&)\\]}]+))`,
+        `(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*?${credentialKeyword}${keywordQuote}[ \t]*(?::|=(?!=))[ \t]*(?:"((?:[^"\\\\\r\n]|\\\\[^\r\n])*)"|'((?:[^'\\\\\r\n]|\\\\[^\r\n])*)'|\\\\"((?:[^"\\\\\r\n]|\\\\[^"\\\\\r\n]|\\\\\\\\(?:\\\\["\\\\]|[^"\\\\\r\n]))*)\\\\"|\\\\+"([^"\\\\\r\n]*)\\\\+"|([^\\s"'\`,;&)\\]}]+))`,
         "dgi",
       ),
       isCredentialValue,
@@ -433,6 +545,8 @@ const anyDetectorMayMatch = new RegExp(
     ":\\/\\/[^\\s/@]{0,128}:[^\\s/@]{1,256}@",
     "-----(?:BEGIN|END) |sk-|g(?:h[pousr]_|ithub_pat_|lpat-)|A(?:KIA|SIA|Iza)|xox[abprs]-|k_live_|eyJ",
     "b(?:earer|asic)[ \\t]|npm_|hf_|sg\\.[\\w-]{16}|hooks\\.slack|\\/webhooks\\/",
+    "sk[0-9a-f]{32}|ac[0-9a-f]{32}:|private_key_id|mysql|mariadb",
+    "cookie[\\\\\"']*[ \\t]*:|auth[\\\\\"']*[ \\t]*:",
     // Every keyword of `credentialKeyword` (`pass` and `pwd` without their lookbehinds: a gate may
     // pass more text) and Azure's `AccountKey` / `SharedAccessKey`.
     "(?:pass(?:word|wd|phrase)?|pwd|secret(?:[_-]?key)?|api[_-]?key|acc(?:ess|ount)[_-]?key|private[_-]?key|token)[\\\\\"']*[ \\t]*[:=]",

@@ -49,7 +49,9 @@ import { TurnAssembler } from "./turn-assembler.js"
  *    Codex image prompt's `<image>` wrappers are dropped; NUL padding before a line is skipped; a
  *    Codex turn-ending error is kept in its `task_complete` record.
  * 5: a record over `maxRawTextChars` keeps its head and its end around an omission marker (was:
- *    the head only), so grep finds a long tool output's closing lines.
+ *    the head only), so grep finds a long tool output's closing lines; more secret shapes masked
+ *    (Twilio keys, a service account's `private_key_id`, `mysql -p…`, credential cookies, Docker
+ *    `"auth"`, quoted values with escaped quotes).
  */
 export const TRANSCRIPT_PARSER_VERSION = 5
 
