@@ -220,3 +220,52 @@ describe("claude assistant line with reasoning and a tool call", () => {
     expect(r.turns[1]!.surface.map((s) => s.text)).toEqual(["Because."])
   })
 })
+
+describe("results of Baton's own recall tools", () => {
+  const call = (uuid: string, id: string, name: string) =>
+    assistant(uuid, [{ type: "tool_use", id, name, input: { query: "retry policy" } }])
+  const result = (uuid: string, ids: ReadonlyArray<string>) =>
+    record({
+      type: "user",
+      uuid,
+      message: {
+        role: "user",
+        content: ids.map((id) => ({
+          type: "tool_result",
+          tool_use_id: id,
+          content: `{"hits":[{"text":"we decided the retry policy (${id})"}]}`,
+        })),
+      },
+    })
+  const outputs = (r: ParseResult) =>
+    r.turns
+      .flatMap((t) => t.records)
+      .filter((rec) => rec.kind === "tool-output")
+      .map((rec) => [/\((t\d)\)/.exec(rec.text)?.[1], rec.skipForGrep])
+
+  it("are kept but skipped by grep; other tools' results and mixed lines are not", () => {
+    const r = parse([
+      user("u0", "what did we decide about retries?"),
+      call("a1", "t1", "mcp__plugin_baton_baton__recall_search"),
+      result("u1", ["t1"]),
+      call("a2", "t2", "mcp__baton__grep"),
+      result("u2", ["t2"]),
+      call("a3", "t3", "mcp__other__grep"),
+      result("u3", ["t3"]),
+      call("a4", "t4", "Bash"),
+      result("u4", ["t4"]),
+      call("a5", "t5", "mcp__baton__expand_around"),
+      result("u5", ["t5", "t4"]),
+      call("a6", "t6", "mcp__baton__schedule_compaction"),
+      result("u6", ["t6"]),
+    ])
+    expect(outputs(r)).toEqual([
+      ["t1", true],
+      ["t2", true],
+      ["t3", false],
+      ["t4", false],
+      ["t5", false],
+      ["t6", false],
+    ])
+  })
+})

@@ -32,6 +32,8 @@ import type { TurnAssembler } from "./turn-assembler.js"
 const ContentBlock = readStruct(
   {
     type: readString,
+    id: readString,
+    tool_use_id: readString,
     text: readString,
     thinking: readString,
     name: readString,
@@ -221,11 +223,23 @@ const blocksOf = (content: ReadonlyArray<unknown>): Array<ContentBlock> => {
   return blocks
 }
 
+/**
+ * Baton's own recall tools as Claude Code names them (`mcp__baton__grep` from a configured server,
+ * `mcp__plugin_baton_baton__grep` from the plugin): their results are copies of records already
+ * indexed, so they stay raw records with `skipForGrep` — else every recall call would come back
+ * as a hit of the next grep (echoes of echoes).
+ */
+const recallToolName =
+  /^mcp__(?:plugin_baton_)?baton__(?:recall_search|grep|expand_around|step|recent_sessions|recall_status)$/
+
 /** Creates the line handler for one Claude parse call. */
 export const createClaudeReader = (context: ClaudeReaderContext) => {
   const { assembler, includeSidechains, maxRawTextChars } = context
 
   const raw = rawRecordBuilder(assembler.stats, maxRawTextChars)
+  // Tool call ids of recall tools seen in this parse call. A result whose call was read by an
+  // earlier call (an append split between the two lines) stays grep-able: a copy shown, not lost.
+  const recallCalls = new Set<string>()
 
   const surfaceOf = (line: SplitLine, role: "user" | "assistant", text: string): SurfaceText => {
     const masked = maskTranscriptText(text)
@@ -267,13 +281,17 @@ export const createClaudeReader = (context: ClaudeReaderContext) => {
     const content = rec.message?.content
     let promptText: string | undefined
     let toolOutput: string | undefined
+    let recallOutput = false
     if (typeof content === "string") promptText = content
     else if (content !== undefined) {
       const blocks = blocksOf(content)
       const results = blocks.filter((b) => b.type === "tool_result")
-      if (results.length > 0)
+      if (results.length > 0) {
         toolOutput = results.map((b) => renderToolResult(b.content)).join("\n")
-      else {
+        recallOutput = results.every(
+          (b) => b.tool_use_id !== undefined && recallCalls.has(b.tool_use_id),
+        )
+      } else {
         promptText = blocks
           .map((b) =>
             b.type === "text"
@@ -287,7 +305,10 @@ export const createClaudeReader = (context: ClaudeReaderContext) => {
       }
     }
     if (toolOutput !== undefined) {
-      return { record: raw(line, "user", "tool-output", toolOutput, timestamp), surface: [] }
+      return {
+        record: raw(line, "user", "tool-output", toolOutput, timestamp, recallOutput),
+        surface: [],
+      }
     }
     const text = promptText ?? ""
     if (rec.isCompactSummary === true || isClaudeCompactionSummary(text)) {
@@ -333,6 +354,7 @@ export const createClaudeReader = (context: ClaudeReaderContext) => {
           if (kind === "message" && surface.length === 0) kind = "reasoning"
           break
         case "tool_use":
+          if (b.id !== undefined && recallToolName.test(b.name ?? "")) recallCalls.add(b.id)
           parts.push({
             rank: 0,
             text: `${b.name ?? "tool"} ${sanitizedJson(b.input ?? {}, maxRawTextChars)}`,

@@ -51,7 +51,8 @@ import { TurnAssembler } from "./turn-assembler.js"
  * 5: a record over `maxRawTextChars` keeps its head and its end around an omission marker (was:
  *    the head only), so grep finds a long tool output's closing lines; more secret shapes masked
  *    (Twilio keys, a service account's `private_key_id`, `mysql -p…`, credential cookies, Docker
- *    `"auth"`, quoted values with escaped quotes).
+ *    `"auth"`, quoted values with escaped quotes); the results of Baton's own recall tools in a
+ *    Claude session are skipped by grep.
  */
 export const TRANSCRIPT_PARSER_VERSION = 5
 
