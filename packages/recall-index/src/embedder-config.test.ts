@@ -63,6 +63,21 @@ describe("embedderConfigFromEnvironment", () => {
     ).toMatchObject({ rerankModel: undefined, baseUrl: "http://127.0.0.1:9/v1" })
   })
 
+  it("BATON_VOYAGE_DIM is a positive integer, checked like BATON_EMBEDDINGS_DIM", async () => {
+    const voyage = { BATON_EMBEDDER: "voyage", VOYAGE_API_KEY: "vk" }
+    expect(await config({ ...voyage, BATON_VOYAGE_DIM: "512" })).toMatchObject({
+      _tag: "Voyage",
+      dimensions: 512,
+    })
+    expect(await config(voyage)).toMatchObject({ dimensions: undefined })
+    for (const bad of ["0", "-3", "1.5", "abc"])
+      expect(await configError({ ...voyage, BATON_VOYAGE_DIM: bad })).toMatchObject({
+        _tag: "EmbedderConfigError",
+        variable: "BATON_VOYAGE_DIM",
+        message: `BATON_VOYAGE_DIM must be a positive integer, got "${bad}"`,
+      })
+  })
+
   it("openai needs a URL and a model, and checks the URL and the dimension", async () => {
     expect(await configError({ BATON_EMBEDDER: "openai" })).toMatchObject({
       variable: "BATON_EMBEDDINGS_URL",

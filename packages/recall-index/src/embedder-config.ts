@@ -7,7 +7,7 @@
  *
  * Variables: `BATON_EMBEDDER` (`auto`, the default | `use-static` | `use-lite` | `voyage` |
  * `openai` | `none`; `embedded` and `default` mean `auto`); Voyage: `VOYAGE_API_KEY`,
- * `BATON_VOYAGE_BASE_URL`, `BATON_VOYAGE_MODEL`,
+ * `BATON_VOYAGE_BASE_URL`, `BATON_VOYAGE_MODEL`, `BATON_VOYAGE_DIM` (sent as `output_dimension`),
  * `BATON_VOYAGE_RERANK` (`off` disables `rerank-2.5`); OpenAI-compatible: `BATON_EMBEDDINGS_URL`,
  * `BATON_EMBEDDINGS_MODEL`, `BATON_EMBEDDINGS_KEY`, `BATON_EMBEDDINGS_DIM`; paid providers:
  * `BATON_EMBED_MAX_TOKENS` (estimated-token budget per run).
@@ -51,6 +51,8 @@ export type EmbedderConfig =
       readonly apiKey: string
       readonly baseUrl?: string | undefined
       readonly model: string
+      /** Vector length, sent as `output_dimension` (`BATON_VOYAGE_DIM`); undefined: 1024. */
+      readonly dimensions?: number | undefined
       /** Reranker model, or undefined for none. */
       readonly rerankModel?: string | undefined
       readonly tokenBudget: number
@@ -228,6 +230,7 @@ export const embedderConfigFromEnvironment = (
           apiKey,
           baseUrl: voyageBase,
           model: value(env, "BATON_VOYAGE_MODEL") ?? VOYAGE_DEFAULT_MODEL,
+          dimensions: yield* positiveInteger(env, "BATON_VOYAGE_DIM"),
           rerankModel: ["off", "none", "0", "false"].includes(rerank) ? undefined : rerank,
           tokenBudget,
         } as const
@@ -324,7 +327,11 @@ export const embedderFromConfig = (
         return {
           ...plain,
           fusion: VOYAGE_FUSION_PLAN,
-          embedder: makeVoyageEmbedder({ ...base, model: config.model }),
+          embedder: makeVoyageEmbedder({
+            ...base,
+            model: config.model,
+            ...(config.dimensions === undefined ? {} : { dimensions: config.dimensions }),
+          }),
           reranker:
             config.rerankModel === undefined
               ? undefined

@@ -127,6 +127,36 @@ describe("Voyage (voyageai client against a loopback /v1)", () => {
     expect(warned).toEqual(["unrelated"])
   })
 
+  it("a Retry-After beyond the retry cap stops at once and says how long to wait", async () => {
+    fake.script.push({ status: 429, headers: { "retry-after": "7200" }, body: { detail: "quota" } })
+    const error = await Effect.runPromise(Effect.flip(voyage().embedDocuments(["x"])))
+    expect(error).toMatchObject({ failure: "rate_limited", retryable: false })
+    expect(error.reason).toMatch(/^the service asks to wait 2 h \(until .* UTC\); try again after/)
+    expect(fake.requests).toHaveLength(1)
+  })
+
+  it("vectors of another length name the length asked for and BATON_VOYAGE_DIM", async () => {
+    fake.script.push({
+      status: 200,
+      body: { object: "list", data: [{ object: "embedding", embedding: [1, 0, 0, 0], index: 0 }] },
+    })
+    const error = await Effect.runPromise(Effect.flip(voyage().embedDocuments(["a"])))
+    expect(error).toMatchObject({
+      failure: "bad_response",
+      reason:
+        "Voyage returned 4-dimensional vectors, not the 16 asked for (output_dimension, BATON_VOYAGE_DIM): set BATON_VOYAGE_DIM to a length voyage-4-large gives, or use a model that supports output_dimension",
+    })
+  })
+
+  it("a duplicate index says so instead of miscounting", async () => {
+    const item = (index: number) => ({ object: "embedding", embedding: [1, 0], index })
+    fake.script.push({ status: 200, body: { object: "list", data: [item(0), item(0)] } })
+    const error = await Effect.runPromise(Effect.flip(voyage().embedDocuments(["a", "b"])))
+    expect(error).toMatchObject({
+      reason: "asked for 2 vectors, got 2 holding index 0 more than once",
+    })
+  })
+
   it("the cost guard refuses before anything is sent", async () => {
     const embedder = voyage({ tokenBudget: 5 })
     const error = await Effect.runPromise(Effect.flip(embedder.embedDocuments(["x".repeat(100)])))
@@ -233,8 +263,104 @@ describe("OpenAI-compatible (global fetch against a loopback /embeddings)", () =
     )
     expect(await Effect.runPromise(Effect.flip(stale.embedQuery("hello")))).toMatchObject({
       failure: "bad_response",
-      reason: "the endpoint changed its vector length from 8",
+      reason:
+        "the index holds 8-dimensional vectors of m but the endpoint now answers 16-dimensional ones (another model behind the name?): `baton recall index` re-embeds the history into the new length",
     })
+  })
+
+  it("a length mismatch names the length asked for, the length received and what to do", async () => {
+    // BATON_EMBEDDINGS_DIM sent as `dimensions`, which this endpoint ignores (it answers 16).
+    const sized = await Effect.runPromise(
+      makeOpenAiCompatibleEmbedder({ baseUrl: fake.baseUrl, model: "m", dimensions: 32 }),
+    )
+    expect(await Effect.runPromise(Effect.flip(sized.embedDocuments(["a"])))).toMatchObject({
+      failure: "bad_response",
+      reason:
+        "asked for 32-dimensional vectors (BATON_EMBEDDINGS_DIM, sent as `dimensions`) but the endpoint answered 16-dimensional ones: the model ignores `dimensions`; unset BATON_EMBEDDINGS_DIM or use a model that supports it",
+    })
+    // Learnt by the probe, then another length: the model changed during the run.
+    const probed = await Effect.runPromise(
+      makeOpenAiCompatibleEmbedder({ baseUrl: fake.baseUrl, model: "m" }),
+    )
+    fake.script.push({
+      status: 200,
+      body: { data: [{ index: 0, embedding: Array.from({ length: 8 }, () => 0.5) }] },
+    })
+    expect(await Effect.runPromise(Effect.flip(probed.embedDocuments(["a"])))).toMatchObject({
+      reason:
+        "the endpoint answered 16-dimensional vectors, then 8-dimensional ones: its model changed during the run",
+    })
+  })
+
+  it("a duplicate index says so instead of miscounting", async () => {
+    const embedder = await Effect.runPromise(
+      makeOpenAiCompatibleEmbedder({ baseUrl: fake.baseUrl, model: "m", knownDimensions: 4 }),
+    )
+    const item = (index: number) => ({ index, embedding: [1, 0, 0, 0] })
+    fake.script.push({ status: 200, body: { data: [item(0), item(1), item(1)] } })
+    expect(
+      await Effect.runPromise(Effect.flip(embedder.embedDocuments(["a", "b", "c"]))),
+    ).toMatchObject({
+      failure: "bad_response",
+      reason: "asked for 3 vectors, got 3 holding index 1 more than once",
+    })
+  })
+
+  it("a 401 without a key says BATON_EMBEDDINGS_KEY is not set", async () => {
+    const unauthorized = { status: 401, body: { error: { message: "missing bearer" } } }
+    fake.script.push(unauthorized)
+    const keyless = await Effect.runPromise(
+      Effect.flip(makeOpenAiCompatibleEmbedder({ baseUrl: fake.baseUrl, model: "m" })),
+    )
+    expect(keyless).toMatchObject({
+      failure: "unauthorized",
+      retryable: false,
+      reason:
+        'no key was sent: BATON_EMBEDDINGS_KEY is not set (HTTP 401: {"error":{"message":"missing bearer"}})',
+    })
+    fake.script.push(unauthorized)
+    const keyed = await Effect.runPromise(
+      Effect.flip(
+        makeOpenAiCompatibleEmbedder({ baseUrl: fake.baseUrl, model: "m", apiKey: "k1" }),
+      ),
+    )
+    expect(keyed.reason).not.toContain("BATON_EMBEDDINGS_KEY")
+  })
+
+  it("a Retry-After beyond the retry cap stops at once and says how long to wait", async () => {
+    fake.script.push({ status: 429, headers: { "retry-after": "3600" }, body: { error: "quota" } })
+    const error = await Effect.runPromise(
+      Effect.flip(
+        makeOpenAiCompatibleEmbedder({ baseUrl: fake.baseUrl, model: "m", retry: fastRetry }),
+      ),
+    )
+    expect(error).toMatchObject({ failure: "rate_limited", retryable: false })
+    expect(error.reason).toMatch(
+      /^the service asks to wait 1 h \(until \d{4}-\d\d-\d\d \d\d:\d\d UTC\); try again after that \(HTTP 429: \{"error":"quota"\}\)$/,
+    )
+    expect(fake.requests).toHaveLength(1)
+  })
+
+  it("a search's query fails at once on a refused connection; documents are retried", async () => {
+    await fake.close()
+    const slowRetry = { maxAttempts: 3, baseDelayMs: 400, maxDelayMs: 400 }
+    const embedder = await Effect.runPromise(
+      makeOpenAiCompatibleEmbedder({
+        baseUrl: fake.baseUrl,
+        model: "m",
+        knownDimensions: 16,
+        retry: slowRetry,
+      }),
+    )
+    let started = Date.now()
+    const query = await Effect.runPromise(Effect.flip(embedder.embedQuery("q")))
+    expect(query).toMatchObject({ failure: "unavailable" })
+    expect(query.reason).toContain("ECONNREFUSED")
+    expect(Date.now() - started).toBeLessThan(300)
+    started = Date.now()
+    await Effect.runPromise(Effect.flip(embedder.embedDocuments(["d"])))
+    expect(Date.now() - started).toBeGreaterThanOrEqual(400)
+    fake = await startEmbeddingFake()
   })
 
   it("withIndexedDimensions takes the length of the same model's indexed vectors only", () => {
@@ -356,6 +482,21 @@ describe("embedderFromEnvironment with the fakes", () => {
     const v = await Effect.runPromise(configured.embedder!.embedQuery("q"))
     expect(v).toHaveLength(1024)
     expect(fake.requests[0]!.body).toMatchObject({ input_type: "query" })
+  })
+
+  it("BATON_VOYAGE_DIM sets Voyage's output_dimension and the space's length", async () => {
+    const configured = await Effect.runPromise(
+      embedderFromEnvironment({
+        BATON_EMBEDDER: "voyage",
+        VOYAGE_API_KEY: "vk",
+        BATON_VOYAGE_BASE_URL: `${fake.baseUrl}/v1`,
+        BATON_VOYAGE_MODEL: "voyage-3.5-lite",
+        BATON_VOYAGE_DIM: "256",
+      }),
+    )
+    expect(configured.embedder?.info.fingerprint).toBe("voyage/voyage-3.5-lite/256")
+    expect(await Effect.runPromise(configured.embedder!.embedQuery("q"))).toHaveLength(256)
+    expect(fake.requests[0]!.body).toMatchObject({ output_dimension: 256 })
   })
 
   it("BATON_EMBEDDER=openai builds the endpoint embedder", async () => {

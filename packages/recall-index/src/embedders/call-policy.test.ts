@@ -5,6 +5,7 @@ import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
 import { EmbedderError } from "../embedder.js"
 import {
+  describeWait,
   embedInBatches,
   estimateTokens,
   makeCostGuard,
@@ -57,13 +58,59 @@ describe("withRetry (TestClock)", () => {
     expect(gaps[2]).toBeLessThanOrEqual(4000)
   })
 
-  it("honours Retry-After when it is longer than the backoff, capped at maxDelayMs", async () => {
-    const s = scripted([status(429, 12_000), status(429, 90_000)])
+  it("honours Retry-After when it is longer than the backoff, up to maxDelayMs", async () => {
+    const s = scripted([status(429, 12_000), status(429, 20_000)])
     const exit = await runOnTestClock(withRetry(policy, s.attempt), 60_000)
     expect(exit).toEqual(Exit.succeed("ok"))
     expect(s.times[1]! - s.times[0]!).toBeGreaterThanOrEqual(12_000)
     expect(s.times[1]! - s.times[0]!).toBeLessThan(13_000)
     expect(s.times[2]! - s.times[1]!).toBe(20_000)
+  })
+
+  it("stops at once when Retry-After asks for more than maxDelayMs, saying how long", async () => {
+    const s = scripted([status(429, 3_600_000)])
+    const exit = await runOnTestClock(withRetry(policy, s.attempt), 60_000)
+    expect(s.times).toHaveLength(1)
+    // TestClock starts at the epoch: an hour later, to the minute.
+    expect(exit).toEqual(
+      Exit.fail(
+        new EmbedderError({
+          provider: "fake",
+          failure: "rate_limited",
+          retryable: false,
+          reason:
+            "the service asks to wait 1 h (until 1970-01-01 01:00 UTC); try again after that (HTTP 429)",
+        }),
+      ),
+    )
+  })
+
+  it("retries a refused connection unless told not to (a search's query)", async () => {
+    const refused: CallFailure = {
+      error: new EmbedderError({
+        provider: "fake",
+        failure: "unavailable",
+        retryable: true,
+        reason: "transport error ECONNREFUSED reaching 127.0.0.1:9",
+      }),
+      refused: true,
+    }
+    const indexRun = scripted([refused, refused])
+    expect(await runOnTestClock(withRetry(policy, indexRun.attempt), 60_000)).toEqual(
+      Exit.succeed("ok"),
+    )
+    expect(indexRun.times).toHaveLength(3)
+    const search = scripted([refused])
+    const exit = await runOnTestClock(
+      withRetry(policy, search.attempt, { retryRefused: false }),
+      60_000,
+    )
+    expect(exit).toEqual(Exit.fail(refused.error))
+    expect(search.times).toHaveLength(1)
+    // Other transport failures of a query are still retried.
+    const reset = scripted([{ error: refused.error }])
+    await runOnTestClock(withRetry(policy, reset.attempt, { retryRefused: false }), 60_000)
+    expect(reset.times).toHaveLength(2)
   })
 
   it("does not retry a non-retryable failure", async () => {
@@ -115,6 +162,14 @@ describe("call policy helpers", () => {
     })
     expect(statusFailure("p", 403, "")).toMatchObject({ failure: "unauthorized", retryable: false })
     expect(statusFailure("p", 400, "")).toMatchObject({ failure: "bad_request", retryable: false })
+  })
+
+  it("describes a wait in words", () => {
+    expect(
+      [45_000, 119_000, 20 * 60_000, 3_600_000, 5_400_000, 30 * 3_600_000, 72 * 3_600_000].map(
+        describeWait,
+      ),
+    ).toEqual(["45 s", "119 s", "20 min", "1 h", "1.5 h", "30 h", "3 d"])
   })
 
   it("reads Retry-After as seconds or an HTTP date", () => {

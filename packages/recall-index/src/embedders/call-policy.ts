@@ -1,7 +1,9 @@
 /**
  * How embedders call their model: batching by `maxBatch` with bounded concurrency (results kept
  * in input order), retry with exponential backoff and full jitter on retryable failures (429,
- * 5xx, transport errors) honouring `Retry-After`, and a per-run cost guard for paid providers
+ * 5xx, transport errors) honouring `Retry-After` — a server asking for a longer wait than one
+ * backoff may last is not retried at all: the error says how long it asked for — and a per-run
+ * cost guard for paid providers
  * (tokens estimated as ⌈chars / 4⌉; a call that would pass the budget is refused before it is
  * sent, with `EmbedderError` failure `cost_guard`). Time is Effect's `Clock` and jitter Effect's
  * `Random`, so tests drive backoff with `TestClock`. Never logs or carries input text.
@@ -17,6 +19,18 @@ import { maskTranscriptText } from "../secret-masking.js"
 export interface CallFailure {
   readonly error: EmbedderError
   readonly retryAfterMs?: number | undefined
+  /** Nothing listens at the endpoint (ECONNREFUSED): see {@link RetryOptions.retryRefused}. */
+  readonly refused?: boolean | undefined
+}
+
+/** Per-call retry choices. */
+export interface RetryOptions {
+  /**
+   * Whether a refused connection is retried; default true (a server restarting during an index
+   * run). A search's query embedding passes false: its caller answers by words at once instead
+   * of spending the whole backoff on a server that is down.
+   */
+  readonly retryRefused?: boolean
 }
 
 /** Retry schedule of a provider. */
@@ -25,7 +39,10 @@ export interface RetryPolicy {
   readonly maxAttempts: number
   /** Backoff before the second attempt; doubles each time; default 500 ms. */
   readonly baseDelayMs: number
-  /** Ceiling of one backoff (and of an honoured `Retry-After`); default 30 000 ms. */
+  /**
+   * Ceiling of one backoff, and the longest `Retry-After` honoured (a longer one ends the
+   * retries); default 30 000 ms.
+   */
   readonly maxDelayMs: number
 }
 
@@ -101,24 +118,60 @@ const backoffMs = (policy: RetryPolicy, attempt: number, random: number): number
   return Math.round(ceiling / 2 + (ceiling / 2) * random)
 }
 
+/** A wait in words: "45 s", "20 min", "1 h", "1.5 h", "2 d". */
+export const describeWait = (ms: number): string => {
+  const seconds = Math.ceil(ms / 1000)
+  if (seconds < 120) return `${seconds} s`
+  const minutes = seconds / 60
+  if (minutes < 60) return `${Math.round(minutes)} min`
+  const hours = minutes / 60
+  if (hours < 48) return `${Math.round(hours * 10) / 10} h`
+  return `${Math.round((hours / 24) * 10) / 10} d`
+}
+
+/** `ms` since the epoch as "2026-12-04 05:00 UTC", rounded up to the minute. */
+const utcMinute = (ms: number): string =>
+  new Date(Math.ceil(ms / 60_000) * 60_000).toISOString().slice(0, 16).replace("T", " ") + " UTC"
+
+/**
+ * The error of a server that asked (`Retry-After`) for a longer wait than a retry may take: not
+ * retryable now, its reason saying how long and until when (UTC), then what the server said.
+ */
+const waitTooLong = (error: EmbedderError, waitMs: number, now: number): EmbedderError =>
+  new EmbedderError({
+    provider: error.provider,
+    failure: error.failure,
+    retryable: false,
+    reason: `the service asks to wait ${describeWait(waitMs)} (until ${utcMinute(now + waitMs)}); try again after that (${error.reason})`,
+  })
+
 /**
  * Runs `attempt` until it succeeds, fails with a non-retryable error, or `maxAttempts` is spent.
- * Waits the larger of the backoff and `Retry-After` (capped at `maxDelayMs`) between attempts.
+ * Waits the larger of the backoff and `Retry-After` between attempts; a `Retry-After` beyond
+ * `maxDelayMs` stops at once with {@link waitTooLong}'s error (waiting it out in silence, or
+ * asking again sooner than the server said, helps nobody). A refused connection is retried only
+ * when `options.retryRefused` is not false.
  */
 export const withRetry = <A>(
   policy: RetryPolicy,
   attempt: Effect.Effect<A, CallFailure>,
+  options: RetryOptions = {},
 ): Effect.Effect<A, EmbedderError> => {
   const loop = (n: number): Effect.Effect<A, EmbedderError> =>
     attempt.pipe(
       Effect.catch((failure: CallFailure) => {
-        if (!failure.error.retryable || n >= policy.maxAttempts) return Effect.fail(failure.error)
+        if (!failure.error.retryable) return Effect.fail(failure.error)
+        if (failure.refused === true && options.retryRefused === false)
+          return Effect.fail(failure.error)
+        const asked = failure.retryAfterMs ?? 0
+        if (asked > policy.maxDelayMs)
+          return nowMs.pipe(
+            Effect.flatMap((now) => Effect.fail(waitTooLong(failure.error, asked, now))),
+          )
+        if (n >= policy.maxAttempts) return Effect.fail(failure.error)
         return Random.next.pipe(
           Effect.flatMap((random) => {
-            const wait = Math.min(
-              policy.maxDelayMs,
-              Math.max(backoffMs(policy, n, random), failure.retryAfterMs ?? 0),
-            )
+            const wait = Math.min(policy.maxDelayMs, Math.max(backoffMs(policy, n, random), asked))
             return Effect.sleep(wait)
           }),
           Effect.andThen(Effect.suspend(() => loop(n + 1))),

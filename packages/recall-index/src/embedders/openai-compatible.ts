@@ -4,7 +4,8 @@
  * bearer key, through the global `fetch`. Guarantees: the answer is decoded (Schema) and put back
  * in input order by `index`; vectors are L2-normalised; inputs are cut to `maxInputChars`; a
  * non-loopback endpoint counts as remote and paid, so the cost guard applies; retries follow
- * `call-policy.ts`. The key never appears in errors.
+ * `call-policy.ts` (a search's query is not retried on a refused connection). The key never
+ * appears in errors; a 401 / 403 sent without a key says that `BATON_EMBEDDINGS_KEY` is not set.
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -21,7 +22,7 @@ import {
   statusFailure,
   withRetry,
 } from "./call-policy.js"
-import type { CallFailure, RetryPolicy } from "./call-policy.js"
+import type { CallFailure, RetryOptions, RetryPolicy } from "./call-policy.js"
 
 /** Options of {@link makeOpenAiCompatibleEmbedder}. */
 export interface OpenAiCompatibleOptions {
@@ -76,9 +77,10 @@ export const isLoopbackUrl = (url: string): boolean => {
   }
 }
 
-const describeTransport = (cause: unknown): string => {
-  const code = (cause as { cause?: { code?: unknown } }).cause?.code
-  return typeof code === "string" ? `transport error ${code}` : "transport error"
+/** The system error code under fetch's "fetch failed" (`ECONNREFUSED`, …), if any. */
+const transportCode = (cause: unknown): string | undefined => {
+  const code = (cause as { cause?: { code?: unknown } } | null)?.cause?.code
+  return typeof code === "string" ? code : undefined
 }
 
 /** One POST of JSON to `url`; decodes the JSON answer or classifies the failure. */
@@ -99,14 +101,18 @@ const postJson = (
           body: JSON.stringify(body),
           signal,
         }),
-      catch: (cause): CallFailure => ({
-        error: new EmbedderError({
-          provider,
-          failure: "unavailable",
-          retryable: true,
-          reason: `${describeTransport(cause)} reaching ${new URL(url).host}`,
-        }),
-      }),
+      catch: (cause): CallFailure => {
+        const code = transportCode(cause)
+        return {
+          error: new EmbedderError({
+            provider,
+            failure: "unavailable",
+            retryable: true,
+            reason: `transport error${code === undefined ? "" : ` ${code}`} reaching ${new URL(url).host}`,
+          }),
+          refused: code === "ECONNREFUSED",
+        }
+      },
     })
     if (!response.ok) {
       const now = yield* nowMs
@@ -164,11 +170,15 @@ const decodeEmbeddings = (
         }),
     ),
     Effect.flatMap((decoded) => {
-      const out: Array<Float32Array | undefined> = new Array<Float32Array | undefined>(count)
+      // Dense, not `new Array(count)`: `every` / `some` skip the holes a duplicate index leaves.
+      const out = Array.from<Float32Array | undefined>({ length: count })
+      let duplicate: number | undefined
       decoded.data.forEach((item, position) => {
         const index = item.index ?? position
-        if (index >= 0 && index < count)
+        if (index >= 0 && index < count) {
+          if (out[index] !== undefined) duplicate ??= index
           out[index] = normalizeVector(Float32Array.from(item.embedding))
+        }
       })
       const complete = out.every((v) => v !== undefined) && decoded.data.length === count
       return complete
@@ -178,7 +188,10 @@ const decodeEmbeddings = (
               provider,
               failure: "bad_response",
               retryable: false,
-              reason: `asked for ${count} vectors, got ${decoded.data.length}`,
+              reason:
+                duplicate === undefined
+                  ? `asked for ${count} vectors, got ${decoded.data.length}`
+                  : `asked for ${count} vectors, got ${decoded.data.length} holding index ${duplicate} more than once`,
             }),
           )
     }),
@@ -205,13 +218,29 @@ export const makeOpenAiCompatibleEmbedder = (
       options.apiKey === undefined || options.apiKey === ""
         ? {}
         : { authorization: `Bearer ${options.apiKey}` }
-    const call = (batch: ReadonlyArray<string>) => {
+    const keyless = headers["authorization"] === undefined
+    const call = (batch: ReadonlyArray<string>, retry: RetryOptions = {}) => {
       const input = batch.map((t) => (t.length > maxChars ? t.slice(0, maxChars) : t))
       const body: Record<string, unknown> = { model: options.model, input }
       if (options.dimensions !== undefined) body["dimensions"] = options.dimensions
       return (paid ? guard.reserve(input) : Effect.void).pipe(
         Effect.andThen(
-          withRetry(policy, postJson(PROVIDER, url, body, headers, timeoutMs, [options.apiKey])),
+          withRetry(
+            policy,
+            postJson(PROVIDER, url, body, headers, timeoutMs, [options.apiKey]),
+            retry,
+          ).pipe(
+            Effect.mapError((error) =>
+              keyless && error.failure === "unauthorized"
+                ? new EmbedderError({
+                    provider: PROVIDER,
+                    failure: "unauthorized",
+                    retryable: false,
+                    reason: `no key was sent: BATON_EMBEDDINGS_KEY is not set (${error.reason})`,
+                  })
+                : error,
+            ),
+          ),
         ),
         Effect.flatMap((json) => decodeEmbeddings(PROVIDER, json, input.length)),
       )
@@ -231,20 +260,28 @@ export const makeOpenAiCompatibleEmbedder = (
         }),
       )
     }
-    const checked = (batch: ReadonlyArray<string>) =>
-      call(batch).pipe(
-        Effect.flatMap((vectors) =>
-          vectors.every((v) => v.length === dim)
+    // Where `dim` came from decides what a vector of another length means, and what to do.
+    const lengthMismatch = (got: number): string =>
+      options.dimensions !== undefined
+        ? `asked for ${dim}-dimensional vectors (BATON_EMBEDDINGS_DIM, sent as \`dimensions\`) but the endpoint answered ${got}-dimensional ones: the model ignores \`dimensions\`; unset BATON_EMBEDDINGS_DIM or use a model that supports it`
+        : options.knownDimensions !== undefined
+          ? `the index holds ${dim}-dimensional vectors of ${options.model} but the endpoint now answers ${got}-dimensional ones (another model behind the name?): \`baton recall index\` re-embeds the history into the new length`
+          : `the endpoint answered ${dim}-dimensional vectors, then ${got}-dimensional ones: its model changed during the run`
+    const checked = (batch: ReadonlyArray<string>, retry: RetryOptions = {}) =>
+      call(batch, retry).pipe(
+        Effect.flatMap((vectors) => {
+          const other = vectors.find((v) => v.length !== dim)
+          return other === undefined
             ? Effect.succeed(vectors)
             : Effect.fail(
                 new EmbedderError({
                   provider: PROVIDER,
                   failure: "bad_response",
                   retryable: false,
-                  reason: `the endpoint changed its vector length from ${dim}`,
+                  reason: lengthMismatch(other.length),
                 }),
-              ),
-        ),
+              )
+        }),
       )
     const embedder: Embedder = {
       info: {
@@ -259,7 +296,9 @@ export const makeOpenAiCompatibleEmbedder = (
       },
       embedDocuments: (texts) => embedInBatches(texts, maxBatch, options.concurrency ?? 2, checked),
       embedQuery: (text) =>
-        checked([text]).pipe(Effect.map((vectors) => vectors[0] ?? new Float32Array(dim))),
+        checked([text], { retryRefused: false }).pipe(
+          Effect.map((vectors) => vectors[0] ?? new Float32Array(dim)),
+        ),
     }
     return embedder
   })

@@ -36,7 +36,7 @@ export interface VoyageOptions {
   readonly baseUrl?: string | undefined
   /** Embedding (or rerank) model; defaults `voyage-4-large` / `rerank-2.5`. */
   readonly model?: string
-  /** Output dimension (sent as `output_dimension`); default 1024. */
+  /** Output dimension (sent as `output_dimension`; `BATON_VOYAGE_DIM`); default 1024. */
   readonly dimensions?: number
   /** Texts per request; default 128 (Voyage's list limit). */
   readonly maxBatch?: number
@@ -198,14 +198,15 @@ export const makeVoyageEmbedder = (options: VoyageOptions): Embedder => {
         ),
       ),
       Effect.flatMap((response) => {
-        const out: Array<Float32Array | undefined> = new Array<Float32Array | undefined>(
-          batch.length,
-        )
+        // Dense, not `new Array(n)`: `some` skips the holes a duplicate index leaves.
+        const out = Array.from<Float32Array | undefined>({ length: batch.length })
         const data = response.data ?? []
         let notNumbers = false
+        let duplicate: number | undefined
         data.forEach((item, position) => {
           const index = item.index ?? position
           if (item.embedding !== undefined && index >= 0 && index < batch.length) {
+            if (out[index] !== undefined) duplicate ??= index
             // The client lets nulls and strings through (see withSchemaWarningsMuted).
             if (!item.embedding.every((x) => typeof x === "number")) notNumbers = true
             out[index] = normalizeVector(Float32Array.from(item.embedding))
@@ -217,10 +218,19 @@ export const makeVoyageEmbedder = (options: VoyageOptions): Embedder => {
           )
         }
         if (data.length !== batch.length || out.some((v) => v === undefined)) {
-          return Effect.fail(badResponse(`asked for ${batch.length} vectors, got ${data.length}`))
+          return Effect.fail(
+            badResponse(
+              `asked for ${batch.length} vectors, got ${data.length}${duplicate === undefined ? "" : ` holding index ${duplicate} more than once`}`,
+            ),
+          )
         }
-        if (out.some((v) => v !== undefined && v.length !== dim)) {
-          return Effect.fail(badResponse(`Voyage returned vectors that are not ${dim}-dimensional`))
+        const other = out.find((v) => v !== undefined && v.length !== dim)
+        if (other !== undefined) {
+          return Effect.fail(
+            badResponse(
+              `Voyage returned ${other.length}-dimensional vectors, not the ${dim} asked for (output_dimension, BATON_VOYAGE_DIM): set BATON_VOYAGE_DIM to a length ${model} gives, or use a model that supports output_dimension`,
+            ),
+          )
         }
         return Effect.succeed(out as Float32Array[])
       }),
