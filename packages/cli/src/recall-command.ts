@@ -40,6 +40,7 @@ import {
   RecallStorageError,
   pruneDeleted,
   RECALL_DATABASE_FILE,
+  recordEmbedderSetupFailure,
   RELATIVE_DATA_DIR_REASON,
   recallDatabaseLayer,
   recallStatus,
@@ -55,6 +56,8 @@ import type {
   ConfiguredEmbedding,
   EmbedBacklogReport,
   Embedder,
+  EmbedderConfigError,
+  EmbedderError,
   IndexerProcess,
   IndexRunReport,
   RecallDatabase,
@@ -94,8 +97,10 @@ import {
   renderVacuum,
   renderWindow,
   sourceName,
+  vectorUnavailable,
 } from "./recall-report.js"
 import type { EmptyIndexReport } from "./recall-report.js"
+import { inertLine } from "./terminal-text.js"
 import {
   BACKGROUND_ENV,
   backgroundArgs,
@@ -373,7 +378,7 @@ const configuredEmbedding = async (
   forSearch = false,
 ): Promise<{
   readonly embedding?: ConfiguredEmbedding
-  readonly problem?: TaggedFailure & { message?: string }
+  readonly problem?: EmbedderError | EmbedderConfigError
 }> => {
   const indexed = (): string | undefined => {
     try {
@@ -472,6 +477,7 @@ const indexOnce = async (
   invocation: Invocation,
   sources: ReadonlyArray<"claude" | "codex"> | undefined,
   embedding: ConfiguredEmbedding | undefined,
+  setupFailure: EmbedderError | EmbedderConfigError | undefined,
   showProgress: boolean,
   signal: AbortSignal | undefined,
 ): Promise<RunResult | { readonly _tag: "Stopped" } | CommandOutcome> => {
@@ -525,6 +531,16 @@ const indexOnce = async (
   progress.done()
   if (indexed._tag !== "Done") return indexed
   const report = indexed.value
+  if (setupFailure !== undefined && !has(invocation, "no-embed")) {
+    // Recorded once the words are in, so `recall status` shows it (also after a background run).
+    await runIndexed(ctx, recordEmbedderSetupFailure(setupFailure))
+    return {
+      report,
+      embedding: null,
+      embeddingNote: embeddingFailedNote(setupFailure.message),
+      embeddingFailed: true,
+    }
+  }
   if (embedding?.embedder === undefined || has(invocation, "no-embed")) {
     return { report, embedding: null, embeddingNote: null, embeddingFailed: false }
   }
@@ -569,10 +585,14 @@ const indexOnce = async (
   return {
     report,
     embedding: null,
-    embeddingNote: `Embedding failed (${result.failure._tag}: ${reason}); the texts not embedded yet are found by words only until a run embeds them.`,
+    embeddingNote: embeddingFailedNote(reason),
     embeddingFailed: result.failure._tag !== "IndexBusyError",
   }
 }
+
+/** The index run's note when embedding failed (`reason` as the error says it, no class name). */
+const embeddingFailedNote = (reason: string): string =>
+  `Embedding failed (${reason}); the texts not embedded yet are found by words only until a run embeds them.`
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
@@ -623,11 +643,11 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
     progressSetting === "1" ||
     (progressSetting !== "0" && process.stderr.isTTY === true && !ctx.json && !quiet)
   const configured = has(invocation, "no-embed") ? {} : await configuredEmbedding(ctx)
-  // A provider that cannot be reached while it is set up (an endpoint's dimension probe) does not
-  // stop the words from being indexed: the run indexes, then reports the embedding as failed.
-  const setupFailure = configured.problem?._tag === "EmbedderError" ? configured.problem : undefined
-  if (configured.problem !== undefined && setupFailure === undefined)
-    return failed(ctx, configured.problem)
+  // An embedder that cannot be set up — its settings incomplete (a key missing in the hook's
+  // environment), or its first request failing (an endpoint's dimension probe) — does not stop
+  // the words from being indexed: the run indexes, records the failure for `recall status`, then
+  // reports the embedding as failed.
+  const setupFailure = configured.problem
   const sources = source === undefined ? undefined : [source]
 
   const controller = new AbortController()
@@ -648,6 +668,7 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
         invocation,
         sources,
         configured.embedding,
+        setupFailure,
         showProgress && runs === 0,
         controller.signal,
       )
@@ -670,16 +691,7 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
           if (!watch) return completed(0)
         } else return result
       } else {
-        const run: RunResult =
-          setupFailure === undefined
-            ? result
-            : {
-                ...result,
-                embedding: null,
-                embeddingNote: `Embedding failed (${setupFailure._tag}: ${setupFailure.message ?? ""}); the texts not embedded yet are found by words only until a run embeds them.`,
-                embeddingFailed: true,
-              }
-        const outcome = reportRun(ctx, run, quiet, watch, runs)
+        const outcome = reportRun(ctx, result, quiet, watch, runs)
         if (!watch) return outcome
       }
       if (controller.signal.aborted) break
@@ -840,6 +852,7 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
                   fusion: singleArm ? { ...embedding.fusion, context: 0 } : embedding.fusion,
                 }),
             ...(vectorWorker === undefined ? {} : { vectorWorker }),
+            ...(configured.embedding === undefined ? {} : { configured: configured.embedding }),
           },
         )
       }),
@@ -870,6 +883,29 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
           }
     const scope = scopeFacts(filters)
     if (search.indexEmpty) return await printNothingIndexed(ctx, { ...search, ...scope.json })
+    // --vector-only asks for the one arm that could not run: a failed request, not "no hits".
+    const unavailable = has(invocation, "vector-only")
+      ? vectorUnavailable(
+          search,
+          configured.problem === undefined
+            ? undefined
+            : (configured.problem.message ?? configured.problem._tag),
+        )
+      : null
+    if (unavailable !== null) {
+      if (ctx.json)
+        printJson(
+          ctx,
+          {
+            ...search,
+            ...scope.json,
+            error: { _tag: "VectorSearchUnavailable", message: unavailable },
+          },
+          false,
+        )
+      else io.stderr(`baton: ${inertLine(unavailable)}\n${scope.note}`)
+      return completed(1)
+    }
     if (ctx.json) printJson(ctx, { ...search, ...scope.json })
     else io.stdout(renderSearch(search) + scope.note)
     return completed(0)

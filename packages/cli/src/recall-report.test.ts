@@ -17,6 +17,7 @@ import {
   renderStatus,
   renderVacuum,
   renderWindow,
+  vectorUnavailable,
 } from "./recall-report.js"
 
 const roots = {
@@ -176,6 +177,22 @@ describe("recall reports", () => {
     })
     expect(skippedTwice).toContain("Note: lexical only: no vectors for x yet.")
     expect(skippedTwice).not.toContain("Words only")
+    // Only the vector arm asked for: no "Words only" (no words arm ran), and why it failed.
+    const vectorOnly = {
+      ...result,
+      arms: { ...result.arms, lexical: { ran: false, candidates: 0 } },
+    }
+    expect(renderSearch(vectorOnly)).not.toContain("Words only")
+    expect(vectorUnavailable(vectorOnly)).toBe("vector search unavailable: no embedder configured")
+    expect(vectorUnavailable(vectorOnly, "set VOYAGE_API_KEY")).toBe(
+      "vector search unavailable: embedder configuration: set VOYAGE_API_KEY",
+    )
+    expect(
+      vectorUnavailable({
+        ...result,
+        arms: { ...result.arms, vector: { ...result.arms.vector, ran: true } },
+      }),
+    ).toBeNull()
     // Hits by meaning alone carry the library's caution.
     expect(renderSearch({ ...result, meaningOnly: "only the nearest by meaning" })).toContain(
       "\nNote: only the nearest by meaning.\n",
@@ -503,11 +520,33 @@ describe("recall reports", () => {
       embeddingFailure: {
         at: "2026-12-03T06:00:00.000Z",
         fingerprint: "voyage/voyage-4-large/1024",
+        failure: "unauthorized" as const,
         reason: "the voyage embedder failed (unauthorized): HTTP 401",
       },
     }
     expect(renderStatus(failed)).toContain(
       "Last embedding failed (2026-12-03T06:00:00.000Z, voyage/voyage-4-large/1024): the voyage embedder failed (unauthorized): HTTP 401; 'baton recall index' tries again",
+    )
+    // Refused by the cost guard or misconfigured, the next run does not simply try again.
+    const refused = {
+      ...failed,
+      embeddingFailure: { ...failed.embeddingFailure, failure: "cost_guard" as const },
+    }
+    expect(renderStatus(refused)).toContain(
+      "; 'baton recall index' is refused the same way until BATON_EMBED_MAX_TOKENS is raised",
+    )
+    expect(renderStatus(refused)).not.toContain("tries again")
+    const misconfigured = {
+      ...failed,
+      embeddingFailure: {
+        at: "2026-12-03T06:00:00.000Z",
+        fingerprint: "VOYAGE_API_KEY",
+        failure: "configuration" as const,
+        reason: "BATON_EMBEDDER=voyage needs a Voyage API key: set VOYAGE_API_KEY",
+      },
+    }
+    expect(renderStatus(misconfigured)).toContain(
+      "Last embedding failed (2026-12-03T06:00:00.000Z, VOYAGE_API_KEY): BATON_EMBEDDER=voyage needs a Voyage API key: set VOYAGE_API_KEY; 'baton recall index' indexes words only until the setting is fixed",
     )
     expect(renderStatus(statusOf())).not.toContain("Last embedding failed")
   })

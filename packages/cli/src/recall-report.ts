@@ -10,6 +10,7 @@ import type {
   EmbedderSelection,
   EmptyIndexFacts,
   EmbedBacklogReport,
+  EmbeddingFailure,
   GrepResult,
   IndexRunReport,
   RecallSearchResult,
@@ -141,12 +142,30 @@ export const renderSearch = (result: RecallSearchResult): string => {
   // Said once: a skip the degraded note already names is not repeated.
   if (
     !result.arms.vector.ran &&
+    result.arms.lexical.ran &&
     skipped !== "not requested" &&
     !(result.degraded ?? "").includes(skipped)
   ) {
     lines.push(`Words only: ${skipped}.`)
   }
   return inertText(`${lines.join("\n").replace(/\n+$/, "")}\n`)
+}
+
+/**
+ * Why a search asked for the vector arm alone (`--vector-only`) has no answer — "vector search
+ * unavailable: <reason>" — or null when the arm ran. `configProblem`: the embedder configuration
+ * that could not be used, when that is why.
+ */
+export const vectorUnavailable = (
+  result: RecallSearchResult,
+  configProblem?: string,
+): string | null => {
+  if (result.arms.vector.ran) return null
+  const reason =
+    configProblem !== undefined
+      ? `embedder configuration: ${configProblem}`
+      : (result.arms.vector.skipped ?? "no vector search")
+  return `vector search unavailable: ${reason}`
 }
 
 /**
@@ -337,6 +356,14 @@ const unreadableLines = (
         ...(problems.length > 5 ? [`  … and ${n(problems.length - 5)} more`] : []),
       ]
 
+/** What the next index run does after an embedding failure of this kind. */
+const nextEmbeddingRun = (failure: EmbeddingFailure["failure"]): string =>
+  failure === "cost_guard"
+    ? "'baton recall index' is refused the same way until BATON_EMBED_MAX_TOKENS is raised"
+    : failure === "configuration"
+      ? "'baton recall index' indexes words only until the setting is fixed"
+      : "'baton recall index' tries again"
+
 /** Status for people. */
 export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection): string => {
   const lines = [
@@ -352,7 +379,7 @@ export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection)
   )
   if (status.embeddingFailure !== null)
     lines.push(
-      `Last embedding failed (${status.embeddingFailure.at}, ${status.embeddingFailure.fingerprint}): ${status.embeddingFailure.reason}; 'baton recall index' tries again`,
+      `Last embedding failed (${status.embeddingFailure.at}, ${status.embeddingFailure.fingerprint}): ${status.embeddingFailure.reason}; ${nextEmbeddingRun(status.embeddingFailure.failure)}`,
     )
   if (embedder !== undefined) lines.push(renderSelection(embedder))
   if (status.missingFiles > 0) {

@@ -394,6 +394,90 @@ describe("baton recall with history", () => {
     }
   }, 60_000)
 
+  it("says what degraded meaning search once, names the settings of the index's space, and fails --vector-only", async () => {
+    let failing = false
+    const endpoint = createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        if (failing) {
+          res.writeHead(500, { "content-type": "application/json" })
+          res.end(JSON.stringify({ error: { message: "boom" } }))
+          return
+        }
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { input: string[] }
+        const data = body.input.map((text, index) => ({
+          index,
+          embedding: Array.from({ length: 8 }, (_, i) => 1 + ((text.charCodeAt(i) || 0) % 7)),
+        }))
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify({ data }))
+      })
+    })
+    await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve))
+    const { port } = endpoint.address() as AddressInfo
+    const plain = homeWithHistory("endpoint-notes").env
+    const withEndpoint = {
+      ...plain,
+      BATON_EMBEDDER: "openai",
+      BATON_EMBEDDINGS_URL: `http://127.0.0.1:${port}`,
+      BATON_EMBEDDINGS_MODEL: "m8",
+    }
+    try {
+      expect((await runBaton(["recall", "index"], { env: withEndpoint })).code).toBe(0)
+      // Another shell, without the endpoint's settings: what to set, and what indexing here
+      // would use (the default picks USE-lite at this size, though search resolves to the
+      // static table: the index holds no embedded vectors).
+      const elsewhere = await runBaton(["recall", "search", "garden planner database"], {
+        env: plain,
+      })
+      expect(elsewhere.code).toBe(0)
+      expect(elsewhere.stdout).toContain(
+        "Note: lexical only: the index's vectors were made by openai-compatible/m8: set " +
+          "BATON_EMBEDDER=openai (with BATON_EMBEDDINGS_URL of its endpoint and " +
+          "BATON_EMBEDDINGS_MODEL=m8) to search them by meaning, or run 'baton recall index' to " +
+          "embed with use-lite instead (re-embeds the whole history).",
+      )
+      expect(elsewhere.stdout).not.toMatch(/in code|embeddingForSearch|Words only/)
+      failing = true
+      const degraded = await runBaton(["recall", "search", "garden planner database"], {
+        env: withEndpoint,
+      })
+      expect(degraded.code).toBe(0)
+      expect(degraded.stdout).toContain("Which database did we pick for the garden planner?")
+      expect(degraded.stdout).toMatch(/Note: lexical only: the embedder failed: /)
+      // Said once.
+      expect(degraded.stdout.match(/embedder failed/g)).toHaveLength(1)
+      expect(degraded.stdout).not.toContain("Words only")
+      const vectorOnly = await runBaton(
+        ["recall", "search", "garden planner database", "--vector-only"],
+        { env: withEndpoint },
+      )
+      expect(vectorOnly.code).toBe(1)
+      expect(vectorOnly.stderr).toMatch(/^baton: vector search unavailable: the embedder failed: /)
+      expect(vectorOnly.stdout).not.toMatch(/No hits|lexical only/)
+      const asJson = await runBaton(
+        ["recall", "search", "garden planner database", "--vector-only", "--json"],
+        { env: plain },
+      )
+      expect(asJson.code).toBe(1)
+      const out = json(asJson.stdout)
+      expect(out).toMatchObject({
+        ok: false,
+        hits: [],
+        error: {
+          _tag: "VectorSearchUnavailable",
+          message: expect.stringMatching(
+            /^vector search unavailable: the index's vectors were made by openai-compatible\/m8: /,
+          ),
+        },
+      })
+      expect(out.degraded).not.toContain("lexical only")
+    } finally {
+      endpoint.close()
+    }
+  }, 90_000)
+
   it("says ok: false in --json when the index run's embedding fails (exit 1)", async () => {
     const refusing = createServer((_req, res) => {
       res.writeHead(401, { "content-type": "application/json" })
@@ -414,6 +498,8 @@ describe("baton recall with history", () => {
       const out = json(run.stdout)
       expect(out.ok).toBe(false)
       expect(out.embeddingNote).toMatch(/unauthorized/)
+      // The error's own sentence, without its class name.
+      expect(out.embeddingNote).toMatch(/^Embedding failed \(the voyage embedder failed /)
     } finally {
       refusing.close()
     }
@@ -478,7 +564,17 @@ describe("baton recall with history", () => {
       expect(run.code).toBe(1)
       const out = json(run.stdout)
       expect(out).toMatchObject({ ok: false, index: { indexedNew: 2 } })
-      expect(out.embeddingNote).toMatch(/^Embedding failed \(EmbedderError: .*unauthorized/)
+      expect(out.embeddingNote).toMatch(
+        /^Embedding failed \(the openai-compatible embedder failed \(unauthorized\)/,
+      )
+      // Recorded for status (also what a background run leaves), though the embedder was never
+      // built: its first request (the dimension probe) failed.
+      const status = await runBaton(["recall", "status", "--json"], { env: endpoint })
+      expect(json(status.stdout).embeddingFailure).toMatchObject({
+        fingerprint: "openai-compatible",
+        failure: "unauthorized",
+        reason: expect.stringMatching(/^the openai-compatible embedder failed \(unauthorized\)/),
+      })
       const search = await runBaton(["recall", "search", "garden planner database"], {
         env: endpoint,
       })
@@ -490,6 +586,29 @@ describe("baton recall with history", () => {
     } finally {
       refusing.close()
     }
+  }, 60_000)
+
+  it("indexes the words when the embedder settings are incomplete, then reports and records it", async () => {
+    const fresh = homeWithHistory("config-fails").env
+    const voyage = { ...fresh, BATON_EMBEDDER: "voyage" }
+    const run = await runBaton(["recall", "index", "--json"], { env: voyage })
+    expect(run.code).toBe(1)
+    const out = json(run.stdout)
+    expect(out).toMatchObject({ ok: false, index: { indexedNew: 2 } })
+    expect(out.embeddingNote).toMatch(
+      /^Embedding failed \(BATON_EMBEDDER=voyage needs a Voyage API key: set VOYAGE_API_KEY\)/,
+    )
+    const text = await runBaton(["recall", "index"], { env: voyage })
+    expect(text.code).toBe(1)
+    expect(text.stdout + text.stderr).toContain(
+      "Embedding failed (BATON_EMBEDDER=voyage needs a Voyage API key: set VOYAGE_API_KEY)",
+    )
+    expect(text.stdout + text.stderr).not.toContain("EmbedderConfigError")
+    const status = await runBaton(["recall", "status"], { env: voyage })
+    expect(status.stdout).toContain("Last embedding failed (")
+    expect(status.stdout).toContain(
+      ", VOYAGE_API_KEY): BATON_EMBEDDER=voyage needs a Voyage API key: set VOYAGE_API_KEY; 'baton recall index' indexes words only until the setting is fixed",
+    )
   }, 60_000)
 
   it("searches by words alone when embeddings are off", async () => {

@@ -852,6 +852,70 @@ describe("recent_sessions and grep on a fresh index", () => {
   })
 })
 
+describe("recall_search on an index embedded in another environment", () => {
+  let previous: string | undefined
+  let dataDir = ""
+  const execute = (sql: string) =>
+    Effect.runPromise(
+      Effect.gen(function* () {
+        ;(yield* RecallDatabase).sqlite.exec(sql)
+      }).pipe(Effect.provide(recallDatabaseLayer({ dataDir }))),
+    )
+
+  beforeAll(async () => {
+    const home = join(root, "voyage-elsewhere")
+    write(
+      join(
+        home,
+        "claude",
+        "projects",
+        encodeClaudeProjectDir("/work/garden"),
+        `${CLAUDE_ID}.jsonl`,
+      ),
+      claudeSession(),
+    )
+    // Indexed by words here; the vectors were made by Voyage in another environment (only the
+    // active space matters to the note: this server has no VOYAGE_API_KEY).
+    dataDir = await indexHome(home)
+    previous = process.env["BATON_DATA_DIR"]
+    process.env["BATON_DATA_DIR"] = dataDir
+    await execute(
+      "insert or replace into meta (key, value) values ('embedder_fingerprint', 'voyage/voyage-4-large/1024')",
+    )
+  }, 60_000)
+
+  afterAll(() => {
+    process.env["BATON_DATA_DIR"] = previous
+  })
+
+  const degraded = async () =>
+    z
+      .object(recallSearchOutput)
+      .parse(content(await call("recall_search", { query: "garden database" }))).degraded
+
+  it("names the settings that search those vectors, and what an index run here would use", async () => {
+    expect(await degraded()).toBe(
+      "lexical only: the index's vectors were made by voyage/voyage-4-large: set " +
+        "BATON_EMBEDDER=voyage (and VOYAGE_API_KEY) to search them by meaning, or run " +
+        "'baton recall index' to embed with use-lite instead (re-embeds the whole history)",
+    )
+  })
+
+  it("does not advise an index run while one is in progress", async () => {
+    await execute(
+      `insert or replace into index_lock (id, pid, run_token, acquired_at, lease_until)
+       values (1, ${process.pid}, 'test', 0, ${Date.now() + 600_000})`,
+    )
+    try {
+      const note = await degraded()
+      expect(note).toContain("an index run is in progress")
+      expect(note).not.toContain("run 'baton recall index'")
+    } finally {
+      await execute("delete from index_lock")
+    }
+  })
+})
+
 describe("expand_around and step's answer size", () => {
   const id = "dddddddd-4444-4444-8444-000000000004"
   let previous: string | undefined

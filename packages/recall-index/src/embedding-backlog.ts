@@ -1,7 +1,9 @@
 /**
  * Drains the embedding backlog (`chunks.needs_embedding = 1`) into one embedder's vector space.
- * Guarantees: the embedder is activated first (its vec0 table exists, the backlog is recomputed
- * against its vectors, so switching embedders re-embeds cleanly and never mixes spaces); each
+ * Guarantees: a paid provider's cost guard is checked first, without changing anything; then the
+ * embedder is activated (its vec0 table exists, the backlog is recomputed against its vectors,
+ * so switching embedders re-embeds cleanly and never mixes spaces), and a run that fails before
+ * writing a vector puts the space active before back (flags recomputed against it); each
  * distinct text (content hash) is embedded at most once per fingerprint, and a text that already
  * has a vector is only marked done; each batch writes the vectors, their `vector_keys`, the search
  * codes (`vector-code-store.ts`) and the chunks' flags together, and consecutive batches share
@@ -16,9 +18,9 @@
 import type { Database } from "better-sqlite3"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import type { Embedder } from "./embedder.js"
+import type { Embedder, EmbedderFailure } from "./embedder.js"
 import { EmbedderError } from "./embedder.js"
-import type { IndexBusyError } from "./errors.js"
+import type { EmbedderConfigError, IndexBusyError } from "./errors.js"
 import { RecallStorageError } from "./errors.js"
 import { acquireIndexLock, IndexerProcess } from "./index-lock.js"
 import { deferWalCheckpoints, makeCommitGroup } from "./index-writer.js"
@@ -36,7 +38,7 @@ import {
 } from "./vector-code-store.js"
 import { int8Code } from "./vector-codes.js"
 import { vectorBlob } from "./vector-search.js"
-import { activateEmbedder } from "./vector-tables.js"
+import { activateSpace, restoreActiveSpace } from "./vector-tables.js"
 
 /**
  * When the backlog commits: batches share a transaction until one of these is reached. Each
@@ -162,6 +164,7 @@ export const embedBacklog = (
           ? recordEmbeddingFailure(db.sqlite, {
               at: new Date(startedAt).toISOString(),
               fingerprint: embedder.info.fingerprint,
+              failure: error.failure,
               reason: error.message,
             })
           : Effect.void,
@@ -175,9 +178,44 @@ export const embedBacklog = (
 export interface EmbeddingFailure {
   /** When the run started (ISO). */
   readonly at: string
+  /** The space it embedded in; a provider, or the variable to fix, when setting it up failed. */
   readonly fingerprint: string
+  /**
+   * What failed: an {@link EmbedderFailure} (`cost_guard`: refused until the budget is raised),
+   * `configuration` (the settings are incomplete), or null (recorded by an earlier version).
+   */
+  readonly failure: EmbedderFailure | "configuration" | null
   readonly reason: string
 }
+
+/**
+ * Records that the embedder could not be set up — its settings ({@link EmbedderConfigError}) or
+ * its first request (an endpoint's dimension probe) failed — as the last embedding failure, so
+ * `recall status` shows it also for a run nobody watched. Best effort: never fails.
+ */
+export const recordEmbedderSetupFailure = (
+  error: EmbedderError | EmbedderConfigError,
+): Effect.Effect<void, never, RecallDatabase> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    const now = yield* Clock.currentTimeMillis
+    yield* recordEmbeddingFailure(
+      db.sqlite,
+      error._tag === "EmbedderConfigError"
+        ? {
+            at: new Date(now).toISOString(),
+            fingerprint: error.variable,
+            failure: "configuration",
+            reason: error.message,
+          }
+        : {
+            at: new Date(now).toISOString(),
+            fingerprint: error.provider,
+            failure: error.failure,
+            reason: error.message,
+          },
+    )
+  })
 
 /** Stores (or, with null, clears) the last embedding failure; a write that fails is skipped. */
 const recordEmbeddingFailure = (
@@ -198,6 +236,33 @@ const recordEmbeddingFailure = (
     }
   })
 
+/**
+ * Distinct texts, and their estimated tokens, lacking a vector in `fingerprint`'s space: the
+ * backlog flags when it is the active space, else computed from its vector keys without writing.
+ */
+const backlogEstimate = (
+  sqlite: Database,
+  fingerprint: string,
+): { readonly texts: number; readonly tokens: number } => {
+  const active = sqlite
+    .prepare("select value from meta where key = 'embedder_fingerprint'")
+    .pluck()
+    .get() as string | undefined
+  const lacking =
+    active === fingerprint
+      ? "needs_embedding = 1"
+      : `not exists (select 1 from vector_keys k
+           where k.fingerprint = @fingerprint and k.content_hash = chunks.content_hash)`
+  const estimate = sqlite.prepare(
+    `select count(*) as texts, coalesce(sum((length(text) + 3) / 4), 0) as tokens
+     from (select min(text) as text from chunks where ${lacking} group by content_hash)`,
+  )
+  return (active === fingerprint ? estimate.get() : estimate.get({ fingerprint })) as {
+    texts: number
+    tokens: number
+  }
+}
+
 const drain = (
   sqlite: Database,
   path: string,
@@ -208,7 +273,27 @@ const drain = (
 ) =>
   Effect.gen(function* () {
     const { info } = embedder
-    const active = yield* activateEmbedder(info.fingerprint, info.dim)
+    // A paid provider's cap, checked before anything is sent or changed: a backlog estimated past
+    // it is refused whole (the user raises the cap to pay for it), instead of spending the budget
+    // on a part of it in every run and failing each time; the active space stays as it was.
+    if (info.paid && info.tokenBudget !== undefined && options.maxTexts === undefined) {
+      const { texts, tokens } = yield* Effect.try({
+        try: () => backlogEstimate(sqlite, info.fingerprint),
+        catch: storageFailure("read", path),
+      })
+      if (tokens > info.tokenBudget) {
+        return yield* new EmbedderError({
+          provider: info.provider,
+          failure: "cost_guard",
+          retryable: false,
+          reason:
+            `embedding the backlog would send about ${tokens} estimated tokens (${texts} texts) ` +
+            `to ${info.provider}, over a run's budget of ${info.tokenBudget}: nothing was sent; ` +
+            `raise BATON_EMBED_MAX_TOKENS to at least ${tokens} to allow it`,
+        })
+      }
+    }
+    const active = yield* activateSpace(info.fingerprint, info.dim)
     const store = yield* Effect.try({
       // Marking a text done looks its copies up by content hash: an indexing run that stopped
       // before building its deferred lookup indexes left them to whoever writes next.
@@ -225,33 +310,6 @@ const drain = (
       },
       catch: storageFailure("write", path),
     })
-    // A paid provider's cap, checked before anything is sent: a backlog estimated past it is
-    // refused whole (the user raises the cap to pay for it), instead of spending the budget on a
-    // part of it in every run and failing each time.
-    if (info.paid && info.tokenBudget !== undefined && options.maxTexts === undefined) {
-      const { texts, tokens } = yield* Effect.try({
-        try: () =>
-          sqlite
-            .prepare(
-              `select count(*) as texts, coalesce(sum((length(text) + 3) / 4), 0) as tokens
-               from (select min(text) as text from chunks where needs_embedding = 1
-                     group by content_hash)`,
-            )
-            .get() as { texts: number; tokens: number },
-        catch: storageFailure("read", path),
-      })
-      if (tokens > info.tokenBudget) {
-        return yield* new EmbedderError({
-          provider: info.provider,
-          failure: "cost_guard",
-          retryable: false,
-          reason:
-            `embedding the backlog would send about ${tokens} estimated tokens (${texts} texts) ` +
-            `to ${info.provider}, over a run's budget of ${info.tokenBudget}: nothing was sent; ` +
-            `raise BATON_EMBED_MAX_TOKENS to at least ${tokens} to allow it`,
-        })
-      }
-    }
     const batchSize = Math.max(1, Math.floor(options.batchSize ?? info.maxBatch))
     const concurrency = Math.max(1, Math.floor(options.concurrency ?? (info.remote ? 4 : 1)))
     const maxTexts = options.maxTexts ?? Infinity
@@ -330,8 +388,16 @@ const drain = (
       }
       yield* Effect.try({ try: store.commit, catch: storageFailure("write", path) })
     })
-    // Failed or interrupted, the run keeps the whole batches it wrote.
-    yield* fill.pipe(Effect.ensuring(Effect.sync(store.close)))
+    // Failed or interrupted, the run keeps the whole batches it wrote. A run that failed before
+    // writing a vector into the space it switched to (the first batch refused) leaves the space
+    // active before as it was; the restore recomputes the flags against it, so they never
+    // describe another space than the active one. Interrupted, the switch stays (as it was).
+    yield* fill.pipe(
+      Effect.ensuring(Effect.sync(store.close)),
+      Effect.tapError(() =>
+        embedded === 0 ? restoreActiveSpace(active).pipe(Effect.ignore) : Effect.void,
+      ),
+    )
     if (embedded > 0 && info.dim % 8 === 0) {
       // A large run re-centres the sign bits once it has doubled the collection.
       yield* Effect.try({

@@ -129,7 +129,11 @@ export {
   embeddingForIndex,
   embeddingForSearch,
 } from "./auto-embedder.js"
-export { EMBED_COMMIT_LIMITS, embedBacklog } from "./embedding-backlog.js"
+export {
+  EMBED_COMMIT_LIMITS,
+  embedBacklog,
+  recordEmbedderSetupFailure,
+} from "./embedding-backlog.js"
 export {
   codesUsableFor,
   DEFAULT_POOL,

@@ -204,7 +204,12 @@ export const recallStatus = (
             return typeof parsed.at === "string" &&
               typeof parsed.fingerprint === "string" &&
               typeof parsed.reason === "string"
-              ? { at: parsed.at, fingerprint: parsed.fingerprint, reason: parsed.reason }
+              ? {
+                  at: parsed.at,
+                  fingerprint: parsed.fingerprint,
+                  failure: typeof parsed.failure === "string" ? parsed.failure : null,
+                  reason: parsed.reason,
+                }
               : null
           } catch {
             return null

@@ -22,7 +22,11 @@ import { wholeNumber } from "./input-numbers.js"
 import { maskTranscriptText } from "./secret-masking.js"
 import * as Schema from "effect/Schema"
 import type { Embedder, Reranker } from "./embedder.js"
-import type { FusionPlan } from "./embedder-config.js"
+import { embedderChoiceName } from "./embedder-config.js"
+import type { ConfiguredEmbedding, FusionPlan } from "./embedder-config.js"
+import { autoChoiceForIndex } from "./auto-embedder.js"
+import { VOYAGE_DEFAULT_MODEL } from "./embedders/voyage.js"
+import { IndexerProcess } from "./index-lock.js"
 import { RecallQueryError } from "./errors.js"
 import type { RecallStorageError } from "./errors.js"
 import { cjkShare } from "./cjk-text.js"
@@ -33,6 +37,7 @@ import { hasLexicalBacklog } from "./lexical-backlog.js"
 import { hasLookupIndex } from "./lookup-indexes.js"
 import { DEFAULT_RRF_K, fuseRanks } from "./rank-fusion.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
+import type { RecallDatabaseShape } from "./recall-database.js"
 import { compileFilters } from "./recall-filters.js"
 import type { RecallFilters } from "./recall-filters.js"
 import { capText, queryTerms, shownChunkText, snippetFor } from "./snippet.js"
@@ -133,6 +138,13 @@ export interface RecallSearchProviders {
    * see `makeVectorSearchWorker`); default in this thread, after the lexical arm.
    */
   readonly vectorWorker?: VectorSearchWorker | undefined
+  /**
+   * The embedding configured in this environment, before `embeddingForSearch` resolved it: when
+   * the index's vectors are another embedder's, the note names what `baton recall index` would
+   * embed with here (for `auto`, its pick at the index's size). Read only then; default the
+   * search's embedder.
+   */
+  readonly configured?: ConfiguredEmbedding | undefined
 }
 
 /** Turns (best first after fusion and reranking) whose neighbours gain from them (`FusionPlan.context`). */
@@ -311,6 +323,61 @@ type ChunkRow = (typeof ChunkRows.Type)[number]
 
 const ChunkTexts = Schema.Array(Schema.Tuple([Schema.Number, Schema.String, Schema.Number]))
 
+/** A count for people: `12,345`. */
+const count = (n: number): string => n.toLocaleString("en-US")
+
+/**
+ * The embedder that made a vector space, as a user names it (`use-lite`, `voyage/voyage-4-large`,
+ * `openai-compatible/m1`), and the settings that search it, when its fingerprint says.
+ */
+const spaceOrigin = (
+  fingerprint: string,
+): { readonly name: string; readonly settings: string | null } => {
+  const [provider, ...rest] = fingerprint.split("/")
+  const model = rest.slice(0, -1).join("/")
+  if (provider === "voyage" && model !== "") {
+    const named = model === VOYAGE_DEFAULT_MODEL ? "" : `, BATON_VOYAGE_MODEL=${model}`
+    return {
+      name: `voyage/${model}`,
+      settings: `BATON_EMBEDDER=voyage (and VOYAGE_API_KEY${named})`,
+    }
+  }
+  if (provider === "openai-compatible" && model !== "") {
+    return {
+      name: `openai-compatible/${model}`,
+      settings: `BATON_EMBEDDER=openai (with BATON_EMBEDDINGS_URL of its endpoint and BATON_EMBEDDINGS_MODEL=${model})`,
+    }
+  }
+  if (provider === "embedded") {
+    const name = rest[0] === "use-lite" ? "use-lite" : "use-static"
+    return {
+      name,
+      settings: `BATON_EMBEDDER=${name} (or leave it unset: the default follows the index)`,
+    }
+  }
+  return { name: fingerprint, settings: null }
+}
+
+/**
+ * Whether an index run holds the indexer lock now: its lease has not run out and, with the
+ * {@link IndexerProcess} service, its process is alive (as `recallStatus`'s `indexing`).
+ */
+const indexRunInProgress = (db: RecallDatabaseShape, now: number) =>
+  Effect.gen(function* () {
+    const host = yield* Effect.serviceOption(IndexerProcess)
+    const lock = yield* Effect.try({
+      try: () =>
+        db.sqlite.prepare("select pid, lease_until from index_lock where id = 1").get() as
+          { pid: number; lease_until: number } | undefined,
+      catch: storageFailure("read", db.path),
+    })
+    return (
+      lock !== undefined &&
+      lock.lease_until > now &&
+      (host._tag === "None" || host.value.isAlive(lock.pid))
+    )
+  })
+
 /** Last segment of a path, or null. */
 export const projectOf = (root: string | null): string | null => {
   if (root === null) return null
@@ -328,8 +395,11 @@ export const projectOf = (root: string | null): string | null => {
  * `turnId`) for {@link expandAround} / {@link step}, and its rank and score in every arm.
  *
  * Pass the embedder the index was embedded with: for the default (`auto`), resolve
- * `embedderFromEnvironment(env)` with `embeddingForSearch` first. Bad input (dates, zone, query,
- * numbers) is a `RecallQueryError` naming the field.
+ * `embedderFromEnvironment(env)` with `embeddingForSearch` first, and pass the unresolved one as
+ * `configured` (the notes then name what an index run here would embed with). `degraded` also
+ * says when the vectors are another embedder's (naming the settings that search them), when an
+ * index run is in progress, and how much of the active space is embedded while it has a
+ * backlog. Bad input (dates, zone, query, numbers) is a `RecallQueryError` naming the field.
  */
 export const searchRecall = (
   input: RecallSearchInput,
@@ -435,6 +505,14 @@ export const searchRecall = (
     // A query mostly in Chinese, Japanese or Korean: a model that cannot read them ranks by
     // noise (every CJK text embeds alike), so only the words (CJK bigrams) rank.
     const cjkQuery = cjkShare(query) >= CJK_QUERY_SHARE
+    // What a missing vector arm leaves: the words, or nothing when only meaning was asked for.
+    const unavailable = arms.has("lexical") ? "lexical only" : "vector search unavailable"
+    // The space the index was last embedded in (`meta.embedder_fingerprint`), read when needed.
+    const activeSpace = () =>
+      db.sqlite
+        .prepare("select value from meta where key = 'embedder_fingerprint'")
+        .pluck()
+        .get() as string | undefined
     if (!arms.has("vector")) vectorSkipped = "not requested"
     else if (embedder === undefined) vectorSkipped = "no embedder configured"
     else if (cjkQuery && embedder.info.readsCjk === false) {
@@ -450,23 +528,38 @@ export const searchRecall = (
             .get(embedder.info.fingerprint) as { n: number },
       )
       if (stored.n === 0) {
-        // Vectors of another space (an unresolved `auto` is the static table; the index may hold
-        // USE-lite's): name it, since indexing again would not help.
-        const other = yield* read(
-          () =>
-            db.sqlite
-              .prepare("select value from meta where key = 'embedder_fingerprint'")
-              .pluck()
-              .get() as string | undefined,
-        )
-        vectorSkipped =
-          other === undefined || other === "" || other === embedder.info.fingerprint
-            ? `no vectors for ${embedder.info.fingerprint} yet (run baton recall index)`
-            : `no vectors for ${embedder.info.fingerprint} yet: the index's vectors are ` +
-              `${other}'s (run baton recall index to embed with ${embedder.info.fingerprint}; ` +
-              `in code, embeddingForSearch resolves the default embedder to the index's)`
-        // Words only, though an embedder is configured: the caller is told, as for a failing one.
-        degradedBy.push(`lexical only: ${vectorSkipped}`)
+        // Vectors of another space (another environment's provider, or another embedded model):
+        // name what made them and what to set here to search them — an index run would embed
+        // the whole history again, in this environment's space.
+        const other = yield* read(activeSpace)
+        const indexing = yield* indexRunInProgress(db, now)
+        if (other === undefined || other === "" || other === embedder.info.fingerprint) {
+          // Unnamed: with the default, the space a search resolves to before any vectors exist
+          // (the static table) need not be the one the index run fills.
+          vectorSkipped = indexing
+            ? "no vectors yet: an index run is in progress, and its vectors become searchable as it stores them"
+            : "no vectors yet (run 'baton recall index')"
+        } else {
+          const origin = spaceOrigin(other)
+          const configured = providers.configured
+          const instead =
+            configured?.pick !== undefined
+              ? (yield* autoChoiceForIndex()).name
+              : configured !== undefined
+                ? embedderChoiceName(configured.config)
+                : spaceOrigin(embedder.info.fingerprint).name
+          const searchThem =
+            origin.settings === null
+              ? "configure that embedder here to search them by meaning"
+              : `set ${origin.settings} to search them by meaning`
+          vectorSkipped =
+            `the index's vectors were made by ${origin.name}: ${searchThem}` +
+            (indexing
+              ? " (an index run is in progress: what it embeds becomes searchable as it stores it)"
+              : `, or run 'baton recall index' to embed with ${instead} instead (re-embeds the whole history)`)
+        }
+        // No vector arm, though an embedder is configured: the caller is told, as for a failing one.
+        degradedBy.push(`${unavailable}: ${vectorSkipped}`)
       } else {
         const embedded = yield* Effect.result(
           within(
@@ -478,7 +571,8 @@ export const searchRecall = (
         )
         if (embedded._tag === "Failure") {
           vectorSkipped = `the embedder failed: ${embedded.failure.reason}`
-          degradedBy.push(`lexical only: ${embedded.failure.reason}`)
+          // One sentence: the skip and the note say it in the same words (renderers show it once).
+          degradedBy.push(`${unavailable}: ${vectorSkipped}`)
         } else if (embedded.success.every((x) => x === 0 || !Number.isFinite(x))) {
           // No direction (a query of no word the model knows, or a broken answer): every chunk
           // would be as near as any other.
@@ -544,6 +638,34 @@ export const searchRecall = (
           }
         }
       }
+    }
+    // A partial space: the vector arm sees only the embedded chunks. The backlog belongs to the
+    // active space; its existence is one probe of the partial backlog index, and only a backlog
+    // is counted (per-session stored counts for the total, as status sums them).
+    if (
+      embedder !== undefined &&
+      vectorSkipped === null &&
+      (yield* read(activeSpace)) === embedder.info.fingerprint &&
+      (yield* read(() =>
+        db.sqlite.prepare("select 1 from chunks where needs_embedding = 1 limit 1").get(),
+      )) !== undefined
+    ) {
+      const coverage = yield* read(
+        () =>
+          db.sqlite
+            .prepare(
+              `select (select count(*) from chunks where needs_embedding = 1) as backlog,
+                      (select coalesce(sum(chunk_count), 0) from sessions) as chunks`,
+            )
+            .get() as { backlog: number; chunks: number },
+      )
+      const total = Math.max(coverage.chunks, coverage.backlog)
+      const rest = (yield* indexRunInProgress(db, now))
+        ? "the index run in progress embeds the rest"
+        : "'baton recall index' embeds the rest"
+      degradedBy.push(
+        `meaning search covers ${count(total - coverage.backlog)} of ${count(total)} chunks (backlog ${count(coverage.backlog)}; ${rest})`,
+      )
     }
     // Lexical arm: bm25 over the porter FTS index, terms OR-ed (bm25 still favours rows with more).
     // The expander's words beyond the query's own are scored only when selective (see

@@ -4,14 +4,15 @@
  * while the new one fills. Vectors are keyed by `vector_keys (fingerprint, content_hash)`: one
  * vector per distinct chunk text per model, shared by every copy of that text. Activating an
  * embedder other than the index's current one recomputes the `chunks.needs_embedding` backlog
- * against its keys (the same embedder keeps the flags: new chunks arrive flagged). No embedding
- * here.
+ * against its keys (the same embedder keeps the flags: new chunks arrive flagged); a run that
+ * wrote nothing into the space it activated puts the previous one back ({@link restoreActiveSpace}).
+ * No embedding here.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
-import { int8VectorTable } from "./vector-code-store.js"
+import { dropCodeTables, int8VectorTable } from "./vector-code-store.js"
 
 /** The active embedder and its vec0 table. */
 export interface ActiveEmbedder {
@@ -24,6 +25,16 @@ export interface ActiveEmbedder {
   readonly switchedFrom: string | null
 }
 
+/** An activation with what it replaced, for {@link restoreActiveSpace}. */
+export interface ActivatedSpace extends ActiveEmbedder {
+  /** The active space before (the same fingerprint when unchanged); null: none yet. */
+  readonly previous: string | null
+  /** `meta.embedded_fingerprint` before (the embedded space last filled). */
+  readonly embeddedBefore: string | null
+  /** Whether this activation created the space's table. */
+  readonly created: boolean
+}
+
 /**
  * Creates (once) the vec0 table of `fingerprint` with `int8[dim]` vectors (cosine distance), records it as the
  * index's embedder in `meta`, and, when that changes the index's embedder, marks every chunk
@@ -33,6 +44,13 @@ export const activateEmbedder = (
   fingerprint: string,
   dim: number,
 ): Effect.Effect<ActiveEmbedder, RecallStorageError, RecallDatabase> =>
+  activateSpace(fingerprint, dim)
+
+/** {@link activateEmbedder}, also saying what it replaced. */
+export const activateSpace = (
+  fingerprint: string,
+  dim: number,
+): Effect.Effect<ActivatedSpace, RecallStorageError, RecallDatabase> =>
   Effect.gen(function* () {
     const db = yield* RecallDatabase
     const now = yield* Clock.currentTimeMillis
@@ -40,7 +58,7 @@ export const activateEmbedder = (
       ? Effect.try({
           try: () =>
             db.sqlite
-              .transaction((now: number): ActiveEmbedder | string => {
+              .transaction((now: number): ActivatedSpace | string => {
                 const known = db.sqlite
                   .prepare("select dim, vec_table from embedders where fingerprint = ?")
                   .get(fingerprint) as { dim: number; vec_table: string } | undefined
@@ -62,6 +80,10 @@ export const activateEmbedder = (
                 }
                 const previous = db.sqlite
                   .prepare("select value from meta where key = 'embedder_fingerprint'")
+                  .pluck()
+                  .get() as string | undefined
+                const embeddedBefore = db.sqlite
+                  .prepare("select value from meta where key = 'embedded_fingerprint'")
                   .pluck()
                   .get() as string | undefined
                 db.sqlite
@@ -100,6 +122,9 @@ export const activateEmbedder = (
                   backlog: backlog.n,
                   switchedFrom:
                     previous !== undefined && previous !== fingerprint ? previous : null,
+                  previous: previous ?? null,
+                  embeddedBefore: embeddedBefore ?? null,
+                  created: known === undefined,
                 }
               })
               .immediate(now),
@@ -120,4 +145,58 @@ export const activateEmbedder = (
             reason: `vector dimension must be an integer in 1..8192, got ${dim}`,
           }),
         )
+  })
+
+/**
+ * Undoes {@link activateSpace} for a run that wrote no vector: the space active before is active
+ * again, with the backlog flags recomputed against its vectors (so they never describe another
+ * space than the active one), and a space the activation created that holds no vector is dropped.
+ * One transaction. Nothing to do when the activation changed nothing.
+ */
+export const restoreActiveSpace = (
+  space: ActivatedSpace,
+): Effect.Effect<void, RecallStorageError, RecallDatabase> =>
+  Effect.gen(function* () {
+    if (space.previous === space.fingerprint) return
+    const db = yield* RecallDatabase
+    yield* Effect.try({
+      try: () =>
+        db.sqlite
+          .transaction(() => {
+            const setMeta = (key: string, value: string | null) => {
+              if (value === null) db.sqlite.prepare("delete from meta where key = ?").run(key)
+              else
+                db.sqlite
+                  .prepare(
+                    "insert into meta (key, value) values (?, ?) on conflict(key) do update set value = excluded.value",
+                  )
+                  .run(key, value)
+            }
+            setMeta("embedder_fingerprint", space.previous)
+            setMeta("embedded_fingerprint", space.embeddedBefore)
+            // No active space before: the flags still say "no vector" (none was written).
+            if (space.previous !== null) {
+              db.sqlite
+                .prepare(
+                  `update chunks set needs_embedding = not exists (
+                     select 1 from vector_keys k
+                     where k.fingerprint = ? and k.content_hash = chunks.content_hash)`,
+                )
+                .run(space.previous)
+            }
+            const vectors = db.sqlite
+              .prepare("select count(*) from vector_keys where fingerprint = ?")
+              .pluck()
+              .get(space.fingerprint) as number
+            if (space.created && vectors === 0) {
+              db.sqlite.exec(`drop table if exists ${space.vecTable}`)
+              dropCodeTables(db.sqlite, space.vecTable)
+              db.sqlite
+                .prepare("delete from embedders where fingerprint = ?")
+                .run(space.fingerprint)
+            }
+          })
+          .immediate(),
+      catch: storageFailure("write", db.path),
+    })
   })

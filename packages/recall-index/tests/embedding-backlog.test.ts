@@ -8,11 +8,13 @@ import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   embedBacklog,
+  EmbedderConfigError,
   EmbedderError,
   forgetSessions,
   IndexerProcess,
   RecallDatabase,
   recallStatus,
+  recordEmbedderSetupFailure,
   searchVectors,
 } from "@baton/recall-index"
 import type { Embedder } from "@baton/recall-index"
@@ -302,6 +304,111 @@ describe("embedBacklog", () => {
     const within = await withIndex(dataDir, embedBacklog(paid(10_000_000)))
     expect(within.remaining).toBe(0)
     expect(sent).toBeGreaterThan(0)
+    expect((await withIndex(dataDir, recallStatus())).embeddingFailure).toBeNull()
+  })
+
+  it("a switch refused by the cost guard leaves the active space and its backlog as they were", async () => {
+    const dataDir = await freshIndex("over-budget-switch")
+    const a = makeDeterministicEmbedder({ dim: 64, model: "a" })
+    const inner = makeDeterministicEmbedder({ dim: 32, model: "b" })
+    expect(await withIndex(dataDir, embedBacklog(a))).toMatchObject({ remaining: 0 })
+    const before = await facts(dataDir, a.info.fingerprint)
+    const paid: Embedder = { ...inner, info: { ...inner.info, paid: true, tokenBudget: 10 } }
+    const error = await withIndex(dataDir, Effect.flip(embedBacklog(paid)))
+    // The estimate is the new space's whole history, though the active space has no backlog.
+    expect(error).toMatchObject({ _tag: "EmbedderError", failure: "cost_guard" })
+    expect(error.message).toContain(`(${before.distinct} texts)`)
+    expect(inner.embeddedTexts()).toBe(0)
+    expect(await facts(dataDir, a.info.fingerprint)).toMatchObject({
+      backlog: 0,
+      inconsistent: 0,
+      meta: a.info.fingerprint,
+    })
+    const status = await withIndex(dataDir, recallStatus())
+    expect(status.embeddingBacklog).toBe(0)
+    expect(status.embedders.map((e) => [e.fingerprint, e.active])).toEqual([
+      [a.info.fingerprint, true],
+    ])
+    expect(status.embeddingFailure).toMatchObject({
+      fingerprint: inner.info.fingerprint,
+      failure: "cost_guard",
+    })
+  })
+
+  it("a switch whose first batch fails leaves the space active before as it was; a written batch keeps the switch", async () => {
+    const dataDir = await freshIndex("first-batch-fails")
+    const a = makeDeterministicEmbedder({ dim: 64, model: "a" })
+    const b = makeDeterministicEmbedder({ dim: 32, model: "b" })
+    await withIndex(dataDir, embedBacklog(a))
+    const error = await withIndex(
+      dataDir,
+      Effect.flip(embedBacklog(failing(b, 1), { concurrency: 1 })),
+    )
+    expect(error).toMatchObject({ _tag: "EmbedderError", reason: "crash" })
+    expect(await facts(dataDir, a.info.fingerprint)).toMatchObject({
+      backlog: 0,
+      inconsistent: 0,
+      meta: a.info.fingerprint,
+    })
+    // The empty space it created is gone; the next run switches and embeds everything.
+    expect(await facts(dataDir, b.info.fingerprint)).toMatchObject({ table: undefined, keys: 0 })
+    const status = await withIndex(dataDir, recallStatus())
+    expect(status).toMatchObject({ embeddingBacklog: 0 })
+    expect(status.embedders.map((e) => e.fingerprint)).toEqual([a.info.fingerprint])
+    // Once a batch is written, the switch stays (the new space holds vectors; flags match it).
+    const c = makeDeterministicEmbedder({ dim: 16, model: "c" })
+    await withIndex(
+      dataDir,
+      Effect.flip(embedBacklog(failing(c, 2), { batchSize: 8, concurrency: 1 })),
+    )
+    expect(await facts(dataDir, c.info.fingerprint)).toMatchObject({
+      keys: 8,
+      inconsistent: 0,
+      meta: c.info.fingerprint,
+    })
+    const report = await withIndex(dataDir, embedBacklog(b))
+    expect(report).toMatchObject({ switchedFrom: c.info.fingerprint, remaining: 0 })
+    expect(await facts(dataDir, b.info.fingerprint)).toMatchObject({ inconsistent: 0, backlog: 0 })
+  })
+
+  it("a first run whose first batch fails leaves no active space behind", async () => {
+    const dataDir = await freshIndex("first-run-fails")
+    const a = makeDeterministicEmbedder({ dim: 64, model: "a" })
+    await withIndex(dataDir, Effect.flip(embedBacklog(failing(a, 1), { concurrency: 1 })))
+    expect(await facts(dataDir, a.info.fingerprint)).toMatchObject({
+      table: undefined,
+      meta: undefined,
+    })
+    const status = await withIndex(dataDir, recallStatus())
+    expect(status.embedders).toEqual([])
+    expect(status.embeddingBacklog).toBe(status.chunks)
+  })
+
+  it("records an embedder that could not be set up (settings, first request) until a run succeeds", async () => {
+    const dataDir = await freshIndex("setup-failure")
+    const probe = new EmbedderError({
+      provider: "openai-compatible",
+      failure: "unauthorized",
+      retryable: false,
+      reason: "HTTP 401",
+    })
+    await withIndex(dataDir, recordEmbedderSetupFailure(probe))
+    expect((await withIndex(dataDir, recallStatus())).embeddingFailure).toMatchObject({
+      fingerprint: "openai-compatible",
+      failure: "unauthorized",
+      reason: "the openai-compatible embedder failed (unauthorized): HTTP 401",
+    })
+    const config = new EmbedderConfigError({
+      variable: "VOYAGE_API_KEY",
+      message: "BATON_EMBEDDER=voyage needs a Voyage API key: set VOYAGE_API_KEY",
+    })
+    await withIndex(dataDir, recordEmbedderSetupFailure(config))
+    expect((await withIndex(dataDir, recallStatus())).embeddingFailure).toMatchObject({
+      fingerprint: "VOYAGE_API_KEY",
+      failure: "configuration",
+      reason: "BATON_EMBEDDER=voyage needs a Voyage API key: set VOYAGE_API_KEY",
+    })
+    await withIndex(dataDir, embedBacklog(makeDeterministicEmbedder({ dim: 64 })))
     expect((await withIndex(dataDir, recallStatus())).embeddingFailure).toBeNull()
   })
 

@@ -24,9 +24,8 @@ describe("README search example", () => {
       )
       expect(embedded?.report.fingerprint).toMatch(/^embedded\/use-lite\//)
       const program = Effect.gen(function* () {
-        const { embedder, reranker, expandQuery, fusion } = yield* embeddingForSearch(
-          yield* embedderFromEnvironment({}),
-        )
+        const configured = yield* embedderFromEnvironment({})
+        const { embedder, reranker, expandQuery, fusion } = yield* embeddingForSearch(configured)
         const found = yield* searchRecall(
           {
             query: "which retry policy did we pick",
@@ -34,7 +33,7 @@ describe("README search example", () => {
             onDate: "2026-03-12",
             timezone: "Europe/Berlin",
           },
-          { embedder, reranker, expandQuery, fusion },
+          { embedder, reranker, expandQuery, fusion, configured },
         )
         const hit = found.hits[0]
         const around =

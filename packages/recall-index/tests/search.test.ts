@@ -131,13 +131,13 @@ describe("searchRecall", () => {
   it("skips the vector arm for an embedder whose vectors do not exist yet", async () => {
     const other = makeDeterministicEmbedder({ dim: 32, model: "other" })
     const result = await search({ query: "migration files" }, { embedder: other })
-    expect(result.arms.vector.skipped).toContain("no vectors for deterministic:other:32")
-    // The index holds another space's vectors: the message names it (indexing again with the
-    // embedder that made them would not help; an unresolved default is the usual cause).
+    expect(result.arms.vector.skipped).toContain(`made by ${embedder.info.fingerprint}`)
+    // The index holds another space's vectors: the message names the embedder that made them
+    // and that indexing here would embed everything again (search-notes.test.ts has the rest).
     expect(result.degraded).toBe(
-      `lexical only: no vectors for deterministic:other:32 yet: the index's vectors are ` +
-        `${embedder.info.fingerprint}'s (run baton recall index to embed with ` +
-        "deterministic:other:32; in code, embeddingForSearch resolves the default embedder to the index's)",
+      `lexical only: the index's vectors were made by ${embedder.info.fingerprint}: configure ` +
+        "that embedder here to search them by meaning, or run 'baton recall index' to embed " +
+        "with deterministic:other:32 instead (re-embeds the whole history)",
     )
     expect(result.hits.length).toBeGreaterThan(0)
   })
@@ -200,7 +200,7 @@ describe("searchRecall", () => {
     )
     expect(Date.now() - started).toBeLessThan(5000)
     expect(result.degraded).toBe(
-      `lexical only: ${embedder.info.provider} did not embed the query within 100 ms; ` +
+      `lexical only: the embedder failed: ${embedder.info.provider} did not embed the query within 100 ms; ` +
         "not reranked: test did not rerank within 100 ms",
     )
     expect(result.hits[0]?.text).toContain("Frost dates come from a lookup table")
@@ -232,7 +232,7 @@ describe("searchRecall", () => {
         ),
     }
     const result = await search({ query: "frost dates postcode" }, { embedder: broken })
-    expect(result.degraded).toBe("lexical only: model not loaded")
+    expect(result.degraded).toBe("lexical only: the embedder failed: model not loaded")
     expect(result.arms.vector.ran).toBe(false)
     expect(result.hits[0]?.text).toContain("Frost dates come from a lookup table")
   })
