@@ -335,6 +335,12 @@ describe("findSecrets: service keys, database commands, cookies and registry log
     [`mysqldump -uroot -p'${pw}' app > dump.sql`, pw, "credential-assignment"],
     [`cat dump.sql | mariadb -h db -u app -p${pw} app`, pw, "credential-assignment"],
     ["mysql -u root --password=rootroot app", "rootroot", "credential-assignment"],
+    // sshpass and redis-cli.
+    [`sshpass -p ${pw} ssh deploy@host`, pw, "credential-assignment"],
+    [`sshpass -v -p'${pw}' scp -P 2222 f host:`, pw, "credential-assignment"],
+    [`sshpass -ppl41nw0rd rsync -a . host:`, "pl41nw0rd", "credential-assignment"],
+    [`redis-cli -h cache -p 6380 -a ${pw} PING`, pw, "credential-assignment"],
+    [`redis-cli --user app --pass "${pw}" INFO`, pw, "credential-assignment"],
     // Cookies: by name, and long values under any name.
     [`curl -H "Cookie: theme=dark; connect.sid=${session}" x`, session, "credential-assignment"],
     [`Set-Cookie: sid=${pw}; Path=/; HttpOnly`, pw, "credential-assignment"],
@@ -426,6 +432,13 @@ describe("findSecrets: service keys, database commands, cookies and registry log
     "ssh -p 2222 deploy@host",
     "docker run -p 8080:80 nginx",
     "scp -P 2222 -p file host:",
+    "sshpass -f ~/.pw ssh -p 2222 deploy@host",
+    "sshpass -e ssh -p 2222 deploy@host",
+    "sshpass -f pw.txt rsync -av -p build/ host:/srv",
+    "sshpass -p $SSHPASS ssh deploy@host",
+    "redis-cli -h cache -p 6380 PING",
+    "redis-cli -a $REDIS_PASSWORD PING",
+    "redis-cli -a --no-auth-warning PING",
     // Registry logins that are not user:password.
     '"auth": "none"',
     `"auth": "${btoa("tokenonly12")}"`,
@@ -442,6 +455,8 @@ describe("findSecrets: service keys, database commands, cookies and registry log
     const inputs = [
       `mysql ${"mysql ".repeat(n / 6)}`,
       `mysql ${"x ".repeat(n / 2)}-p`,
+      `sshpass ${"-v ".repeat(n / 3)}-f`,
+      `redis-cli ${"x ".repeat(n / 2)}-a`,
       "Cookie: ".repeat(n / 8),
       `Cookie: ${"a=b;".repeat(n / 4)}`,
       `"auth": "${"A".repeat(n)}-`,
@@ -452,7 +467,7 @@ describe("findSecrets: service keys, database commands, cookies and registry log
     ]
     const started = performance.now()
     expect(inputs.map((text) => findSecrets(text).length)).toStrictEqual([
-      0, 0, 0, 0, 0, 0, 0, 0, 0,
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     ])
     expect(performance.now() - started).toBeLessThan(2_000)
   })

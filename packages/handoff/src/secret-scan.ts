@@ -289,6 +289,20 @@ const isCommandPassword = (value: string): boolean =>
 const mysqlPassword =
   /(?<![\w.-])(?:mysql(?:dump|admin|import|check|show|slap|binlog|pump)?|mariadb(?:-?(?:dump|admin|import|check|show|slap|binlog))?)(?:\.exe)?[ \t](?:[^\r\n|;&]{0,300}?[ \t])?(?:-p|--password=)(?:'([^'\r\n]+)'|"([^"\r\n]+)"|([^\s'"`|;&]+))/dg
 
+/**
+ * `sshpass -p <password>` (also `-p<password>`): only `-p` among sshpass's own options, which come
+ * before the command it runs — `sshpass -f pw.txt ssh -p 2222 host` is a port, not a password.
+ */
+const sshpassPassword =
+  /(?<![\w.-])sshpass(?:[ \t]+-[fdP][ \t]*[^\s|;&]+|[ \t]+-[evhV])*[ \t]+-p[ \t]*(?:'([^'\r\n]+)'|"([^"\r\n]+)"|([^\s'"`|;&]+))/dg
+
+/**
+ * `redis-cli … -a <password>` or `--pass <password>` within 300 characters of its own command (no
+ * `|`, `;`, `&` or line break between); `-p` is its port.
+ */
+const redisPassword =
+  /(?<![\w.-])redis-cli(?:\.exe)?[ \t](?:[^\r\n|;&]{0,300}?[ \t])?(?:-a|--pass)[ \t]+(?:'([^'\r\n]+)'|"([^"\r\n]+)"|([^\s'"`|;&-][^\s'"`|;&]*))/dg
+
 /** A `Cookie:` or `Set-Cookie:` header (also as a JSON or dict key) and its value (group 1). */
 const cookieHeader =
   /(?<![A-Za-z0-9_-])(?:set-)?cookie(?:\\*["'])?[ \t]*:[ \t]*(?:\\*["'])?([^\r\n"'`\\]+)/dgi
@@ -476,6 +490,16 @@ const detectors: ReadonlyArray<Detector> = [
   },
   {
     kind: "credential-assignment",
+    mayMatch: containing("sshpass"),
+    find: byPattern(sshpassPassword, isCommandPassword),
+  },
+  {
+    kind: "credential-assignment",
+    mayMatch: containing("redis-cli"),
+    find: byPattern(redisPassword, isCommandPassword),
+  },
+  {
+    kind: "credential-assignment",
     mayMatch: matching(/[Cc]ookie|COOKIE/),
     find: findCookieValues,
   },
@@ -545,7 +569,7 @@ const anyDetectorMayMatch = new RegExp(
     ":\\/\\/[^\\s/@]{0,128}:[^\\s/@]{1,256}@",
     "-----(?:BEGIN|END) |sk-|g(?:h[pousr]_|ithub_pat_|lpat-)|A(?:KIA|SIA|Iza)|xox[abprs]-|k_live_|eyJ",
     "b(?:earer|asic)[ \\t]|npm_|hf_|sg\\.[\\w-]{16}|hooks\\.slack|\\/webhooks\\/",
-    "sk[0-9a-f]{32}|ac[0-9a-f]{32}:|private_key_id|mysql|mariadb",
+    "sk[0-9a-f]{32}|ac[0-9a-f]{32}:|private_key_id|mysql|mariadb|sshpass|redis-cli",
     "cookie[\\\\\"']*[ \\t]*:|auth[\\\\\"']*[ \\t]*:",
     // Every keyword of `credentialKeyword` (`pass` and `pwd` without their lookbehinds: a gate may
     // pass more text) and Azure's `AccountKey` / `SharedAccessKey`.

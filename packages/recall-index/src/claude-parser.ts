@@ -10,6 +10,7 @@
  * `cost-state`, `atis-latch`, …) are kept as empty `noise` records marked skip-for-grep because
  * they repeat every prompt.
  */
+import { isBatonRecallToolName } from "./baton-tools.js"
 import { isClaudeCompactionSummary, stripClaudeHarness } from "./harness-text.js"
 import {
   hasUnknownKeys,
@@ -223,15 +224,6 @@ const blocksOf = (content: ReadonlyArray<unknown>): Array<ContentBlock> => {
   return blocks
 }
 
-/**
- * Baton's own recall tools as Claude Code names them (`mcp__baton__grep` from a configured server,
- * `mcp__plugin_baton_baton__grep` from the plugin): their results are copies of records already
- * indexed, so they stay raw records with `skipForGrep` — else every recall call would come back
- * as a hit of the next grep (echoes of echoes).
- */
-const recallToolName =
-  /^mcp__(?:plugin_baton_)?baton__(?:recall_search|grep|expand_around|step|recent_sessions|recall_status)$/
-
 /** Creates the line handler for one Claude parse call. */
 export const createClaudeReader = (context: ClaudeReaderContext) => {
   const { assembler, includeSidechains, maxRawTextChars } = context
@@ -354,7 +346,7 @@ export const createClaudeReader = (context: ClaudeReaderContext) => {
           if (kind === "message" && surface.length === 0) kind = "reasoning"
           break
         case "tool_use":
-          if (b.id !== undefined && recallToolName.test(b.name ?? "")) recallCalls.add(b.id)
+          if (b.id !== undefined && isBatonRecallToolName(b.name)) recallCalls.add(b.id)
           parts.push({
             rank: 0,
             text: `${b.name ?? "tool"} ${sanitizedJson(b.input ?? {}, maxRawTextChars)}`,

@@ -16,6 +16,7 @@
  * surface text and kept as raw `harness` records.
  */
 import { createHash } from "node:crypto"
+import { isBatonRecallToolCall, isBatonRecallToolName } from "./baton-tools.js"
 import { isCodexInjected, stripCodexInjected } from "./harness-text.js"
 import {
   hasUnknownKeys,
@@ -72,6 +73,8 @@ const ResponseItem = readStruct(
     content: readArray,
     summary: readArray,
     name: readString,
+    /** `mcp__baton` for an MCP tool's call (0.169): `name` is then the tool alone. */
+    namespace: readString,
     arguments: readUnknown,
     input: readUnknown,
     output: readUnknown,
@@ -92,6 +95,9 @@ const TurnItem = readStruct(
     aggregated_output: readString,
     command: readUnknown,
     exit_code: readUnknown,
+    /** An `McpToolCall` item's server and tool. */
+    server: readString,
+    tool: readString,
   },
   ["type"],
 )
@@ -108,6 +114,8 @@ const EventMsg = readStruct(
     command: readUnknown,
     call_id: readString,
     exit_code: readUnknown,
+    /** `mcp_tool_call_end`: `{server, tool, arguments}`. */
+    invocation: readStruct({ server: readString, tool: readString }),
     /** `task_complete` of a turn that failed: `{message, codex_error_info}` (0.169). */
     error: readUnknown,
   },
@@ -302,6 +310,9 @@ export const createCodexReader = (context: CodexReaderContext) => {
   // record, flagged `skipForGrep`, so grep, expand and step show the work once; a copy that
   // differs (a long-running command's first output, then the whole of it) is kept as it is.
   const outputs = new Map<string, string>(context.prior?.outputs ?? [])
+  // Call ids of the current turn's calls of Baton's own recall tools: their outputs are copies of
+  // records already indexed, kept raw and flagged `skipForGrep` (see baton-tools.ts).
+  const recallCalls = new Set<string>(context.prior?.recallCalls ?? [])
   let lastSummary = context.prior?.lastSummary
 
   /**
@@ -469,6 +480,13 @@ export const createCodexReader = (context: CodexReaderContext) => {
       }
     }
     if (toolCallTypes.has(item.type)) {
+      const qualified =
+        item.namespace !== undefined && item.name !== undefined
+          ? `${item.namespace}__${item.name}`
+          : item.name
+      if (item.call_id !== undefined && isBatonRecallToolName(qualified)) {
+        recallCalls.add(item.call_id)
+      }
       const body =
         typeof item.arguments === "string"
           ? item.arguments
@@ -496,7 +514,8 @@ export const createCodexReader = (context: CodexReaderContext) => {
           "tool-output",
           text,
           timestamp,
-          repeatedOutput(item.call_id, commandOutputOf(text)),
+          (item.call_id !== undefined && recallCalls.has(item.call_id)) ||
+            repeatedOutput(item.call_id, commandOutputOf(text)),
         ),
         surface: [],
       }
@@ -524,6 +543,7 @@ export const createCodexReader = (context: CodexReaderContext) => {
       case "turn_started":
         window.clear()
         outputs.clear()
+        recallCalls.clear()
         lastSummary = undefined
         return { record: raw(line, type, "metadata", "", timestamp, true), surface: [] }
       case "user_message": {
@@ -611,6 +631,7 @@ export const createCodexReader = (context: CodexReaderContext) => {
                 "tool-output",
                 sanitizedJson(item, maxRawTextChars),
                 timestamp,
+                item.type === "McpToolCall" && isBatonRecallToolCall(item.server, item.tool),
               ),
               surface: [],
             }
@@ -628,8 +649,19 @@ export const createCodexReader = (context: CodexReaderContext) => {
           ),
           surface: [],
         }
-      case "patch_apply_end":
       case "mcp_tool_call_end":
+        return {
+          record: raw(
+            line,
+            type,
+            "tool-output",
+            sanitizedJson(event, maxRawTextChars),
+            timestamp,
+            isBatonRecallToolCall(event.invocation?.server, event.invocation?.tool),
+          ),
+          surface: [],
+        }
+      case "patch_apply_end":
       case "web_search_end":
       case "image_generation_end":
       case "view_image_tool_call":
@@ -850,6 +882,7 @@ export const createCodexReader = (context: CodexReaderContext) => {
     metaSeen,
     subagent,
     ...(outputs.size > 0 ? { outputs: [...outputs.entries()] } : {}),
+    ...(recallCalls.size > 0 ? { recallCalls: [...recallCalls] } : {}),
     ...(lastSummary !== undefined && lastSummary.length <= 65_536 ? { lastSummary } : {}),
     window: [...window.entries()].map(
       ([key, masks]) => [key, Object.fromEntries(masks.map((m, i) => [String(i), m]))] as const,

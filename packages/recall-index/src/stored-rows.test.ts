@@ -4,7 +4,8 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { decodeFileRows, isStoredFileRow, StoredFileRow } from "./stored-rows.js"
+import { decodeFileRows, decodeParseState, isStoredFileRow, StoredFileRow } from "./stored-rows.js"
+import { parseTranscriptBytes } from "./transcript-parser.js"
 
 const goodRow = fc.record({
   id: fc.integer(),
@@ -63,5 +64,30 @@ describe("isStoredFileRow", () => {
     const failure = await Effect.runPromise(Effect.flip(decodeFileRows("/db", broken)))
     expect(failure).toMatchObject({ _tag: "RecallStorageError", operation: "decode", path: "/db" })
     expect(failure.reason).toMatch(/Expected "indexed" \| "failed"/)
+  })
+})
+
+describe("a stored parse state", () => {
+  it("keeps everything a Codex parse carries to the next call", async () => {
+    const line = (type: string, payload: Record<string, unknown>) =>
+      JSON.stringify({ timestamp: "2026-12-04T03:48:16.000Z", type, payload }) + "\n"
+    const bytes = new TextEncoder().encode(
+      line("session_meta", { id: "01a23f2a-c229-7040-a336-66d1881850bc", cwd: "/w" }) +
+        line("event_msg", { type: "task_started" }) +
+        line("response_item", { type: "message", role: "user", content: [] }) +
+        line("response_item", {
+          type: "function_call",
+          name: "grep",
+          namespace: "mcp__baton",
+          arguments: "{}",
+          call_id: "c1",
+        }) +
+        line("event_msg", { type: "exec_command_end", call_id: "c2", aggregated_output: "ok" }),
+    )
+    const { state } = parseTranscriptBytes({ source: "codex", path: "/r.jsonl" }, bytes)
+    expect(state.codex?.recallCalls).toEqual(["c1"])
+    expect(state.codex?.outputs).toHaveLength(1)
+    const decoded = await Effect.runPromise(decodeParseState("/r.jsonl", JSON.stringify(state)))
+    expect(decoded).toEqual(state)
   })
 })

@@ -55,6 +55,7 @@ const ParseStateSchema = Schema.Struct({
         Schema.Tuple([Schema.String, Schema.Record(Schema.String, Schema.Number)]),
       ),
       outputs: opt(Schema.Array(Schema.Tuple([Schema.String, Schema.String]))),
+      recallCalls: opt(Schema.Array(Schema.String)),
       lastSummary: opt(Schema.String),
     }),
   ),

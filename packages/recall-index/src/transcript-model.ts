@@ -155,6 +155,8 @@ export interface CodexParseState {
   readonly window: ReadonlyArray<readonly [key: string, counts: Readonly<Record<string, number>>]>
   /** Command outputs of the current Codex turn already recorded: call id → output hash. */
   readonly outputs?: ReadonlyArray<readonly [callId: string, outputHash: string]>
+  /** Call ids of the current Codex turn's calls of Baton's own recall tools. */
+  readonly recallCalls?: ReadonlyArray<string>
   /** The current Codex turn's last `compaction_output` text (trimmed). */
   readonly lastSummary?: string
 }

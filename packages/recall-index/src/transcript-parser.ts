@@ -53,8 +53,10 @@ import { TurnAssembler } from "./turn-assembler.js"
  *    (Twilio keys, a service account's `private_key_id`, `mysql -p…`, credential cookies, Docker
  *    `"auth"`, quoted values with escaped quotes); the results of Baton's own recall tools in a
  *    Claude session are skipped by grep.
+ * 6: the results of Baton's own recall tools in a Codex session are skipped by grep too;
+ *    `sshpass -p` and `redis-cli -a` / `--pass` passwords are masked.
  */
-export const TRANSCRIPT_PARSER_VERSION = 5
+export const TRANSCRIPT_PARSER_VERSION = 6
 
 const uuidIn = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/i
 
