@@ -229,6 +229,20 @@ describe("Codex plugin environment", () => {
       ],
       embedder: { configured: "none" },
     })
+
+    // The rollout keeps the tool's answer, but grep skips it: a copy of what recall already
+    // knows (its data directory's path appears nowhere else in the session).
+    await run(process.execPath, [cliBin, "recall", "index", "--json"], { env })
+    const grep = async (...flags: Array<string>) => {
+      const out = await run(
+        process.execPath,
+        [cliBin, "recall", "grep", "custom-baton-data", "--source", "codex", "--json", ...flags],
+        { env },
+      )
+      return (JSON.parse(out.stdout) as { hits: Array<{ kind: string }> }).hits
+    }
+    expect(await grep()).toEqual([])
+    expect((await grep("--all-records")).map((hit) => hit.kind)).toContain("tool-output")
   })
 })
 
@@ -312,5 +326,19 @@ describe("Claude Code plugin", () => {
       role: "assistant",
       text: decision,
     })
+
+    // The later session's transcript holds that answer again, as the tool's result: grep skips
+    // the copy and finds the decision where it was made.
+    await run(process.execPath, [cliBin, "recall", "index", "--json"], { env })
+    const grep = async (...flags: Array<string>) => {
+      const out = await run(
+        process.execPath,
+        [cliBin, "recall", "grep", decision, "--source", "claude", "--json", ...flags],
+        { env },
+      )
+      return (JSON.parse(out.stdout) as { hits: Array<{ sessionId: string }> }).hits
+    }
+    expect(new Set((await grep()).map((hit) => hit.sessionId))).toEqual(new Set([result.sessionId]))
+    expect((await grep("--all-records")).map((hit) => hit.sessionId)).toContain(later.sessionId)
   })
 })
