@@ -38,6 +38,7 @@ const healthy: DoctorFacts = {
     exists: true,
     isDirectory: true,
   },
+  claudeMcpNeedsAuth: { _tag: "Absent", path: "/cl/mcp-needs-auth-cache.json" },
   codex: {
     _tag: "Found",
     path: "/bin/codex",
@@ -86,7 +87,7 @@ describe("assessDoctorFacts", () => {
     expect(byId({ batonOnPath: undefined })["baton-command"]).toMatchObject({
       status: "warn",
       summary: "baton is not on PATH",
-      hint: expect.stringContaining("npm install -g @baton/cli"),
+      hint: expect.stringContaining("npm install -g ./packages/cli"),
     })
     expect(byId({ claudeOnPath: undefined })["claude-binary"]).toMatchObject({
       status: "warn",
@@ -177,6 +178,84 @@ describe("assessDoctorFacts", () => {
       detail: "nearest existing parent /ro is not writable (from $BATON_DATA_DIR)",
     })
     expect(byId({ dataDir: dir({ _tag: "NotADirectory" }) })["data-dir"]?.status).toBe("fail")
+  })
+
+  it("fails a data directory whose parent refused a real create, with the cause and the fix", () => {
+    // Root on /sys or a read-only mount: access() allowed it, the test directory was refused.
+    const checks = byId({
+      dataDir: dir({
+        _tag: "Missing",
+        nearestExisting: "/sys",
+        creatable: false,
+        refusal: "EPERM",
+      }),
+    })
+    expect(checks["data-dir"]).toMatchObject({
+      status: "fail",
+      summary: "/d — not created yet, and cannot be",
+      detail:
+        "nearest existing parent /sys refused a test directory (EPERM) (from $BATON_DATA_DIR); " +
+        "index runs, the plugins' SessionStart hook included, fail until then",
+      hint: "Set BATON_DATA_DIR to a directory you can write, or create it (mkdir -p -m 700 /d) or fix the permissions of /sys",
+    })
+    expect(
+      byId({
+        dataDir: dir({
+          _tag: "Missing",
+          nearestExisting: "/ro",
+          creatable: false,
+          refusal: "EROFS",
+        }),
+      })["data-dir"]?.detail,
+    ).toContain("nearest existing parent /ro is on a read-only file system (EROFS)")
+    const readOnly = byId({
+      dataDir: dir({
+        _tag: "Present",
+        mode: 0o700,
+        writable: false,
+        refusal: "EROFS",
+        ownedByUser: true,
+      }),
+      recallIndex: { _tag: "Missing", path: "/d/recall-index.db" },
+    })
+    expect(readOnly["data-dir"]).toMatchObject({
+      status: "fail",
+      summary: "/d — not writable",
+      detail:
+        "mode 0700, private, not writable: a read-only file system (EROFS) (from $BATON_DATA_DIR)",
+      hint: "Set BATON_DATA_DIR to a directory on a writable disk, or remount it read-write",
+    })
+    // No "the hook builds it" line beside a directory no index run can write.
+    expect(readOnly["recall-index"]).toBeUndefined()
+  })
+
+  it("warns when Claude Code marked Baton's MCP server failed, naming the file and the fix", () => {
+    const path = "/cl/mcp-needs-auth-cache.json"
+    expect(byId({})["claude-mcp"]).toBeUndefined()
+    expect(
+      byId({ claudeMcpNeedsAuth: { _tag: "Read", path, batonKeys: ["plugin:baton:baton"] } })[
+        "claude-mcp"
+      ],
+    ).toEqual({
+      id: "claude-mcp",
+      status: "warn",
+      summary: "Claude Code marked Baton's MCP server failed (plugin:baton:baton)",
+      detail:
+        "/cl/mcp-needs-auth-cache.json lists it: Claude Code does not start it again (a session " +
+        "started when baton was not on PATH?), so sessions have the skills but no Baton tools",
+      hint: "Run /mcp in Claude Code and reconnect plugin:baton:baton, or remove its entry from /cl/mcp-needs-auth-cache.json",
+    })
+    expect(
+      byId({ claudeMcpNeedsAuth: { _tag: "Read", path, batonKeys: [] } })["claude-mcp"],
+    ).toMatchObject({ status: "ok", summary: "Baton's MCP server is not marked failed" })
+    const unreadable = byId({
+      claudeMcpNeedsAuth: { _tag: "Unreadable", path, reason: "not valid JSON" },
+    })["claude-mcp"]
+    expect(unreadable).toMatchObject({
+      status: "warn",
+      summary: "/cl/mcp-needs-auth-cache.json — could not be read",
+    })
+    expect(unreadable?.detail).toContain("not valid JSON")
   })
 
   it("quotes paths with spaces in hints", () => {

@@ -8,6 +8,7 @@ import type {
   CodexFacts,
   CommandOnPath,
   DoctorFacts,
+  McpNeedsAuthFacts,
   PresenceFacts,
   RecallIndexFacts,
   VectorStoreFacts,
@@ -75,6 +76,14 @@ const assessNode = (version: string): DoctorCheck => {
       )
 }
 
+/** What a refused write means: `EROFS` a read-only file system, else permissions. */
+const refusedBecause = (refusal: string | undefined): string =>
+  refusal === undefined
+    ? "is not writable"
+    : /EROFS/.test(refusal)
+      ? `is on a read-only file system (${refusal})`
+      : `refused a test directory (${refusal})`
+
 const assessWritableDir = (id: string, envName: string, dir: WritableDirFacts): DoctorCheck => {
   const from = origin(dir.source)
   switch (dir._tag) {
@@ -92,8 +101,8 @@ const assessWritableDir = (id: string, envName: string, dir: WritableDirFacts): 
             `${dir.path} — not created yet, and cannot be`,
             dir.nearestExisting === undefined
               ? `no parent directory exists (${from})`
-              : `nearest existing parent ${dir.nearestExisting} is not writable (${from})`,
-            `Create it (mkdir -p -m 700 ${shellArg(dir.path)}), or set ${envName} to a writable place`,
+              : `nearest existing parent ${dir.nearestExisting} ${refusedBecause(dir.refusal)} (${from})${id === "data-dir" ? "; index runs, the plugins' SessionStart hook included, fail until then" : ""}`,
+            `Set ${envName} to a directory you can write, or create it (mkdir -p -m 700 ${shellArg(dir.path)}) or fix the permissions of ${dir.nearestExisting === undefined ? "its parent" : shellArg(dir.nearestExisting)}`,
           )
     case "DanglingLink":
       return check(
@@ -133,7 +142,13 @@ const assessWritableDir = (id: string, envName: string, dir: WritableDirFacts): 
       const facts = [
         `mode ${mode}`,
         isPrivate ? "private" : "readable by others",
-        dir.writable ? "writable" : "not writable",
+        dir.writable
+          ? "writable"
+          : dir.refusal === undefined
+            ? "not writable"
+            : /EROFS/.test(dir.refusal)
+              ? `not writable: a read-only file system (${dir.refusal})`
+              : `not writable (${dir.refusal})`,
       ]
       if (!dir.ownedByUser) facts.push("owned by another user")
       const detail = `${facts.join(", ")} (${from})`
@@ -143,7 +158,9 @@ const assessWritableDir = (id: string, envName: string, dir: WritableDirFacts): 
           "fail",
           `${dir.path} — not writable`,
           detail,
-          `As its owner, run: chmod 700 ${shellArg(dir.path)}`,
+          dir.refusal !== undefined && /EROFS/.test(dir.refusal)
+            ? `Set ${envName} to a directory on a writable disk, or remount it read-write`
+            : `As its owner, run: chmod 700 ${shellArg(dir.path)}, or set ${envName} to a directory you can write`,
         )
       if (!isPrivate)
         return check(
@@ -173,13 +190,14 @@ const assessBatonCommand = (found: CommandOnPath): DoctorCheck =>
         "warn",
         "baton is not on PATH",
         "the Codex and Claude Code plugins start `baton` for their SessionStart hook and MCP server; without it the agents have no Baton tools",
-        "Install it: npm install -g @baton/cli (from a checkout, put a `baton` on PATH that runs node <checkout>/packages/cli/dist/bin.js)",
+        "Install it from a checkout of the Baton repository: pnpm install --frozen-lockfile && pnpm build && npm install -g ./packages/cli (the packages are not on the npm registry yet; see Install in its README)",
       )
     : check("baton-command", "ok", found, "what the plugins' hook and MCP server start")
 
 const assessRecallIndex = (index: RecallIndexFacts, dataDir: WritableDirFacts): DoctorCheck[] => {
-  // A data directory that cannot hold an index is the data-dir check's failure already.
-  if (dataDir._tag !== "Present") return []
+  // A data directory that cannot hold an index is the data-dir check's failure already (and no
+  // index run, the hook's neither, will build a missing one there).
+  if (dataDir._tag !== "Present" || (!dataDir.writable && index._tag === "Missing")) return []
   switch (index._tag) {
     case "Missing":
       return [
@@ -271,6 +289,49 @@ const assessClaude = (config: PresenceFacts, projects: PresenceFacts): DoctorChe
       "Run a Claude Code session, or set CLAUDE_CONFIG_DIR",
     )
   return check("claude-config", "ok", config.path, `exists, with projects/ (${from})`)
+}
+
+/**
+ * Claude Code marks a plugin MCP server that failed to start (`baton` not on PATH then) in
+ * `mcp-needs-auth-cache.json` and does not start it again, even once `baton` is installed.
+ * No line when the file is absent; a file that cannot be read is said, never failed on.
+ */
+const assessClaudeMcpNeedsAuth = (cache: McpNeedsAuthFacts): DoctorCheck[] => {
+  switch (cache._tag) {
+    case "Absent":
+      return []
+    case "Unreadable":
+      return [
+        check(
+          "claude-mcp",
+          "warn",
+          `${cache.path} — could not be read`,
+          `${cache.reason}: whether Claude Code marked Baton's MCP server failed is unknown`,
+          "If Claude Code sessions have no Baton tools, run /mcp in Claude Code and reconnect plugin:baton:baton",
+        ),
+      ]
+    case "Read": {
+      if (cache.batonKeys.length === 0)
+        return [
+          check(
+            "claude-mcp",
+            "ok",
+            "Baton's MCP server is not marked failed",
+            `no Baton entry in ${cache.path}`,
+          ),
+        ]
+      const keys = cache.batonKeys.join(", ")
+      return [
+        check(
+          "claude-mcp",
+          "warn",
+          `Claude Code marked Baton's MCP server failed (${keys})`,
+          `${cache.path} lists it: Claude Code does not start it again (a session started when baton was not on PATH?), so sessions have the skills but no Baton tools`,
+          `Run /mcp in Claude Code and reconnect ${cache.batonKeys[0]!}, or remove its entry from ${shellArg(cache.path)}`,
+        ),
+      ]
+    }
+  }
 }
 
 const installCodexHint =
@@ -465,6 +526,7 @@ export const assessDoctorFacts = (facts: DoctorFacts): readonly DoctorCheck[] =>
   assessWritableDir("jobs-dir", "BATON_JOBS_DIR", facts.jobsDir),
   assessCodexHome(facts.codexHome),
   assessClaude(facts.claudeConfig, facts.claudeProjects),
+  ...assessClaudeMcpNeedsAuth(facts.claudeMcpNeedsAuth),
   assessClaudeBinary(facts.claudeOnPath),
   assessCodexBinary(facts.codex),
   assessVectorStore(facts.vectorStore),

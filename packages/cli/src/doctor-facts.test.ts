@@ -125,6 +125,56 @@ describe.skipIf(process.platform === "win32")("gatherDoctorFacts", () => {
     expect(Date.now() - started).toBeLessThan(3000)
   })
 
+  // /sys refuses mkdir even to root, whose access() check passes on permission bits there.
+  it.skipIf(process.platform !== "linux")(
+    "tries a real create: a data directory under /sys cannot be created",
+    async () => {
+      const facts = await gatherDoctorFacts(probes({ BATON_DATA_DIR: "/sys/baton" }))
+      expect(facts.dataDir).toMatchObject({
+        _tag: "Missing",
+        path: "/sys/baton",
+        nearestExisting: "/sys",
+        creatable: false,
+        refusal: expect.stringMatching(/^E[A-Z]+$/),
+      })
+    },
+  )
+
+  it("creates nothing when it tries a write: the test directory is removed", async () => {
+    const parent = join(root, "probe-parent")
+    await mkdir(parent)
+    const facts = await gatherDoctorFacts(probes({ BATON_DATA_DIR: join(parent, "baton") }))
+    expect(facts.dataDir).toMatchObject({ _tag: "Missing", creatable: true })
+    expect(facts.dataDir).not.toHaveProperty("refusal")
+    expect(await readdir(parent)).toEqual([])
+  })
+
+  it("reads Claude Code's MCP needs-auth cache for Baton's server, leniently", async () => {
+    const config = join(root, "claude-config")
+    await mkdir(config)
+    const cache = join(config, "mcp-needs-auth-cache.json")
+    const read = async () =>
+      (await gatherDoctorFacts(probes({ CLAUDE_CONFIG_DIR: config }))).claudeMcpNeedsAuth
+    expect(await read()).toEqual({ _tag: "Absent", path: cache })
+    // What Claude Code left in the sweep once reconnected.
+    await writeFile(cache, "{}")
+    expect(await read()).toEqual({ _tag: "Read", path: cache, batonKeys: [] })
+    await writeFile(
+      cache,
+      JSON.stringify({
+        "plugin:baton:baton": { timestamp: 1 },
+        "plugin:other:x": { timestamp: 2 },
+      }),
+    )
+    expect(await read()).toEqual({ _tag: "Read", path: cache, batonKeys: ["plugin:baton:baton"] })
+    await writeFile(cache, JSON.stringify(["baton"]))
+    expect(await read()).toEqual({ _tag: "Read", path: cache, batonKeys: ["baton"] })
+    await writeFile(cache, "{not json")
+    expect(await read()).toEqual({ _tag: "Unreadable", path: cache, reason: "not valid JSON" })
+    await writeFile(cache, "42")
+    expect(await read()).toMatchObject({ _tag: "Unreadable", path: cache })
+  })
+
   it("asks the embedder probe with the environment it was given", async () => {
     const facts = await gatherDoctorFacts(probes({ BATON_EMBEDDER: "use-lite" }))
     expect(facts.embedder).toMatchObject({ _tag: "Selected", choice: "use-lite" })

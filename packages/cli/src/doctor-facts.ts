@@ -1,14 +1,19 @@
 /**
  * Gathers what `baton doctor` reports: file-system state of Baton's and the agents' directories,
  * `baton` and `claude` on PATH, the recall index (opened read-only), the Codex binary and its
- * version, the vector store probe and the embedder choice. Guarantees: read-only — it stats,
- * checks access, reads the index and runs `codex --version`, and never creates, changes or
- * deletes anything of Baton's (SQLite may add an index's `-wal`/`-shm` side files, as any reader); every probe failure becomes a fact, never a throw. The Codex binary is found
- * by @baton/ipc-codex's discovery (the one `baton codex probe` and the transports use), imported
- * only when the facts are gathered.
+ * version, the vector store probe, the embedder choice and whether Claude Code remembers Baton's
+ * MCP server as failed. Guarantees: read-only — it stats, checks access, reads the index and
+ * Claude Code's `mcp-needs-auth-cache.json` and runs `codex --version`, and never creates,
+ * changes or deletes anything of Baton's (SQLite may add an index's `-wal`/`-shm` side files, as
+ * any reader). The one write is a test: whether a directory of Baton's (or the nearest one above
+ * a missing one) takes a write is tried by creating and removing a uniquely named empty directory
+ * in it (@baton/recall-index's `probeDataDirectory`), since permission bits say nothing to root
+ * and a read-only file system can pass `access`. Every probe failure becomes a fact, never a
+ * throw. The Codex binary is found by @baton/ipc-codex's discovery (the one `baton codex probe`
+ * and the transports use); both packages are imported only when the facts are gathered.
  */
 import { constants } from "node:fs"
-import { access, lstat, readlink, stat } from "node:fs/promises"
+import { access, lstat, readFile, readlink, stat } from "node:fs/promises"
 import { homedir } from "node:os"
 import { delimiter, dirname, join } from "node:path"
 import {
@@ -27,13 +32,19 @@ export type WritableDirFacts = ResolvedPath &
     | {
         readonly _tag: "Present"
         readonly mode: number
+        /** `access` allows a write and a test directory could be created in it. */
         readonly writable: boolean
+        /** Why not, when not writable: the errno code (`EACCES`, `EROFS`, `EPERM`, ...). */
+        readonly refusal?: string
         readonly ownedByUser: boolean
       }
     | {
         readonly _tag: "Missing"
         readonly nearestExisting: string | undefined
+        /** `access` allows a write in `nearestExisting` and a test directory could be created. */
         readonly creatable: boolean
+        /** Why not, when not creatable: the errno code (`EACCES`, `EROFS`, `EPERM`, ...). */
+        readonly refusal?: string
       }
     | { readonly _tag: "NotADirectory" }
     /** The path, or a directory above it, is a symbolic link to nothing. */
@@ -82,6 +93,19 @@ export type RecallIndexFacts =
   | Exclude<RecallIndexFileCheck, { readonly _tag: "Unusable" }>
   | { readonly _tag: "Unusable"; readonly path: string; readonly message: string }
 
+/** The key Claude Code gives the Baton plugin's MCP server, and the one of a hand-added server. */
+const BATON_MCP_SERVER_KEYS = ["plugin:baton:baton", "baton"] as const
+
+/**
+ * Claude Code's `mcp-needs-auth-cache.json` (in its config directory): the MCP servers it marked
+ * failed and does not start again until reconnected. Absent when the file is not there.
+ */
+export type McpNeedsAuthFacts =
+  | { readonly _tag: "Absent"; readonly path: string }
+  /** `batonKeys`: the entries of Baton's server it holds (none: Baton is not marked). */
+  | { readonly _tag: "Read"; readonly path: string; readonly batonKeys: ReadonlyArray<string> }
+  | { readonly _tag: "Unreadable"; readonly path: string; readonly reason: string }
+
 /** Everything doctor assesses. */
 export interface DoctorFacts {
   readonly nodeVersion: string
@@ -94,6 +118,7 @@ export interface DoctorFacts {
   readonly codexHome: PresenceFacts
   readonly claudeConfig: PresenceFacts
   readonly claudeProjects: PresenceFacts
+  readonly claudeMcpNeedsAuth: McpNeedsAuthFacts
   readonly codex: CodexFacts
   readonly vectorStore: VectorStoreFacts
   readonly embedder: EmbedderFacts
@@ -196,6 +221,22 @@ const findOnPath = async (name: string, env: DoctorProbes["env"]): Promise<Comma
   return undefined
 }
 
+/**
+ * Why `path` (an existing directory, or a missing one judged by the nearest directory above)
+ * cannot take a write, or undefined when it can: @baton/recall-index's probe, which tries a real
+ * create. Falls back to `access` alone if the package cannot be loaded.
+ */
+const writeRefusal = async (path: string, existing: string): Promise<string | undefined> => {
+  try {
+    const recall = await import("@baton/recall-index")
+    // Never rejects: only the import can throw here.
+    const probe = await recall.probeDataDirectory(path, recall.nodeDataDirectoryFileSystem)
+    return probe._tag === "Usable" ? undefined : probe.reason
+  } catch {
+    return (await canWrite(existing)) ? undefined : "EACCES"
+  }
+}
+
 const inspectWritableDir = async (resolved: ResolvedPath): Promise<WritableDirFacts> => {
   // Refused by every command: looking at it from doctor's directory would mean nothing.
   if (resolved.relative === true) return { ...resolved, _tag: "Relative" }
@@ -203,11 +244,13 @@ const inspectWritableDir = async (resolved: ResolvedPath): Promise<WritableDirFa
     const info = await stat(resolved.path)
     if (!info.isDirectory()) return { ...resolved, _tag: "NotADirectory" }
     const uid = process.getuid?.()
+    const refusal = await writeRefusal(resolved.path, resolved.path)
     return {
       ...resolved,
       _tag: "Present",
       mode: info.mode & 0o777,
-      writable: await canWrite(resolved.path),
+      writable: refusal === undefined,
+      ...(refusal === undefined ? {} : { refusal }),
       ownedByUser: uid === undefined || info.uid === uid,
     }
   } catch (error) {
@@ -221,9 +264,49 @@ const inspectWritableDir = async (resolved: ResolvedPath): Promise<WritableDirFa
     const dangling = await danglingLinkOnPath(resolved.path)
     if (dangling !== undefined) return { ...resolved, _tag: "DanglingLink", ...dangling }
     const nearestExisting = await nearestExistingAncestor(resolved.path)
-    const creatable = nearestExisting !== undefined && (await canWrite(nearestExisting))
-    return { ...resolved, _tag: "Missing", nearestExisting, creatable }
+    if (nearestExisting === undefined)
+      return { ...resolved, _tag: "Missing", nearestExisting, creatable: false }
+    const refusal = await writeRefusal(resolved.path, nearestExisting)
+    return {
+      ...resolved,
+      _tag: "Missing",
+      nearestExisting,
+      creatable: refusal === undefined,
+      ...(refusal === undefined ? {} : { refusal }),
+    }
   }
+}
+
+/**
+ * Reads Claude Code's `mcp-needs-auth-cache.json` for Baton's server. An object keyed by server
+ * name (an array of names is read too); anything else, or a file that cannot be read, is reported
+ * as unreadable, never thrown.
+ */
+const inspectMcpNeedsAuth = async (claudeConfigDir: string): Promise<McpNeedsAuthFacts> => {
+  const path = join(claudeConfigDir, "mcp-needs-auth-cache.json")
+  let text: string
+  try {
+    text = await readFile(path, "utf8")
+  } catch (error) {
+    const code = errorCode(error)
+    if (code === "ENOENT" || code === "ENOTDIR") return { _tag: "Absent", path }
+    return { _tag: "Unreadable", path, reason: code ?? String(error) }
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return { _tag: "Unreadable", path, reason: "not valid JSON" }
+  }
+  const names: ReadonlyArray<unknown> | undefined = Array.isArray(parsed)
+    ? parsed
+    : typeof parsed === "object" && parsed !== null
+      ? Object.keys(parsed)
+      : undefined
+  if (names === undefined)
+    return { _tag: "Unreadable", path, reason: "not a JSON object of server names" }
+  const batonKeys = BATON_MCP_SERVER_KEYS.filter((key) => names.includes(key))
+  return { _tag: "Read", path, batonKeys }
 }
 
 const inspectPresence = async (resolved: ResolvedPath): Promise<PresenceFacts> => {
@@ -287,6 +370,7 @@ export const gatherDoctorFacts = async (probes: DoctorProbes): Promise<DoctorFac
     codexHome,
     claudeConfigFacts,
     claudeProjects,
+    claudeMcpNeedsAuth,
     codex,
     vectorStore,
     embedder,
@@ -299,6 +383,7 @@ export const gatherDoctorFacts = async (probes: DoctorProbes): Promise<DoctorFac
     inspectPresence(resolveCodexHome(env, home, cwd)),
     inspectPresence(claudeConfig),
     inspectPresence({ path: join(claudeConfig.path, "projects"), source: claudeConfig.source }),
+    inspectMcpNeedsAuth(claudeConfig.path),
     inspectCodex(probes, home),
     probes.probeVectorStore(),
     probes.probeEmbedder(env),
@@ -313,6 +398,7 @@ export const gatherDoctorFacts = async (probes: DoctorProbes): Promise<DoctorFac
     codexHome,
     claudeConfig: claudeConfigFacts,
     claudeProjects,
+    claudeMcpNeedsAuth,
     codex,
     vectorStore,
     embedder,

@@ -622,6 +622,7 @@ describe("recall tools before anything is indexed", () => {
       )
       const status = z.object(recallStatusOutput).parse(content(await call("recall_status", {})))
       expect(status.empty).toBe(true)
+      expect(status.data_dir_problem).toBeNull()
       expect(status.embedder).toEqual({ configured: "auto", auto: null, problem: null })
       const expand = await call("expand_around", { session_id: "s", turn_id: "t" })
       expect(expand.isError).toBe(true)
@@ -1060,6 +1061,44 @@ describe("expand_around and step's answer size", () => {
     expect(w.turns.map((t) => t.turn_id)).toEqual(ids.slice(1, 3))
     expect(w).toMatchObject({ truncated: false, note: null })
   })
+})
+
+describe("recall tools when the data directory cannot be created", () => {
+  // Root writes through permission bits, but not into /sys (mkdir there fails even for root,
+  // while access() allows it); anyone else is refused a directory made 0500.
+  const asRoot = process.getuid?.() === 0
+  it.skipIf(asRoot && process.platform !== "linux")(
+    "say so, naming the directory and the fix, instead of promising the hook",
+    async () => {
+      const locked = join(root, "locked-data-parent")
+      mkdirSync(locked, { mode: 0o500, recursive: true })
+      const dataDir = asRoot ? "/sys/baton" : join(locked, "baton")
+      const previous = process.env["BATON_DATA_DIR"]
+      process.env["BATON_DATA_DIR"] = dataDir
+      try {
+        const says = `but the recall index directory ${dataDir} does not exist and cannot be created`
+        const status = z.object(recallStatusOutput).parse(content(await call("recall_status", {})))
+        expect(status.empty).toBe(true)
+        expect(status.data_dir_problem).toContain(
+          `the recall index directory ${dataDir} does not exist and cannot be created: `,
+        )
+        expect(status.data_dir_problem).toContain("set BATON_DATA_DIR to a directory you can write")
+        expect(status.note).toContain(says)
+        const search = z
+          .object(recallSearchOutput)
+          .parse(content(await call("recall_search", { query: "anything" })))
+        expect(search.note).toMatch(/^Nothing indexed: [1-9]\d* transcripts? found in /)
+        expect(search.note).toContain(says)
+        expect(search.note).not.toContain("does it in the background")
+        const recent = z
+          .object(recentSessionsOutput)
+          .parse(content(await call("recent_sessions", {})))
+        expect(recent.note).toContain(says)
+      } finally {
+        process.env["BATON_DATA_DIR"] = previous
+      }
+    },
+  )
 })
 
 describe("recall tools on an index file that holds no session", () => {

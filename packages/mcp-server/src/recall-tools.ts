@@ -144,16 +144,33 @@ const refusedInput = async (
 }
 
 /**
- * The note for an empty index: why it is empty (an indexer writing now, files that failed,
- * transcripts waiting, or none found) and what to do. Reads the transcript folders (only ever
- * for an empty index).
+ * Why the data directory cannot hold an index (it cannot be created, or written), or null. Tries
+ * a real create in it or the nearest directory above (`probeDataDirectory`), so it runs only for
+ * an empty index. A relative BATON_DATA_DIR is `withIndex`'s refusal, not probed here.
  */
-const nothingIndexed = async (): Promise<string> => {
+const dataDirProblem = async (): Promise<string | null> => {
+  const recall = await import("@baton/recall-index")
+  if (recall.relativeDataDir(process.env) !== undefined) return null
+  const probe = await recall.probeDataDirectory(
+    dataDir(process.env),
+    recall.nodeDataDirectoryFileSystem,
+  )
+  return recall.dataDirectoryProblem(probe) ?? null
+}
+
+/**
+ * The note for an empty index: why it is empty (an indexer writing now, files that failed, a data
+ * directory that cannot hold an index, transcripts waiting, or none found) and what to do. Reads
+ * the transcript folders and probes the data directory (only ever for an empty index); `problem`
+ * is {@link dataDirProblem} when the caller has it already.
+ */
+const nothingIndexed = async (problem?: string | null): Promise<string> => {
   const [Effect, recall] = await Promise.all([
     import("effect/Effect"),
     import("@baton/recall-index"),
   ])
   const env = environment()
+  const unusable = problem === undefined ? await dataDirProblem() : problem
   const status = await withIndex((r) => r.recallStatus())
   const facts = await Effect.runPromise(
     recall
@@ -165,6 +182,9 @@ const nothingIndexed = async (): Promise<string> => {
     ", ",
   )
   const found = `${facts.transcripts} ${facts.transcripts === 1 ? "transcript" : "transcripts"}`
+  // No index run can write here, the SessionStart hook's neither: say so, not "run it".
+  if (unusable !== null && facts.reason !== "indexing")
+    return `Nothing indexed: ${found} found in ${where}, but ${unusable}.`
   switch (facts.reason) {
     case "indexing":
       return `Nothing indexed yet: an index run (pid ${facts.indexing!.pid}, since ${facts.indexing!.since}) is writing the first sessions; call again in a moment.`
@@ -1281,6 +1301,12 @@ export const recallStatusOutput = {
       "lines of indexed transcripts that could not be read, so are not searchable; null when none",
     ),
   roots: z.array(z.string()).describe("where transcripts are looked for"),
+  data_dir_problem: z
+    .string()
+    .nullable()
+    .describe(
+      "checked when nothing is indexed: why the data directory cannot hold an index (it cannot be created or written) and what to do; index runs, the SessionStart hook's included, fail until it is fixed. null otherwise",
+    ),
   embedder: z
     .object({
       configured: z
@@ -1349,6 +1375,7 @@ export const recallStatusTool = defineBatonTool({
     )
     if (outcome === undefined) {
       const zero = { sessions: 0, turns: 0, chunks: 0 }
+      const unusable = await dataDirProblem()
       return toolSuccess({
         empty: true,
         database_path: join(dataDir(process.env), recall.RECALL_DATABASE_FILE),
@@ -1375,12 +1402,14 @@ export const recallStatusTool = defineBatonTool({
         lexical_backlog: 0,
         skipped_lines: null,
         roots: rootList,
+        data_dir_problem: unusable,
         embedder: embedderField(recall.configuredEmbedderSelection(process.env)),
-        note: await nothingIndexed(),
+        note: await nothingIndexed(unusable),
       })
     }
     if (outcome._tag === "Failure") return outcome
     const { status: s, embedder } = outcome.success
+    const unusable = s.empty ? await dataDirProblem() : null
     return toolSuccess({
       empty: s.empty,
       database_path: s.databasePath,
@@ -1423,8 +1452,9 @@ export const recallStatusTool = defineBatonTool({
               })),
             },
       roots: rootList,
+      data_dir_problem: unusable,
       embedder: embedderField(embedder),
-      note: s.empty ? await nothingIndexed() : null,
+      note: s.empty ? await nothingIndexed(unusable) : null,
     })
   },
 })

@@ -25,6 +25,8 @@ export {
   relativeDataDir,
   relativeDataDirMessage,
 } from "./data-directory.js"
+export { dataDirectoryProblem, probeDataDirectory } from "./data-directory-probe.js"
+export { nodeDataDirectoryFileSystem } from "./node-data-directory-probe.js"
 export { repoRootOf, repositoryUrlKey } from "./repo-root.js"
 export { nodeRepositoryFiles, repositoryRootOf, resolveRepositoryRoot } from "./repository-root.js"
 export {
@@ -209,6 +211,11 @@ export {
 export { maskTranscriptText } from "./secret-masking.js"
 
 export type { VectorStoreProbe } from "./vector-store-probe.js"
+export type {
+  DataDirectoryFileSystem,
+  DataDirectoryPathKind,
+  DataDirectoryProbe,
+} from "./data-directory-probe.js"
 export type {
   RecallQueryField,
   RecallStorageOperation,
