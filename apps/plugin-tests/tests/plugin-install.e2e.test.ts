@@ -3,7 +3,7 @@
  *
  * Each agent runs in an isolated home against a loopback mock model. The plugin's `.mcp.json`
  * starts `baton mcp`, so a `baton` shim for the freshly built CLI goes first on PATH (what
- * `npm install -g @baton/cli` gives a user). The strongest proof is the last step of each test:
+ * `npm install -g ./packages/cli` gives a user). The strongest proof is the last step of each test:
  * the mock model asks the agent to call `handoff_validate`, and the agent's next request carries
  * the server's answer. Each test also checks the plugin's SessionStart hook: the agent runs
  * `baton recall index --background --quiet` at session start, which returns at once and leaves a

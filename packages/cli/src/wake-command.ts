@@ -203,7 +203,9 @@ export const runWakeArm: CommandRunner = async (invocation, io) => {
   if (armed._tag === "Failed") return armed
   const running = (await liveWatcher(fs, store.wakeDir)) !== null
   if (!running && !isJson(invocation))
-    io.stderr("baton: no wake watcher runs; start one with 'baton wake watch --detach'\n")
+    io.stderr(
+      "note: no wake watcher runs, so nothing resumes this job until one does; start one with 'baton wake watch --detach'\n",
+    )
   return reportTransition(invocation, io, "armed", armed.value.stored, { watcherRunning: running })
 }
 
