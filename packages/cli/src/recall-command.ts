@@ -19,6 +19,7 @@ import * as Layer from "effect/Layer"
 import {
   compileFilters,
   embedForIndex,
+  EmbedderRetryNotices,
   embedderConfigFromEnvironment,
   emptyIndexFacts,
   makeDirectory,
@@ -376,6 +377,7 @@ const toFilters = (flags: FilterFlags): RecallFilters => ({
 const configuredEmbedding = async (
   ctx: Context,
   forSearch = false,
+  quiet = false,
 ): Promise<{
   readonly embedding?: ConfiguredEmbedding
   readonly problem?: EmbedderError | EmbedderConfigError
@@ -395,13 +397,26 @@ const configuredEmbedding = async (
           ),
           Effect.flatMap(embedderFromConfig),
         )
-      : embedderFromEnvironment(ctx.io.env),
+      : // An index run's dimension probe retries like its embedding calls, and says so.
+        embedderFromEnvironment(ctx.io.env).pipe(
+          Effect.provideService(EmbedderRetryNotices, retryNotices(quiet, ctx.io.stderr)),
+        ),
   )
   if (Exit.isSuccess(exit)) return { embedding: exit.value }
   const failure = Cause.findErrorOption(exit.cause)
   if (failure._tag === "Some") return { problem: failure.value }
   throw Cause.squash(exit.cause)
 }
+
+/**
+ * Where an index run announces a retry of its embedding server (one line each, on stderr, so
+ * `--json` stays one document on stdout); nothing under --quiet.
+ */
+const retryNotices =
+  (quiet: boolean, write: (text: string) => void) =>
+  (line: string): void => {
+    if (!quiet) write(`baton: ${line}\n`)
+  }
 
 const closeEmbedder = async (embedder: Embedder | undefined): Promise<void> => {
   if (embedder?.close !== undefined) await Effect.runPromise(embedder.close())
@@ -558,7 +573,13 @@ const indexOnce = async (
           startedAt: embedStart,
         }),
       onVectorConversion: (vectors) => progress.update({ phase: "converting-vectors", vectors }),
-    }).pipe(Effect.result),
+    }).pipe(
+      Effect.provideService(
+        EmbedderRetryNotices,
+        retryNotices(has(invocation, "quiet"), (text) => progress.note(text.replace(/\n$/, ""))),
+      ),
+      Effect.result,
+    ),
     signal,
   )
   progress.done()
@@ -642,7 +663,7 @@ export const runRecallIndex: CommandRunner = async (invocation, io) => {
   const showProgress =
     progressSetting === "1" ||
     (progressSetting !== "0" && process.stderr.isTTY === true && !ctx.json && !quiet)
-  const configured = has(invocation, "no-embed") ? {} : await configuredEmbedding(ctx)
+  const configured = has(invocation, "no-embed") ? {} : await configuredEmbedding(ctx, false, quiet)
   // An embedder that cannot be set up — its settings incomplete (a key missing in the hook's
   // environment), or its first request failing (an endpoint's dimension probe) — does not stop
   // the words from being indexed: the run indexes, records the failure for `recall status`, then

@@ -101,4 +101,17 @@ describe("recall progress", () => {
     writer.update({ phase: "building-indexes", filesTotal: 10 })
     expect(out).toHaveLength(2)
   })
+
+  it("writes a note on its own line above the bar, then draws the bar again", () => {
+    const { out, writer } = recording()
+    writer.note("baton: before any bar")
+    writer.update({ phase: "embedding", done: 1, total: 4, startedAt: 0 })
+    writer.note("baton: retrying")
+    expect(out).toEqual([
+      "baton: before any bar\n",
+      "\rembedding [#####---------------] 1/4 chunks\u001b[K",
+      "\r\u001b[Kbaton: retrying\n",
+      "\rembedding [#####---------------] 1/4 chunks\u001b[K",
+    ])
+  })
 })

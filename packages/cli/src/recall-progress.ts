@@ -4,7 +4,8 @@
  * backlog, each with an ETA from the rate so far. Guarantees: `renderProgress` is pure and never wider than
  * `columns`; the writer redraws one stderr line at most ten times a second (`\r` + clear to end of
  * line), at once when the phase changes, and ends it with a newline, so the final summary on
- * stdout starts on a clean line. No output at all when disabled (not a TTY, --json, --quiet).
+ * stdout starts on a clean line; a note (a retry warning) goes on its own line above the bar. No
+ * bar when disabled (not a TTY, --json, --quiet); notes are still written.
  */
 
 /** What the bar shows. */
@@ -85,6 +86,11 @@ export const terminalColumns = (
 /** Draws progress on a terminal stream. */
 export interface ProgressWriter {
   readonly update: (state: ProgressState) => void
+  /**
+   * Writes `line` (a warning: a retry of the embedding server) on its own line, above the bar
+   * when one is drawn (the bar is drawn again under it); written also when the bar is disabled.
+   */
+  readonly note: (line: string) => void
   /** Draws the last state (if any) and ends the line. */
   readonly done: () => void
 }
@@ -96,7 +102,8 @@ export const progressWriter = (
   now: () => number,
   columns: () => number,
 ): ProgressWriter => {
-  if (!enabled) return { update: () => undefined, done: () => undefined }
+  if (!enabled)
+    return { update: () => undefined, note: (line) => write(`${line}\n`), done: () => undefined }
   let last: ProgressState | undefined
   let lastDrawn = true
   let drawnAt = Number.NEGATIVE_INFINITY
@@ -114,6 +121,17 @@ export const progressWriter = (
       if (t - drawnAt >= 100 || phaseChanged) {
         drawnAt = t
         draw(state)
+        lastDrawn = true
+      }
+    },
+    note: (line) => {
+      if (!drawn) {
+        write(`${line}\n`)
+        return
+      }
+      write(`\r\u001b[K${line}\n`)
+      if (last !== undefined) {
+        draw(last)
         lastDrawn = true
       }
     },

@@ -623,7 +623,7 @@ describe("recall reports", () => {
     expect(renderStatus({ ...status, freeBytes: 4096 })).toContain(
       "Index: /d/recall-index.db (777.0 MiB)\n",
     )
-    const embedder = { fingerprint: "e/m/512", dim: 512, vectors: 20, active: true }
+    const embedder = { fingerprint: "e/m/512", dim: 512, vectors: 20, active: true, endpoint: null }
     expect(
       renderStatus({ ...status, embedders: [{ ...embedder, elements: "float32" }] }),
     ).toContain(
@@ -636,6 +636,13 @@ describe("recall reports", () => {
     expect(renderStatus({ ...status, embedders: [{ ...embedder, elements: "int8" }] })).toContain(
       "Embeddings: e/m/512 (20 vectors, active) ·",
     )
+    // An OpenAI-compatible space names the server its vectors came from.
+    expect(
+      renderStatus({
+        ...status,
+        embedders: [{ ...embedder, endpoint: "http://127.0.0.1:8080/v1", elements: "int8" }],
+      }),
+    ).toContain("Embeddings: e/m/512 (20 vectors, active, from http://127.0.0.1:8080/v1) ·")
     // Failing files come with their last error; past the listed ones, how many more.
     const failing = renderStatus({
       ...status,

@@ -375,7 +375,7 @@ export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection)
   if (status.indexing !== null)
     lines.push(`Indexing now: pid ${status.indexing.pid} since ${status.indexing.since}`)
   lines.push(
-    `Embeddings: ${status.embedders.length === 0 ? "none yet" : status.embedders.map((e) => `${e.fingerprint} (${n(e.vectors)} vectors${e.active ? ", active" : ""}${floatNote(e)})`).join("; ")} · backlog ${counted(status.embeddingBacklog, "chunk")}`,
+    `Embeddings: ${status.embedders.length === 0 ? "none yet" : status.embedders.map((e) => `${e.fingerprint} (${n(e.vectors)} vectors${e.active ? ", active" : ""}${e.endpoint === null ? "" : `, from ${e.endpoint}`}${floatNote(e)})`).join("; ")} · backlog ${counted(status.embeddingBacklog, "chunk")}`,
   )
   if (status.embeddingFailure !== null)
     lines.push(

@@ -1302,3 +1302,121 @@ describe("baton recall index modes", () => {
     expect(status).toMatchObject({ sessions: 3, indexing: null })
   }, 120_000)
 })
+
+describe("baton recall with an OpenAI-compatible endpoint", () => {
+  /** A loopback endpoint answering 8-dimensional vectors; `failNext` answers 503 that many times. */
+  const startEndpoint = async () => {
+    const state = { failNext: 0, requests: 0 }
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        state.requests += 1
+        if (state.failNext > 0) {
+          state.failNext -= 1
+          res.writeHead(503, { "content-type": "application/json" })
+          res.end(JSON.stringify({ error: "loading model" }))
+          return
+        }
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { input: string[] }
+        const data = body.input.map((text, index) => ({
+          index,
+          embedding: Array.from({ length: 8 }, (_, i) => 1 + ((text.charCodeAt(i) || 0) % 7)),
+        }))
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify({ data }))
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const { port } = server.address() as AddressInfo
+    return { server, state, url: `http://127.0.0.1:${port}/v1` }
+  }
+
+  it("refuses to add another server's vectors to a space, names both endpoints, and status and search show it", async () => {
+    const first = await startEndpoint()
+    const second = await startEndpoint()
+    const { home, env: base } = homeWithHistory("endpoint-switch")
+    const env = { ...base, BATON_EMBEDDER: "openai", BATON_EMBEDDINGS_MODEL: "m1" }
+    try {
+      const index = await runBaton(["recall", "index", "--json"], {
+        env: { ...env, BATON_EMBEDDINGS_URL: first.url },
+      })
+      expect(index.code, index.stderr).toBe(0)
+      expect(json(index.stdout).embedding.fingerprint).toBe("openai-compatible/m1/8")
+      const status = await runBaton(["recall", "status"], {
+        env: { ...env, BATON_EMBEDDINGS_URL: first.url },
+      })
+      expect(status.stdout).toContain(`openai-compatible/m1/8 (`)
+      expect(status.stdout).toContain(`active, from ${first.url})`)
+      // A new session, then the same model name and length at another server.
+      const mailer = "5b1f2c9e-8d4a-4f3b-9c2e-1a7d6e5f4b3c"
+      write(
+        join(home, ".claude", "projects", "-work-mailer", `${mailer}.jsonl`),
+        claudeLines(mailer, "/work/mailer", "2026-03-14T10:00:00.000Z", [
+          ["Which queue did we pick for the mailer?", "We picked a SQLite-backed queue."],
+        ]),
+      )
+      const switched = { ...env, BATON_EMBEDDINGS_URL: second.url }
+      const before = second.state.requests
+      const again = await runBaton(["recall", "index", "--json"], { env: switched })
+      expect(again.code).toBe(1)
+      const out = json(again.stdout)
+      expect(out.index.indexedNew).toBe(1)
+      expect(out.embeddingNote).toContain(
+        `the space openai-compatible/m1/8 holds vectors from ${first.url}, but BATON_EMBEDDINGS_URL now names ${second.url}`,
+      )
+      expect(out.embeddingNote).toContain(
+        "set BATON_EMBEDDINGS_MODEL to a name unique to its model",
+      )
+      // Only the dimension probe reached the new server: no document was embedded.
+      expect(second.state.requests - before).toBe(1)
+      // Search from there still answers, with a note naming both servers.
+      const search = await runBaton(["recall", "search", "garden planner database", "--json"], {
+        env: switched,
+      })
+      expect(search.code).toBe(0)
+      const found = json(search.stdout)
+      expect(found.hits.length).toBeGreaterThan(0)
+      expect(found.degraded).toContain(
+        `the vectors of openai-compatible/m1/8 came from ${first.url}, but the query was embedded by ${second.url}`,
+      )
+      // Back at the first server, the run embeds the new session into the space.
+      const back = await runBaton(["recall", "index", "--json"], {
+        env: { ...env, BATON_EMBEDDINGS_URL: first.url },
+      })
+      expect(back.code, back.stdout).toBe(0)
+      expect(json(back.stdout).embedding.embedded).toBeGreaterThan(0)
+    } finally {
+      first.server.close()
+      second.server.close()
+    }
+  }, 120_000)
+
+  it("says on stderr when it retries the endpoint, and --json stays one document", async () => {
+    const endpoint = await startEndpoint()
+    const env = {
+      ...homeWithHistory("endpoint-retry").env,
+      BATON_EMBEDDER: "openai",
+      BATON_EMBEDDINGS_MODEL: "m1",
+      BATON_EMBEDDINGS_DIM: "8",
+      BATON_EMBEDDINGS_URL: endpoint.url,
+    }
+    const host = new URL(endpoint.url).host
+    try {
+      endpoint.state.failNext = 2
+      const run = await runBaton(["recall", "index", "--json"], { env })
+      expect(run.code, run.stderr).toBe(0)
+      expect(json(run.stdout).embedding.embedded).toBeGreaterThan(0)
+      const lines = run.stderr.split("\n").filter((l) => l.includes("retrying"))
+      expect(lines).toHaveLength(2)
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `^baton: the embedding server at ${host} answered HTTP 503; retrying in \\d+ s \\(attempt 2 of 5\\)$`,
+        ),
+      )
+      expect(lines[1]).toContain("(attempt 3 of 5)")
+    } finally {
+      endpoint.server.close()
+    }
+  }, 120_000)
+})

@@ -1231,6 +1231,12 @@ export const recallStatusOutput = {
         .describe(
           "how the vectors are stored; float32 (an earlier version's table) becomes int8 at the next index run that embeds in that space",
         ),
+      endpoint: z
+        .string()
+        .nullable()
+        .describe(
+          "the server an OpenAI-compatible space's vectors came from (origin and path); an index run pointed at another one refuses to embed into it; null for other providers or a space made before this was stored",
+        ),
     }),
   ),
   newest_activity: z.string().nullable(),

@@ -24,6 +24,13 @@ export interface EmbedderInfo {
   readonly dim: number
   /** Identifies the vector space; changing it triggers a clean re-embed. */
   readonly fingerprint: string
+  /**
+   * The server the vectors come from, for a provider whose server the user chooses (an
+   * OpenAI-compatible endpoint): origin and path, never a key, query or user name. A space is
+   * stored with it, and an index run refuses to add vectors from another server to it (such
+   * servers often ignore the model name). Absent: the provider names its model exactly.
+   */
+  readonly endpoint?: string
   /** True when calls cost money (the cost guard applies). */
   readonly paid: boolean
   /**

@@ -293,7 +293,7 @@ const drain = (
         })
       }
     }
-    const active = yield* activateSpace(info.fingerprint, info.dim)
+    const active = yield* activateSpace(info.fingerprint, info.dim, info.endpoint)
     const store = yield* Effect.try({
       // Marking a text done looks its copies up by content hash: an indexing run that stopped
       // before building its deferred lookup indexes left them to whoever writes next.

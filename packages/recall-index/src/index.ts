@@ -160,6 +160,7 @@ export { lexicalQuery, speakerWords } from "./lexical-query.js"
 export {
   DEFAULT_RETRY_POLICY,
   DEFAULT_TOKEN_BUDGET,
+  EmbedderRetryNotices,
   estimateTokens,
   makeCostGuard,
 } from "./embedders/call-policy.js"

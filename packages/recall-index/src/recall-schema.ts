@@ -30,7 +30,7 @@ const sqlTag = async () => (await import("kysely")).sql
 export const CONTENT_HASH_CHARS = 16
 
 /** Schema version written to `meta.schema_version` by the latest migration. */
-export const RECALL_SCHEMA_VERSION = 13
+export const RECALL_SCHEMA_VERSION = 14
 
 /** FTS5 tokenizer of `chunks_fts` (see README "Decisions" for the measurement). */
 export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -165,6 +165,12 @@ export interface EmbeddersTable {
   readonly created_at: number
   /** Rows of `vector_keys` under this fingerprint, kept by triggers (schema 7). */
   readonly vector_count: Generated<number>
+  /**
+   * The endpoint the space's vectors come from (origin and path, never a key, query or user
+   * name), for an embedder that names one (an OpenAI-compatible server); null: none, or a
+   * space made before schema 14 (the next run adopts the endpoint it embeds with).
+   */
+  readonly endpoint: string | null
 }
 
 /** `vector_keys`: (embedder, content hash) → rowid of the vector in that embedder's vec0 table. */
@@ -835,6 +841,23 @@ const forgottenTurns: Migration = {
   },
 }
 
+/**
+ * Space endpoints (schema 14): `embedders.endpoint` records the server a space's vectors came
+ * from. An OpenAI-compatible space is named by model and length only, and many such servers ignore
+ * or alias the model name, so another server behind the same name would have written another
+ * model's vectors into the space. Spaces made before are null: the next run adopts its endpoint.
+ * A process of the previous version still open on the file leaves the column as it was.
+ */
+const spaceEndpoints: Migration = {
+  up: async (db: Kysely<unknown>): Promise<void> => {
+    if ((await schemaVersionIn(db)) >= 14) return
+    await inOwnTransaction(db, [
+      `alter table embedders add column endpoint text`,
+      `update meta set value = '14' where key = 'schema_version'`,
+    ])
+  },
+}
+
 /** The migrations, in order; Kysely's `Migrator` applies the missing ones. */
 export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -850,6 +873,7 @@ export const recallMigrations: Readonly<Record<string, Migration>> = {
   "0011_forgotten_sessions": forgottenSessions,
   "0012_distinct_turn_counts": distinctTurnCounts,
   "0013_forgotten_turns": forgottenTurns,
+  "0014_space_endpoints": spaceEndpoints,
 }
 
 /** In-code provider for Kysely's `Migrator`. */

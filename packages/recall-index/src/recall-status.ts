@@ -42,6 +42,11 @@ export interface StoredEmbedder {
    * next embedding run in this space rewrites as int8 (see `convertVectorsToInt8`).
    */
   readonly elements: VectorElements
+  /**
+   * The server its vectors came from (an OpenAI-compatible endpoint: origin and path); null for
+   * a provider that names its model exactly, or a space made before endpoints were stored.
+   */
+  readonly endpoint: string | null
 }
 
 /** The index at a glance, for people and agents. */
@@ -80,6 +85,7 @@ const EmbedderRows = Schema.Array(
     vectors: Schema.Number,
     active: Schema.Number,
     elements: Schema.Literals(["int8", "float32"]),
+    endpoint: Schema.NullOr(Schema.String),
   }),
 )
 
@@ -149,7 +155,7 @@ export const recallStatus = (
             db.sqlite
               .prepare(
                 `select e.fingerprint, e.dim, e.vec_table,
-                    e.vector_count as vectors,
+                    e.vector_count as vectors, e.endpoint,
                     coalesce((select value from meta where key = 'embedder_fingerprint'), '')
                       = e.fingerprint as active
              from embedders e order by e.created_at`,
@@ -182,6 +188,7 @@ export const recallStatus = (
           vectors: e.vectors,
           active: e.active === 1,
           elements: e.elements,
+          endpoint: e.endpoint,
         })),
         newestActivityHuman:
           base.newestActivity === null ? null : whenHuman(base.newestActivity, now, timezone),

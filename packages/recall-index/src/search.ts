@@ -667,6 +667,27 @@ export const searchRecall = (
         `meaning search covers ${count(total - coverage.backlog)} of ${count(total)} chunks (backlog ${count(coverage.backlog)}; ${rest})`,
       )
     }
+    // The space's vectors came from another server than the query's (an OpenAI-compatible
+    // endpoint; such servers often ignore the model name): the results still come, with a note.
+    const endpoint = embedder?.info.endpoint
+    if (
+      embedder !== undefined &&
+      vectorSkipped === null &&
+      endpoint !== undefined &&
+      endpoint !== ""
+    ) {
+      const stored = yield* read(
+        () =>
+          db.sqlite
+            .prepare("select endpoint from embedders where fingerprint = ?")
+            .pluck()
+            .get(embedder.info.fingerprint) as string | null | undefined,
+      )
+      if (typeof stored === "string" && stored !== endpoint)
+        degradedBy.push(
+          `the vectors of ${embedder.info.fingerprint} came from ${stored}, but the query was embedded by ${endpoint} (BATON_EMBEDDINGS_URL), which may run another model under the same name: set BATON_EMBEDDINGS_URL back to ${stored}, or set BATON_EMBEDDINGS_MODEL to a name unique to the new model and run 'baton recall index'`,
+        )
+    }
     // Lexical arm: bm25 over the porter FTS index, terms OR-ed (bm25 still favours rows with more).
     // The expander's words beyond the query's own are scored only when selective (see
     // `matchChunks` `expansion`).

@@ -6,10 +6,15 @@
  * embedder other than the index's current one recomputes the `chunks.needs_embedding` backlog
  * against its keys (the same embedder keeps the flags: new chunks arrive flagged); a run that
  * wrote nothing into the space it activated puts the previous one back ({@link restoreActiveSpace}).
+ * A space of an embedder that names its endpoint (an OpenAI-compatible server) is stored with it,
+ * and activating it from another endpoint is refused ({@link endpointMismatch}): such servers
+ * often ignore the model name, so the fingerprint alone cannot tell two models apart. A space
+ * stored without one (made before schema 14) adopts the endpoint of its next activation.
  * No embedding here.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import { EmbedderError } from "./embedder.js"
 import { RecallStorageError } from "./errors.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import { dropCodeTables, int8VectorTable } from "./vector-code-store.js"
@@ -43,14 +48,26 @@ export interface ActivatedSpace extends ActiveEmbedder {
 export const activateEmbedder = (
   fingerprint: string,
   dim: number,
-): Effect.Effect<ActiveEmbedder, RecallStorageError, RecallDatabase> =>
-  activateSpace(fingerprint, dim)
+  endpoint?: string,
+): Effect.Effect<ActiveEmbedder, RecallStorageError | EmbedderError, RecallDatabase> =>
+  activateSpace(fingerprint, dim, endpoint)
+
+/**
+ * Why a space stored with endpoint `stored` does not take vectors from `endpoint`, and what to do
+ * (only OpenAI-compatible embedders name an endpoint, hence the variable names).
+ */
+export const endpointMismatch = (fingerprint: string, stored: string, endpoint: string): string =>
+  `the space ${fingerprint} holds vectors from ${stored}, but BATON_EMBEDDINGS_URL now names ` +
+  `${endpoint}, which may serve another model under the same name; nothing was embedded. ` +
+  `To embed with the new server, set BATON_EMBEDDINGS_MODEL to a name unique to its model ` +
+  `(a new space is built); or set BATON_EMBEDDINGS_URL back to ${stored}`
 
 /** {@link activateEmbedder}, also saying what it replaced. */
 export const activateSpace = (
   fingerprint: string,
   dim: number,
-): Effect.Effect<ActivatedSpace, RecallStorageError, RecallDatabase> =>
+  endpoint?: string,
+): Effect.Effect<ActivatedSpace, RecallStorageError | EmbedderError, RecallDatabase> =>
   Effect.gen(function* () {
     const db = yield* RecallDatabase
     const now = yield* Clock.currentTimeMillis
@@ -58,12 +75,29 @@ export const activateSpace = (
       ? Effect.try({
           try: () =>
             db.sqlite
-              .transaction((now: number): ActivatedSpace | string => {
+              .transaction((now: number): ActivatedSpace | string | EmbedderError => {
                 const known = db.sqlite
-                  .prepare("select dim, vec_table from embedders where fingerprint = ?")
-                  .get(fingerprint) as { dim: number; vec_table: string } | undefined
+                  .prepare("select dim, vec_table, endpoint from embedders where fingerprint = ?")
+                  .get(fingerprint) as
+                  { dim: number; vec_table: string; endpoint: string | null } | undefined
                 if (known !== undefined && known.dim !== dim) {
                   return `embedder ${fingerprint} is stored with dimension ${known.dim}, not ${dim}`
+                }
+                const named = endpoint === undefined || endpoint === "" ? null : endpoint
+                if (known !== undefined && named !== null) {
+                  if (known.endpoint !== null && known.endpoint !== named) {
+                    return new EmbedderError({
+                      provider: fingerprint.split("/")[0] ?? fingerprint,
+                      failure: "bad_request",
+                      retryable: false,
+                      reason: endpointMismatch(fingerprint, known.endpoint, named),
+                    })
+                  }
+                  // A space made before endpoints were stored adopts this one.
+                  if (known.endpoint === null)
+                    db.sqlite
+                      .prepare("update embedders set endpoint = ? where fingerprint = ?")
+                      .run(named, fingerprint)
                 }
                 let vecTable = known?.vec_table
                 if (vecTable === undefined) {
@@ -74,9 +108,9 @@ export const activateSpace = (
                   db.sqlite.exec(int8VectorTable(vecTable, dim))
                   db.sqlite
                     .prepare(
-                      "insert into embedders (fingerprint, dim, vec_table, created_at) values (?, ?, ?, ?)",
+                      "insert into embedders (fingerprint, dim, vec_table, created_at, endpoint) values (?, ?, ?, ?, ?)",
                     )
-                    .run(fingerprint, dim, vecTable, now)
+                    .run(fingerprint, dim, vecTable, now, named)
                 }
                 const previous = db.sqlite
                   .prepare("select value from meta where key = 'embedder_fingerprint'")
@@ -130,12 +164,15 @@ export const activateSpace = (
               .immediate(now),
           catch: storageFailure("write", db.path),
         }).pipe(
-          Effect.flatMap((out) =>
-            typeof out === "string"
-              ? Effect.fail(
-                  new RecallStorageError({ operation: "write", path: db.path, reason: out }),
-                )
-              : Effect.succeed(out),
+          Effect.flatMap(
+            (out): Effect.Effect<ActivatedSpace, RecallStorageError | EmbedderError> =>
+              typeof out === "string"
+                ? Effect.fail(
+                    new RecallStorageError({ operation: "write", path: db.path, reason: out }),
+                  )
+                : out instanceof EmbedderError
+                  ? Effect.fail(out)
+                  : Effect.succeed(out),
           ),
         )
       : Effect.fail(

@@ -223,7 +223,7 @@ describe("CJK index upkeep", () => {
         ),
       ),
     )
-    expect(version).toBe("13")
+    expect(version).toBe("14")
     expect(await ftsDocs("重试")).toBeGreaterThan(0)
     expect((await lexical("重试策略"))[0]?.sessionId).toBe(CHINESE)
     expect(await integrity()).toBe("ok")

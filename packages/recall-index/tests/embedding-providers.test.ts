@@ -1,7 +1,10 @@
 // The remote providers against loopback fakes speaking the real wire formats.
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import {
+  EmbedderRetryNotices,
   embedderFromEnvironment,
   VOYAGE_FUSION_PLAN,
   makeCostGuard,
@@ -339,6 +342,35 @@ describe("OpenAI-compatible (global fetch against a loopback /embeddings)", () =
       /^the service asks to wait 1 h \(until \d{4}-\d\d-\d\d \d\d:\d\d UTC\); try again after that \(HTTP 429: \{"error":"quota"\}\)$/,
     )
     expect(fake.requests).toHaveLength(1)
+  })
+
+  it("says, one line per retry, that the server did not answer in time", async () => {
+    // Accepts the request and never answers (a hung server).
+    const hung = createServer(() => undefined)
+    await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve))
+    const { port } = hung.address() as AddressInfo
+    const lines: Array<string> = []
+    try {
+      const error = await Effect.runPromise(
+        Effect.flip(
+          makeOpenAiCompatibleEmbedder({
+            baseUrl: `http://127.0.0.1:${port}/v1`,
+            model: "m",
+            knownDimensions: 16,
+            retry: fastRetry,
+            timeoutMs: 50,
+          }).pipe(Effect.flatMap((embedder) => embedder.embedDocuments(["d"]))),
+        ).pipe(Effect.provideService(EmbedderRetryNotices, (line) => lines.push(line))),
+      )
+      expect(error).toMatchObject({ failure: "unavailable" })
+      expect(lines).toEqual([
+        `the embedding server at 127.0.0.1:${port} did not answer in 1 s; retrying in 1 s (attempt 2 of 3)`,
+        `the embedding server at 127.0.0.1:${port} did not answer in 1 s; retrying in 1 s (attempt 3 of 3)`,
+      ])
+    } finally {
+      hung.close()
+      hung.closeAllConnections?.()
+    }
   })
 
   it("a search's query fails at once on a refused connection; documents are retried", async () => {

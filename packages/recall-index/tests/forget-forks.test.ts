@@ -337,7 +337,7 @@ describe("schema 13", () => {
     const version = await withSqlite(t.dataDir, (sqlite) =>
       sqlite.prepare("select value from meta where key = 'schema_version'").pluck().get(),
     )
-    expect(version).toBe("13")
+    expect(version).toBe("14")
     expect(await t.forgottenTurns()).toEqual([])
     await t.forget(PARENT)
     expect(await t.forgottenTurns()).toHaveLength(2)

@@ -173,7 +173,7 @@ describe("identifier search", () => {
         ),
       ),
     )
-    expect(version).toBe("13")
+    expect(version).toBe("14")
     expect(await chunksHolding("attempts")).toBe(1)
     expect((await sessionsOf("max attempts"))[0]).toBe(HTTP)
     expect(await integrity()).toBe("ok")

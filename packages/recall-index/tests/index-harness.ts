@@ -130,11 +130,24 @@ export const rewindLexicalIndex = (
 }
 
 /**
+ * Puts an open database back as schema 13 left it — no `embedders.endpoint` — sets
+ * `meta.schema_version` to 13 and forgets migration 0014, so the next open migrates the file again.
+ */
+export const rewindSpaceEndpoints = (sqlite: RecallDatabaseShape["sqlite"]): void => {
+  sqlite.transaction(() => {
+    sqlite.exec("alter table embedders drop column endpoint")
+    sqlite.prepare("update meta set value = '13' where key = 'schema_version'").run()
+    sqlite.prepare("delete from kysely_migration where name = '0014_space_endpoints'").run()
+  })()
+}
+
+/**
  * Puts an open database back as schema 12 left it — no `forgotten_turns` — sets
  * `meta.schema_version` to 12 and forgets migration 0013, so the next open migrates the file again.
  */
 export const rewindForgottenTurns = (sqlite: RecallDatabaseShape["sqlite"]): void => {
   sqlite.transaction(() => {
+    rewindSpaceEndpoints(sqlite)
     sqlite.exec("drop table forgotten_turns")
     sqlite.prepare("update meta set value = '12' where key = 'schema_version'").run()
     sqlite.prepare("delete from kysely_migration where name = '0013_forgotten_turns'").run()

@@ -159,7 +159,7 @@ describe("recall database", () => {
       }),
     )
     expect(again.journal).toBe("wal")
-    expect(again.version).toEqual({ value: "13" })
+    expect(again.version).toEqual({ value: String(RECALL_SCHEMA_VERSION) })
     expect(again.migrations).toEqual([
       { name: "0001_initial" },
       { name: "0002_file_states" },
@@ -174,6 +174,7 @@ describe("recall database", () => {
       { name: "0011_forgotten_sessions" },
       { name: "0012_distinct_turn_counts" },
       { name: "0013_forgotten_turns" },
+      { name: "0014_space_endpoints" },
     ])
     expect(again.vec).toEqual({ v: expect.stringMatching(/^v0\.1\./) })
   })
@@ -428,7 +429,7 @@ describe("indexTranscripts", () => {
     expect(upgraded.brokenKeys).toEqual([])
     expect(upgraded.keysOn).toBe(1)
     expect(upgraded.sessionsPointAt).toEqual(["files"])
-    expect(upgraded.version).toEqual({ value: "13" })
+    expect(upgraded.version).toEqual({ value: String(RECALL_SCHEMA_VERSION) })
     expect(upgraded.columns).not.toContain("parse_state")
     expect(upgraded.states).toEqual({ n: first.indexedNew })
     expect(upgraded.resumable).toEqual({ n: first.indexedNew })

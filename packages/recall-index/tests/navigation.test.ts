@@ -476,6 +476,7 @@ describe("recallStatus", () => {
         vectors: expect.any(Number),
         active: true,
         elements: "int8",
+        endpoint: null,
       },
     ])
     expect(status.embedders[0]!.vectors).toBeGreaterThan(10)

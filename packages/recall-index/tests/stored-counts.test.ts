@@ -203,7 +203,7 @@ describe("stored counts", () => {
       await withSqlite(dataDir, (sqlite) =>
         sqlite.prepare("select value from meta where key = 'schema_version'").pluck().get(),
       ),
-    ).toBe("13")
+    ).toBe("14")
   })
 
   it("refuse file writes from a connection of the schema 6 version", async () => {

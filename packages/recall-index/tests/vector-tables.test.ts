@@ -80,4 +80,54 @@ describe("activateEmbedder", () => {
     )
     expect(left).toEqual({ keys: { n: 0 }, vectors: { n: 0 } })
   })
+
+  it("stores a space's endpoint, refuses another one, and a space stored without one adopts it", async () => {
+    const { dataDir, dispose } = await indexedFixture(2)
+    cleanups.push(dispose)
+    const a = "http://127.0.0.1:8080/v1"
+    const b = "http://10.0.0.2:8080/v1"
+    await withIndex(dataDir, activateEmbedder("openai-compatible/m/4", 4, a))
+    const endpointOf = (fingerprint: string) =>
+      withIndex(
+        dataDir,
+        RecallDatabase.use((db) =>
+          Effect.sync(() =>
+            db.sqlite
+              .prepare("select endpoint from embedders where fingerprint = ?")
+              .pluck()
+              .get(fingerprint),
+          ),
+        ),
+      )
+    expect(await endpointOf("openai-compatible/m/4")).toBe(a)
+    const other = await withIndex(dataDir, activateEmbedder("openai-compatible/m2/4", 4))
+    expect(other.switchedFrom).toBe("openai-compatible/m/4")
+    const refused = await withIndex(
+      dataDir,
+      Effect.flip(activateEmbedder("openai-compatible/m/4", 4, b)),
+    )
+    expect(refused).toMatchObject({
+      _tag: "EmbedderError",
+      failure: "bad_request",
+      retryable: false,
+    })
+    expect(refused.message).toContain(
+      `the space openai-compatible/m/4 holds vectors from ${a}, but BATON_EMBEDDINGS_URL now names ${b}`,
+    )
+    // Refused before anything changed: the other space is still the active one.
+    const still = await withIndex(dataDir, activateEmbedder("openai-compatible/m2/4", 4))
+    expect(still.switchedFrom).toBeNull()
+    // A space of an earlier version (no endpoint stored) adopts the next one, with no note.
+    await withIndex(
+      dataDir,
+      RecallDatabase.use((db) =>
+        Effect.sync(() => db.sqlite.prepare("update embedders set endpoint = null").run()),
+      ),
+    )
+    await withIndex(dataDir, activateEmbedder("openai-compatible/m/4", 4, b))
+    expect(await endpointOf("openai-compatible/m/4")).toBe(b)
+    // An embedder naming no endpoint (Voyage, the embedded ones) leaves it as it is.
+    await withIndex(dataDir, activateEmbedder("openai-compatible/m/4", 4))
+    expect(await endpointOf("openai-compatible/m/4")).toBe(b)
+  })
 })

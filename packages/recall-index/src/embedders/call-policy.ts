@@ -9,6 +9,7 @@
  * `Random`, so tests drive backoff with `TestClock`. Never logs or carries input text.
  */
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
 import { EmbedderError } from "../embedder.js"
@@ -21,7 +22,20 @@ export interface CallFailure {
   readonly retryAfterMs?: number | undefined
   /** Nothing listens at the endpoint (ECONNREFUSED): see {@link RetryOptions.retryRefused}. */
   readonly refused?: boolean | undefined
+  /** The attempt was given up after this many ms without an answer (the per-request timeout). */
+  readonly timedOutMs?: number | undefined
 }
+
+/**
+ * Where a retry is announced: one line per retry ("the embedding server at host did not answer
+ * in 60 s; retrying in 1 s (attempt 2 of 5)"), so a run waiting on a silent or failing server
+ * says so instead of minutes of silence. Default: nowhere (a search, a library caller); the CLI's
+ * index run provides one that writes to stderr.
+ */
+export const EmbedderRetryNotices = Context.Reference<(line: string) => void>(
+  "@baton/recall-index/EmbedderRetryNotices",
+  { defaultValue: () => () => undefined },
+)
 
 /** Per-call retry choices. */
 export interface RetryOptions {
@@ -31,6 +45,8 @@ export interface RetryOptions {
    * of spending the whole backoff on a server that is down.
    */
   readonly retryRefused?: boolean
+  /** The server as retry notices name it (`the embedding server at <server>`); default the provider. */
+  readonly server?: string
 }
 
 /** Retry schedule of a provider. */
@@ -145,12 +161,21 @@ const waitTooLong = (error: EmbedderError, waitMs: number, now: number): Embedde
     reason: `the service asks to wait ${describeWait(waitMs)} (until ${utcMinute(now + waitMs)}); try again after that (${error.reason})`,
   })
 
+/** What went wrong in an attempt, as a retry notice says it. */
+const whatFailed = (failure: CallFailure): string => {
+  if (failure.timedOutMs !== undefined)
+    return `did not answer in ${describeWait(failure.timedOutMs)}`
+  const status = /^HTTP \d+/.exec(failure.error.reason)?.[0]
+  if (status !== undefined) return `answered ${status}`
+  return `could not be reached (${failure.error.reason})`
+}
+
 /**
  * Runs `attempt` until it succeeds, fails with a non-retryable error, or `maxAttempts` is spent.
  * Waits the larger of the backoff and `Retry-After` between attempts; a `Retry-After` beyond
  * `maxDelayMs` stops at once with {@link waitTooLong}'s error (waiting it out in silence, or
  * asking again sooner than the server said, helps nobody). A refused connection is retried only
- * when `options.retryRefused` is not false.
+ * when `options.retryRefused` is not false. Each retry is announced to {@link EmbedderRetryNotices}.
  */
 export const withRetry = <A>(
   policy: RetryPolicy,
@@ -172,7 +197,16 @@ export const withRetry = <A>(
         return Random.next.pipe(
           Effect.flatMap((random) => {
             const wait = Math.min(policy.maxDelayMs, Math.max(backoffMs(policy, n, random), asked))
-            return Effect.sleep(wait)
+            return Effect.flatMap(Effect.service(EmbedderRetryNotices), (notify) => {
+              const who =
+                options.server === undefined
+                  ? `the ${failure.error.provider} embedder`
+                  : `the embedding server at ${options.server}`
+              notify(
+                `${who} ${whatFailed(failure)}; retrying in ${describeWait(wait)} (attempt ${n + 1} of ${policy.maxAttempts})`,
+              )
+              return Effect.sleep(wait)
+            })
           }),
           Effect.andThen(Effect.suspend(() => loop(n + 1))),
         )

@@ -77,6 +77,19 @@ export const isLoopbackUrl = (url: string): boolean => {
   }
 }
 
+/**
+ * `url` as a space records it: origin and path without a trailing slash — never the user name,
+ * password, query or fragment (a key can sit in any of them). An unreadable URL gives "".
+ */
+export const endpointOf = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    return `${parsed.origin}${parsed.pathname.replace(/\/+$/, "")}`
+  } catch {
+    return ""
+  }
+}
+
 /** The system error code under fetch's "fetch failed" (`ECONNREFUSED`, …), if any. */
 const transportCode = (cause: unknown): string | undefined => {
   const code = (cause as { cause?: { code?: unknown } } | null)?.cause?.code
@@ -149,6 +162,7 @@ const postJson = (
             retryable: true,
             reason: `no answer within ${timeoutMs} ms`,
           }),
+          timedOutMs: timeoutMs,
         }),
     }),
   )
@@ -207,6 +221,8 @@ export const makeOpenAiCompatibleEmbedder = (
   Effect.gen(function* () {
     const baseUrl = options.baseUrl.replace(/\/+$/, "")
     const url = `${baseUrl}/embeddings`
+    // How retry notices name the server (never the user name or key a URL may carry).
+    const host = new URL(url).host
     const loopback = isLoopbackUrl(baseUrl)
     const paid = options.paid ?? !loopback
     const maxBatch = Math.max(1, options.maxBatch ?? 64)
@@ -225,11 +241,10 @@ export const makeOpenAiCompatibleEmbedder = (
       if (options.dimensions !== undefined) body["dimensions"] = options.dimensions
       return (paid ? guard.reserve(input) : Effect.void).pipe(
         Effect.andThen(
-          withRetry(
-            policy,
-            postJson(PROVIDER, url, body, headers, timeoutMs, [options.apiKey]),
-            retry,
-          ).pipe(
+          withRetry(policy, postJson(PROVIDER, url, body, headers, timeoutMs, [options.apiKey]), {
+            ...retry,
+            server: host,
+          }).pipe(
             Effect.mapError((error) =>
               keyless && error.failure === "unauthorized"
                 ? new EmbedderError({
@@ -289,6 +304,7 @@ export const makeOpenAiCompatibleEmbedder = (
         model: options.model,
         dim,
         fingerprint: `${PROVIDER}/${options.model}/${dim}`,
+        endpoint: endpointOf(baseUrl),
         paid,
         ...(paid ? { tokenBudget: guard.budget } : {}),
         maxBatch,

@@ -160,6 +160,7 @@ const attempt = <A>(
             retryable: true,
             reason: `no answer within ${timeoutMs} ms`,
           }),
+          timedOutMs: timeoutMs,
         }),
     }),
   )
