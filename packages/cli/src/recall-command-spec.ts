@@ -86,7 +86,7 @@ const index: CommandSpec = {
   positionals: [],
   subcommands: [],
   exitCodes:
-    "0 indexed (or nothing to index) · 1 failed, or another indexer is running · 2 bad usage · 130 stopped by Ctrl-C or SIGTERM (what was indexed is kept)",
+    "0 indexed (or nothing to index; --watch stopped by Ctrl-C or SIGTERM) · 1 failed, or another indexer is running · 2 bad usage · 130 a run without --watch stopped by Ctrl-C or SIGTERM (what was indexed is kept)",
   load: async () => (await import("./recall-background.js")).runRecallIndexEarly,
 }
 

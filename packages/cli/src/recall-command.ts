@@ -17,6 +17,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import {
+  checkGrepInput,
+  checkSearchInput,
   compileFilters,
   embedForIndex,
   EmbedderRetryNotices,
@@ -63,6 +65,7 @@ import type {
   IndexRunReport,
   RecallDatabase,
   RecallFilters,
+  RecallQueryError,
   RecallStatus,
   Reranker,
   TranscriptFileSystem,
@@ -147,6 +150,17 @@ const failed = (ctx: Context, error: TaggedFailure): CommandOutcome => ({
   error,
   json: ctx.json,
 })
+/**
+ * The library's own input checks, run before the index is opened: bad input is refused (exit 2)
+ * whether or not an index exists yet, instead of "nothing indexed" and exit 0.
+ */
+const refusedInput = (
+  ctx: Context,
+  check: Effect.Effect<unknown, RecallQueryError>,
+): CommandOutcome | undefined => {
+  const result = Effect.runSync(Effect.result(check))
+  return result._tag === "Failure" ? failed(ctx, result.failure) : undefined
+}
 /** One JSON object on stdout; `ok` is false when the command exits non-zero (default true). */
 const printJson = (ctx: Context, value: Record<string, unknown>, ok = true): void =>
   ctx.io.stdout(`${JSON.stringify({ ok, ...value })}\n`)
@@ -822,6 +836,14 @@ export const runRecallSearch: CommandRunner = async (invocation, io) => {
       cliUsageError("give --lexical-only or --vector-only, not both", "baton recall search"),
     )
   }
+  const refused = refusedInput(
+    ctx,
+    checkSearchInput(
+      { query: invocation.positionals[0] ?? "", k, perSession, ...toFilters(filters) },
+      Date.now(),
+    ),
+  )
+  if (refused !== undefined) return refused
   const none = await whenNoIndex(ctx)
   if (none !== undefined) return none
   const lexicalOnly = has(invocation, "lexical-only")
@@ -943,6 +965,8 @@ export const runRecallRecent: CommandRunner = async (invocation, io) => {
   if (isOutcome(filters)) return filters
   const limit = decoded(ctx, integerFlag(invocation, "limit", 10, 1, 200))
   if (isOutcome(limit)) return limit
+  const refused = refusedInput(ctx, compileFilters(toFilters(filters), Date.now()))
+  if (refused !== undefined) return refused
   const none = await whenNoIndex(ctx)
   if (none !== undefined) return none
   const result = await runIndexed(
@@ -975,21 +999,21 @@ export const runRecallGrep: CommandRunner = async (invocation, io) => {
   if (isOutcome(filters)) return filters
   const limit = decoded(ctx, integerFlag(invocation, "limit", 100, 1, 1000))
   if (isOutcome(limit)) return limit
+  const session = stringFlag(invocation, "session")
+  const input = {
+    pattern: invocation.positionals[0] ?? "",
+    regex: has(invocation, "regex"),
+    caseSensitive: has(invocation, "case-sensitive"),
+    includeDuplicates: has(invocation, "all-records"),
+    limit,
+    ...toFilters(filters),
+    ...(session === undefined ? {} : { sessionId: session }),
+  }
+  const refused = refusedInput(ctx, checkGrepInput(input, Date.now()))
+  if (refused !== undefined) return refused
   const none = await whenNoIndex(ctx)
   if (none !== undefined) return none
-  const session = stringFlag(invocation, "session")
-  const result = await runIndexed(
-    ctx,
-    grepRecordsIsolated({
-      pattern: invocation.positionals[0] ?? "",
-      regex: has(invocation, "regex"),
-      caseSensitive: has(invocation, "case-sensitive"),
-      includeDuplicates: has(invocation, "all-records"),
-      limit,
-      ...toFilters(filters),
-      ...(session === undefined ? {} : { sessionId: session }),
-    }),
-  )
+  const result = await runIndexed(ctx, grepRecordsIsolated(input))
   if (result._tag !== "Done") return result._tag === "Stopped" ? completed(1) : result
   const empty = result.value.hits.length === 0 ? await emptyIndexStatus(ctx) : undefined
   const scope = scopeFacts(filters)

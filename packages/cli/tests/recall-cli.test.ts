@@ -173,6 +173,19 @@ describe("baton recall on a fresh machine", () => {
       expect(search.stdout).toContain("Nothing indexed yet")
       expect(search.stdout).toContain(`${join(home, ".codex", "sessions")} (missing)`)
       expect(existsSync(join(home, ".local"))).toBe(false)
+      // Bad input is refused as it is with an index (exit 2), not answered "nothing indexed".
+      for (const args of [
+        ["search", ""],
+        ["search", "x", "--date", "notadate"],
+        ["grep", "(", "--regex"],
+        ["recent", "--start-date", "2026-13-01"],
+      ]) {
+        const bad = await runBaton(["recall", ...args, "--json"], { env })
+        expect([bad.code, json(bad.stdout)], args.join(" ")).toMatchObject([
+          2,
+          { ok: false, error: { _tag: "RecallQueryError" } },
+        ])
+      }
 
       const index = await runBaton(["recall", "index"], { env })
       expect(index.code, index.stderr).toBe(0)
@@ -1251,7 +1264,7 @@ describe("baton recall index modes", () => {
     })
     // Its help names the exit code.
     expect((await runBaton(["recall", "index", "--help"], { env })).stdout).toContain(
-      "130 stopped by Ctrl-C or SIGTERM",
+      "130 a run without --watch stopped by Ctrl-C or SIGTERM",
     )
     // The next run finishes the job.
     const finished = await runBaton(["recall", "index", "--no-embed", "--json"], { env })

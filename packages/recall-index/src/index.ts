@@ -78,6 +78,7 @@ export {
   DEFAULT_FUSION_PLAN,
   PREFILTER_BUDGET,
   PREFILTER_MAX_CHUNKS,
+  checkSearchInput,
   projectOf,
   searchRecall,
 } from "./search.js"

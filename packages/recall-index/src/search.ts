@@ -386,28 +386,12 @@ export const projectOf = (root: string | null): string | null => {
 }
 
 /**
- * Searches the index by words (FTS5 bm25) and by meaning (KNN in `providers.embedder`'s space,
- * when its vectors exist), fuses the arms by weighted reciprocal rank, lets the reranker reorder
- * the head, and returns at most `k` hits (default 10; at most `perSession` per session, one per
- * turn). Every filter (source, `scopeCwd`, calendar days in `timezone`, headless / subagent) runs
- * inside each arm. A failing or missing embedder or reranker degrades the search to what still
- * runs (`degraded` says why), never fails it. Each hit carries its address (`sessionId`,
- * `turnId`) for {@link expandAround} / {@link step}, and its rank and score in every arm.
- *
- * Pass the embedder the index was embedded with: for the default (`auto`), resolve
- * `embedderFromEnvironment(env)` with `embeddingForSearch` first, and pass the unresolved one as
- * `configured` (the notes then name what an index run here would embed with). `degraded` also
- * says when the vectors are another embedder's (naming the settings that search them), when an
- * index run is in progress, and how much of the active space is embedded while it has a
- * backlog. Bad input (dates, zone, query, numbers) is a `RecallQueryError` naming the field.
+ * The checks `searchRecall` makes before it reads anything — the query, the numbers, the weights,
+ * the filters — with their values; fails as `searchRecall` would (a caller with no index yet uses
+ * it to refuse bad input as a search would).
  */
-export const searchRecall = (
-  input: RecallSearchInput,
-  providers: RecallSearchProviders = {},
-): Effect.Effect<RecallSearchResult, RecallQueryError | RecallStorageError, RecallDatabase> =>
+export const checkSearchInput = (input: RecallSearchInput, now: number) =>
   Effect.gen(function* () {
-    const db = yield* RecallDatabase
-    const now = yield* Clock.currentTimeMillis
     const query = input.query.trim()
     if (query === "") {
       return yield* new RecallQueryError({ field: "query", message: "the query is empty" })
@@ -462,6 +446,55 @@ export const searchRecall = (
     }
     const arms = new Set<SearchArm>(input.arms ?? ["lexical", "vector"])
     const filters = yield* compileFilters(input, now)
+    return {
+      query,
+      k,
+      providerTimeoutMs,
+      maskedQuery,
+      perSession,
+      candidates,
+      textChars,
+      snippetChars,
+      arms,
+      filters,
+    }
+  })
+
+/**
+ * Searches the index by words (FTS5 bm25) and by meaning (KNN in `providers.embedder`'s space,
+ * when its vectors exist), fuses the arms by weighted reciprocal rank, lets the reranker reorder
+ * the head, and returns at most `k` hits (default 10; at most `perSession` per session, one per
+ * turn). Every filter (source, `scopeCwd`, calendar days in `timezone`, headless / subagent) runs
+ * inside each arm. A failing or missing embedder or reranker degrades the search to what still
+ * runs (`degraded` says why), never fails it. Each hit carries its address (`sessionId`,
+ * `turnId`) for {@link expandAround} / {@link step}, and its rank and score in every arm.
+ *
+ * Pass the embedder the index was embedded with: for the default (`auto`), resolve
+ * `embedderFromEnvironment(env)` with `embeddingForSearch` first, and pass the unresolved one as
+ * `configured` (the notes then name what an index run here would embed with). `degraded` also
+ * says when the vectors are another embedder's (naming the settings that search them), when an
+ * index run is in progress, and how much of the active space is embedded while it has a
+ * backlog. Bad input (dates, zone, query, numbers) is a `RecallQueryError` naming the field.
+ */
+export const searchRecall = (
+  input: RecallSearchInput,
+  providers: RecallSearchProviders = {},
+): Effect.Effect<RecallSearchResult, RecallQueryError | RecallStorageError, RecallDatabase> =>
+  Effect.gen(function* () {
+    const db = yield* RecallDatabase
+    const now = yield* Clock.currentTimeMillis
+    const {
+      query,
+      k,
+      providerTimeoutMs,
+      maskedQuery,
+      perSession,
+      candidates,
+      textChars,
+      snippetChars,
+      arms,
+      filters,
+    } = yield* checkSearchInput(input, now)
     const read = <A>(f: () => A) => Effect.try({ try: f, catch: storageFailure("read", db.path) })
 
     const applied = {
