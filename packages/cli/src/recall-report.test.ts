@@ -404,6 +404,12 @@ describe("recall reports", () => {
     ).toContain(
       "The embedder changed (was embedded/use-lite/512/x): search now uses f's vectors; the earlier ones are kept for switching back.",
     )
+    // A server that moved and gives the same vectors keeps its space: said once.
+    const moved = { from: "http://a:1/v1", to: "http://b:2/v1", vectors: 1200, cosine: 0.999 }
+    expect(renderIndexSummary(run({}), { ...one, endpointMoved: moved }, null)).toContain(
+      "The embedding server moved from http://a:1/v1 to http://b:2/v1 and gives the same vectors; f keeps its 1,200 vectors.",
+    )
+    expect(renderIndexSummary(run({}), one, null)).not.toContain("moved")
     const many = run({ indexedNew: 2, turnsAdded: 3, chunksAdded: 4, markedMissing: 2 })
     expect(renderIndexSummary(many, { ...one, embedded: 5 }, null)).toContain(
       "Indexed 2 transcripts (2 new, 0 appended, 0 rewritten) in 0.3 s: 3 turns, 4 chunks;",

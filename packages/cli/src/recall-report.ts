@@ -467,6 +467,12 @@ export const renderIndexSummary = (
       lines.push(
         `The embedder changed (was ${embedding.switchedFrom}): search now uses ${embedding.fingerprint}'s vectors; the earlier ones are kept for switching back.`,
       )
+    // The OpenAI-compatible server moved (same vectors from the new address): its space is kept.
+    const moved = embedding.endpointMoved ?? null
+    if (moved !== null)
+      lines.push(
+        `The embedding server moved from ${moved.from} to ${moved.to}${moved.cosine === null ? "" : " and gives the same vectors"}; ${embedding.fingerprint} keeps its ${counted(moved.vectors, "vector")}.`,
+      )
   }
   if (embedding !== null && embedding.vectorsConverted > 0) {
     lines.push(

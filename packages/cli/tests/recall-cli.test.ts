@@ -1317,9 +1317,22 @@ describe("baton recall index modes", () => {
 })
 
 describe("baton recall with an OpenAI-compatible endpoint", () => {
-  /** A loopback endpoint answering 8-dimensional vectors; `failNext` answers 503 that many times. */
-  const startEndpoint = async () => {
-    const state = { failNext: 0, requests: 0 }
+  /** One model's 8-dimensional vector of a text. */
+  const modelA = (text: string): number[] =>
+    Array.from({ length: 8 }, (_, i) => 1 + ((text.charCodeAt(i) || 0) % 7))
+  /** Another model's: other directions for the same texts. */
+  const modelB = (text: string): number[] =>
+    Array.from(
+      { length: 8 },
+      (_, i) => ((text.charCodeAt(7 - i) || 0) % 5) - 2 + (i % 2 === 0 ? -0.5 : 0.5),
+    )
+
+  /**
+   * A loopback endpoint answering 8-dimensional vectors of `model`; `failNext` answers 503 that
+   * many times; `texts` counts the texts it was asked to embed.
+   */
+  const startEndpoint = async (model: (text: string) => number[] = modelA) => {
+    const state = { failNext: 0, requests: 0, texts: 0 }
     const server = createServer((req, res) => {
       const chunks: Buffer[] = []
       req.on("data", (c: Buffer) => chunks.push(c))
@@ -1332,10 +1345,8 @@ describe("baton recall with an OpenAI-compatible endpoint", () => {
           return
         }
         const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { input: string[] }
-        const data = body.input.map((text, index) => ({
-          index,
-          embedding: Array.from({ length: 8 }, (_, i) => 1 + ((text.charCodeAt(i) || 0) % 7)),
-        }))
+        state.texts += body.input.length
+        const data = body.input.map((text, index) => ({ index, embedding: model(text) }))
         res.writeHead(200, { "content-type": "application/json" })
         res.end(JSON.stringify({ data }))
       })
@@ -1347,7 +1358,7 @@ describe("baton recall with an OpenAI-compatible endpoint", () => {
 
   it("refuses to add another server's vectors to a space, names both endpoints, and status and search show it", async () => {
     const first = await startEndpoint()
-    const second = await startEndpoint()
+    const second = await startEndpoint(modelB)
     const { home, env: base } = homeWithHistory("endpoint-switch")
     const env = { ...base, BATON_EMBEDDER: "openai", BATON_EMBEDDINGS_MODEL: "m1" }
     try {
@@ -1381,8 +1392,12 @@ describe("baton recall with an OpenAI-compatible endpoint", () => {
       expect(out.embeddingNote).toContain(
         "set BATON_EMBEDDINGS_MODEL to a name unique to its model",
       )
-      // Only the dimension probe reached the new server: no document was embedded.
-      expect(second.state.requests - before).toBe(1)
+      expect(out.embeddingNote).toMatch(/differ from the stored ones: cosine -?\d\.\d\d, where/)
+      // Only the dimension probe and the comparison of stored texts reached the new server: no
+      // new document was embedded, and the space still names the first server.
+      expect(second.state.requests - before).toBe(2)
+      const refusedStatus = await runBaton(["recall", "status"], { env: switched })
+      expect(refusedStatus.stdout).toContain(`active, from ${first.url})`)
       // Search from there still answers, with a note naming both servers.
       const search = await runBaton(["recall", "search", "garden planner database", "--json"], {
         env: switched,
@@ -1402,6 +1417,54 @@ describe("baton recall with an OpenAI-compatible endpoint", () => {
     } finally {
       first.server.close()
       second.server.close()
+    }
+  }, 120_000)
+
+  it("adopts a server that moved (the same vectors of stored texts at another port) and keeps the space's vectors", async () => {
+    const first = await startEndpoint()
+    const moved = await startEndpoint()
+    const { home, env: base } = homeWithHistory("endpoint-moved")
+    const env = { ...base, BATON_EMBEDDER: "openai", BATON_EMBEDDINGS_MODEL: "m1" }
+    try {
+      const index = await runBaton(["recall", "index", "--json"], {
+        env: { ...env, BATON_EMBEDDINGS_URL: first.url },
+      })
+      expect(index.code, index.stderr).toBe(0)
+      const vectors = json(index.stdout).embedding.embedded as number
+      expect(vectors).toBeGreaterThan(3)
+      const mailer = "5b1f2c9e-8d4a-4f3b-9c2e-1a7d6e5f4b3c"
+      write(
+        join(home, ".claude", "projects", "-work-mailer", `${mailer}.jsonl`),
+        claudeLines(mailer, "/work/mailer", "2026-03-14T10:00:00.000Z", [
+          ["Which queue did we pick for the mailer?", "We picked a SQLite-backed queue."],
+        ]),
+      )
+      const movedEnv = { ...env, BATON_EMBEDDINGS_URL: moved.url }
+      const again = await runBaton(["recall", "index", "--json"], { env: movedEnv })
+      expect(again.code, again.stdout).toBe(0)
+      const out = json(again.stdout)
+      expect(out.embedding.endpointMoved).toMatchObject({ from: first.url, to: moved.url, vectors })
+      expect(out.embedding.endpointMoved.cosine).toBeGreaterThanOrEqual(0.98)
+      expect(out.embedding.switchedFrom).toBeNull()
+      const added = out.embedding.embedded as number
+      expect(added).toBeGreaterThan(0)
+      // The moved server embedded the dimension probe, the 3 compared texts and the new session's
+      // texts, none of the history again.
+      expect(moved.state.texts).toBe(1 + 3 + added)
+      const status = await runBaton(["recall", "status", "--json"], { env: movedEnv })
+      const space = (
+        json(status.stdout).embedders as Array<{ fingerprint: string; vectors: number }>
+      ).find((e) => e.fingerprint === "openai-compatible/m1/8")
+      expect(space).toMatchObject({ vectors: vectors + added, endpoint: moved.url })
+      // Search from the new address has no endpoint note.
+      const search = await runBaton(["recall", "search", "mailer queue", "--json"], {
+        env: movedEnv,
+      })
+      expect(search.code).toBe(0)
+      expect(JSON.stringify(json(search.stdout).degraded ?? null)).not.toContain("came from")
+    } finally {
+      first.server.close()
+      moved.server.close()
     }
   }, 120_000)
 

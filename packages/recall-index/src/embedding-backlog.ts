@@ -38,7 +38,14 @@ import {
 } from "./vector-code-store.js"
 import { int8Code } from "./vector-codes.js"
 import { vectorBlob } from "./vector-search.js"
-import { activateSpace, restoreActiveSpace } from "./vector-tables.js"
+import {
+  activateSpace,
+  cosineSimilarity,
+  endpointMismatch,
+  endpointSamples,
+  restoreActiveSpace,
+  SAME_VECTORS_COSINE,
+} from "./vector-tables.js"
 
 /**
  * When the backlog commits: batches share a transaction until one of these is reached. Each
@@ -114,6 +121,21 @@ export interface EmbedBacklogReport {
    * history is embedded again in the new space, or its vectors reused if it had them); else null.
    */
   readonly switchedFrom: string | null
+  /**
+   * The space's server moved: its stored endpoint was `from`, the embedder's is `to`, whose vectors
+   * of texts already embedded were the stored ones again (lowest `cosine`; null when the space held
+   * no vector to compare), so the space adopted `to` and keeps its `vectors`. Null (or absent, in
+   * a report of an earlier version) when the endpoint did not change.
+   */
+  readonly endpointMoved?: EndpointMove | null
+}
+
+/** A space's server that moved (see {@link EmbedBacklogReport.endpointMoved}). */
+export interface EndpointMove {
+  readonly from: string
+  readonly to: string
+  readonly vectors: number
+  readonly cosine: number | null
 }
 
 interface BacklogText {
@@ -293,7 +315,8 @@ const drain = (
         })
       }
     }
-    const active = yield* activateSpace(info.fingerprint, info.dim, info.endpoint)
+    const moved = yield* movedEndpoint(sqlite, path, embedder)
+    const active = yield* activateSpace(info.fingerprint, info.dim, info.endpoint, moved?.from)
     const store = yield* Effect.try({
       // Marking a text done looks its copies up by content hash: an indexing run that stopped
       // before building its deferred lookup indexes left them to whoever writes next.
@@ -425,7 +448,55 @@ const drain = (
       remaining,
       vectorsConverted: store.vectorsConverted,
       switchedFrom: active.switchedFrom,
+      endpointMoved: moved,
     } satisfies EmbedBacklogReport
+  })
+
+/**
+ * Whether the embedder's endpoint, another than the one its space was built with, is the same
+ * model at another address: it embeds a few texts the space holds (the lowest chunk ids with a
+ * vector) and compares with their stored vectors. The same vectors (cosine ≥
+ * {@link SAME_VECTORS_COSINE} for every text) → the move, which the activation adopts; others → the
+ * activation's refusal, with the cosine (an `EmbedderError`, before anything changed); a failed
+ * request fails the run as any embedding call does. Null when there is nothing to decide (no
+ * endpoint, the same one, none stored yet, no such space). A space with no vector moves unasked.
+ */
+const movedEndpoint = (
+  sqlite: Database,
+  path: string,
+  embedder: Embedder,
+): Effect.Effect<EndpointMove | null, EmbedderError | RecallStorageError> =>
+  Effect.gen(function* () {
+    const { info } = embedder
+    const to = info.endpoint
+    if (to === undefined || to === "") return null
+    const stored = yield* Effect.try({
+      try: () => endpointSamples(sqlite, info.fingerprint, info.dim),
+      catch: storageFailure("read", path),
+    })
+    const from = stored?.endpoint ?? null
+    if (stored === undefined || from === null || from === to) return null
+    if (stored.samples.length === 0) return { from, to, vectors: stored.vectors, cosine: null }
+    const texts = stored.samples.map((sample) => ({ hash: "", text: sample.text }))
+    const vectors = yield* embedder
+      .embedDocuments(texts.map((t) => t.text))
+      .pipe(
+        Effect.flatMap((vectors) =>
+          checkVectors(info.provider, info.dim, info.inProcess !== true, texts, vectors),
+        ),
+      )
+    let cosine = 1
+    stored.samples.forEach((sample, i) => {
+      const vector = vectors[i]
+      cosine = Math.min(cosine, vector === undefined ? 0 : cosineSimilarity(sample.vector, vector))
+    })
+    if (cosine >= SAME_VECTORS_COSINE) return { from, to, vectors: stored.vectors, cosine }
+    return yield* new EmbedderError({
+      provider: info.provider,
+      failure: "bad_request",
+      retryable: false,
+      reason: endpointMismatch(info.fingerprint, from, to, cosine),
+    })
   })
 
 const checkVectors = (

@@ -1,7 +1,9 @@
 // Per-embedder vec0 tables and the embedding backlog, on a real temp-file database.
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { activateEmbedder, forgetSessions, RecallDatabase } from "@baton/recall-index"
+import { activateEmbedder, embedBacklog, forgetSessions, RecallDatabase } from "@baton/recall-index"
+import type { Embedder } from "@baton/recall-index"
+import { makeDeterministicEmbedder } from "@baton/recall-index/testing"
 import { indexedFixture, withIndex } from "./index-harness.js"
 
 const cleanups: Array<() => void> = []
@@ -129,5 +131,65 @@ describe("activateEmbedder", () => {
     // An embedder naming no endpoint (Voyage, the embedded ones) leaves it as it is.
     await withIndex(dataDir, activateEmbedder("openai-compatible/m/4", 4))
     expect(await endpointOf("openai-compatible/m/4")).toBe(b)
+  })
+
+  it("adopts the endpoint of a server that moved (the same vectors of stored texts), refuses one that gives others", async () => {
+    const { dataDir, dispose } = await indexedFixture(3)
+    cleanups.push(dispose)
+    const at = (endpoint: string, flip = false) => {
+      const inner = makeDeterministicEmbedder({ dim: 64 })
+      const embedder: Embedder = {
+        ...inner,
+        info: { ...inner.info, endpoint },
+        // Another model behind the same name: the same texts, other directions.
+        embedDocuments: (texts) =>
+          flip
+            ? inner.embedDocuments(texts).pipe(Effect.map((vs) => vs.map((v) => v.reverse())))
+            : inner.embedDocuments(texts),
+      }
+      return { inner, embedder }
+    }
+    const a = "http://127.0.0.1:8080/v1"
+    const b = "http://127.0.0.1:9090/v1"
+    const c = "http://10.0.0.2:8080/v1"
+    // A space that holds no vector yet takes a new endpoint without comparing.
+    const empty = "http://127.0.0.1:7070/v1"
+    await withIndex(dataDir, activateEmbedder(at(a).inner.info.fingerprint, 64, empty))
+    const start = at(a)
+    const first = await withIndex(dataDir, embedBacklog(start.embedder))
+    expect(first.endpointMoved).toEqual({ from: empty, to: a, vectors: 0, cosine: null })
+    expect(start.inner.embeddedTexts()).toBe(first.embedded)
+    const vectors = first.embedded
+    const state = () =>
+      withIndex(
+        dataDir,
+        RecallDatabase.use((db) =>
+          Effect.sync(() =>
+            db.sqlite.prepare("select endpoint, vector_count as vectors from embedders").get(),
+          ),
+        ),
+      )
+    // Moved: only the compared texts are sent, the space keeps its vectors and takes the endpoint.
+    const moved = at(b)
+    const adopted = await withIndex(dataDir, embedBacklog(moved.embedder))
+    expect(adopted.endpointMoved).toMatchObject({ from: a, to: b, vectors })
+    expect(adopted.endpointMoved?.cosine).toBeGreaterThanOrEqual(0.99)
+    expect(adopted.embedded).toBe(0)
+    expect(moved.inner.embeddedTexts()).toBe(3)
+    expect(await state()).toEqual({ endpoint: b, vectors })
+    // Once adopted, nothing more is compared.
+    const again = await withIndex(dataDir, embedBacklog(moved.embedder))
+    expect(again.endpointMoved).toBeNull()
+    expect(moved.inner.embeddedTexts()).toBe(3)
+    // Other vectors: refused as before, with the cosine; nothing changed.
+    const other = at(c, true)
+    const refused = await withIndex(dataDir, Effect.flip(embedBacklog(other.embedder)))
+    expect(refused).toMatchObject({ _tag: "EmbedderError", failure: "bad_request" })
+    expect(refused.message).toContain(
+      `holds vectors from ${b}, but BATON_EMBEDDINGS_URL now names ${c}`,
+    )
+    expect(refused.message).toMatch(/differ from the stored ones: cosine -?0\.\d\d, where/)
+    expect(other.inner.embeddedTexts()).toBe(3)
+    expect(await state()).toEqual({ endpoint: b, vectors })
   })
 })
