@@ -125,6 +125,7 @@ describe("recall reports", () => {
           headless: true,
           subagent: false,
           forkedFrom: null,
+          sameTextSessions: 0,
           text: "Use backoff.",
           textTruncated: false,
           snippet: "Use backoff.",
@@ -228,6 +229,10 @@ describe("recall reports", () => {
     expect(
       renderSearch({ ...result, hits: [{ ...result.hits[0]!, forkedFrom: "root-1" }] }),
     ).toContain("· assistant · headless · forked from root-1  (words #1, meaning #4)")
+    // The same text in other sessions is one hit that says how many more hold it.
+    expect(
+      renderSearch({ ...result, hits: [{ ...result.hits[0]!, sameTextSessions: 2 }] }),
+    ).toContain("· headless · same text in 2 other sessions (grep lists each)  (words #1")
   })
 
   it("lists recent sessions, naming the one a fork came from", () => {

@@ -131,6 +131,10 @@ export const renderSearch = (result: RecallSearchResult): string => {
     if (h.headless) where.push("headless")
     if (h.subagent) where.push("subagent")
     if (h.forkedFrom !== null) where.push(`forked from ${h.forkedFrom}`)
+    if (h.sameTextSessions > 0)
+      where.push(
+        `same text in ${h.sameTextSessions} other session${h.sameTextSessions === 1 ? "" : "s"} (grep lists each)`,
+      )
     lines.push(`${h.rank}. ${where.join(" · ")}  (${scoreNote(h)})`)
     lines.push(indent(h.snippet))
     lines.push(`   baton recall expand ${h.sessionId} ${h.turnId}`)

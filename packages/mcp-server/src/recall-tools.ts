@@ -369,6 +369,12 @@ const hit = z.object({
     .describe(
       "the session this hit's session was forked from (it starts with a copy of its turns)",
     ),
+  same_text_sessions: z
+    .number()
+    .int()
+    .describe(
+      "other sessions among the candidates holding this hit's exact text (a fork's copy, a resumed session, the same prompt typed again), folded into this one hit; grep lists each",
+    ),
   text: z.string().describe("the matching chunk (bounded)"),
   text_truncated: z.boolean(),
   snippet: z.string(),
@@ -519,6 +525,7 @@ export const recallSearchTool = defineBatonTool({
         headless: h.headless,
         subagent: h.subagent,
         forked_from: h.forkedFrom,
+        same_text_sessions: h.sameTextSessions,
         text: h.text,
         text_truncated: h.textTruncated,
         snippet: h.snippet,

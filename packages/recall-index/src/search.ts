@@ -246,6 +246,12 @@ export interface RecallHit {
    * says where its history came from. Null for a session that starts with its own turn.
    */
   readonly forkedFrom: string | null
+  /**
+   * How many other sessions among the search's candidates hold this hit's exact text (a fork's
+   * copy, a resumed session, the same prompt typed again): shown once, here, and counted instead
+   * of listed. `grep` lists every one.
+   */
+  readonly sameTextSessions: number
   /** The chunk text, at most `textChars`. */
   readonly text: string
   readonly textTruncated: boolean
@@ -822,6 +828,8 @@ export const searchRecall = (
       }
       return parentSessions.get(row.session_row) ?? null
     }
+    // Every session (source + id) seen holding each text, across the calls of `distinct`.
+    const textSessions = new Map<string, Set<string>>()
     const distinct = <T extends { readonly id: number }>(list: ReadonlyArray<T>) =>
       read(() => {
         const keptText = new Map<string, number>()
@@ -830,6 +838,9 @@ export const searchRecall = (
         for (const f of list) {
           const row = rows.get(f.id)
           if (row === undefined || seenTurns.has(row.turn_row)) continue
+          let holders = textSessions.get(row.content_hash)
+          if (holders === undefined) textSessions.set(row.content_hash, (holders = new Set()))
+          holders.add(`${row.source}\u0000${row.session_id}`)
           const at = keptText.get(row.content_hash)
           if (at === undefined) {
             keptText.set(row.content_hash, kept.length)
@@ -1030,6 +1041,7 @@ export const searchRecall = (
         headless: row.headless === 1,
         subagent: row.subagent === 1,
         forkedFrom: parentSessions.get(row.session_row) ?? null,
+        sameTextSessions: Math.max(0, (textSessions.get(row.content_hash)?.size ?? 1) - 1),
         text: text.text,
         textTruncated: text.truncated,
         snippet: snippetFor(full, terms, snippetChars),

@@ -502,6 +502,8 @@ describe("searchRecall de-duplication", () => {
       const texts = result.hits.map((h) => h.text)
       expect(texts.filter((t) => t.startsWith("Invoices are archived"))).toHaveLength(1)
       expect(new Set(texts).size).toBe(texts.length)
+      // Each hit counts the other session holding its text, instead of listing it.
+      expect(result.hits.map((h) => h.sameTextSessions)).toEqual(result.hits.map(() => 1))
     } finally {
       forked.dispose()
     }
