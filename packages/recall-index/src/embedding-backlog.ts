@@ -54,7 +54,10 @@ import {
  * page once for many batches. Measured on 84 000 texts of 512 dimensions, writes only: one
  * commit per 512-text batch 4.25–4.33 s and 703 MB written, 8 192 texts per commit 3.71–3.74 s
  * and 371 MB. Savepoints per batch (as the indexer's per-file units) cost more than they saved
- * there (12.5 s): a failed batch rolls its whole commit back instead.
+ * there (12.5 s): a failed batch rolls its whole commit back instead. Grouping is for in-process
+ * embedders: with a provider across the network (`inProcess` not true) each batch commits as it
+ * is written, and what was marked done commits before the requests go out, so the write lock is
+ * never held while waiting for a server (another writer would wait on it, then fail as busy).
  */
 export const EMBED_COMMIT_LIMITS: CommitGroupLimits = {
   maxMs: 1_000,
@@ -344,6 +347,8 @@ const drain = (
     let renewedAt = yield* Clock.currentTimeMillis
     const progress = () => options.onProgress?.({ done, total: active.backlog, embedded, reused })
 
+    // A provider across the network: no transaction stays open while its requests are out.
+    const remote = info.inProcess !== true
     const fill = Effect.gen(function* () {
       while (embedded < maxTexts) {
         const want = Math.min(batchSize * concurrency, maxTexts - embedded)
@@ -361,6 +366,8 @@ const drain = (
           })
           reused += page.known.length
         }
+        if (remote && page.texts.length > 0)
+          yield* Effect.try({ try: store.commit, catch: storageFailure("write", path) })
         const groups: BacklogText[][] = []
         for (let at = 0; at < page.texts.length; at += batchSize) {
           groups.push(page.texts.slice(at, at + batchSize))
@@ -376,7 +383,11 @@ const drain = (
               Effect.flatMap((vectors) =>
                 Effect.flatMap(Clock.currentTimeMillis, (now) =>
                   Effect.try({
-                    try: () => store.write(group, vectors, now),
+                    try: () => {
+                      const resolved = store.write(group, vectors, now)
+                      if (remote) store.commit()
+                      return resolved
+                    },
                     catch: storageFailure("write", path),
                   }),
                 ),

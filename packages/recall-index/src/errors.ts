@@ -163,9 +163,11 @@ export class RecallStorageError extends Data.TaggedError("RecallStorageError")<{
       )
     if (/^written by a newer Baton/.test(this.reason))
       return (
-        `the recall index at ${this.path} was ${this.reason}: update Baton to use it, or set ` +
-        "BATON_DATA_DIR to another directory for a separate index of this version's own; the " +
-        "index is left as it is"
+        `the recall index at ${this.path} was ${this.reason}. If you have just updated Baton, ` +
+        "this process is the previous version still running: restart it (an agent's MCP server " +
+        "restarts with the agent session; a 'baton recall index --watch' by running it again). " +
+        "Otherwise update Baton to use this index, or set BATON_DATA_DIR to another directory " +
+        "for a separate index of this version's own; the index is left as it is"
       )
     return `recall index ${this.operation} failed at ${this.path}: ${this.reason}`
   }

@@ -1,6 +1,7 @@
 // The embedding backlog and vector search on a real temp-file database with the deterministic
 // embedder: dedupe by content hash, resume after a crash, clean re-embed on an embedder switch,
 // KNN neighbours, the indexer lock.
+import Database from "better-sqlite3"
 import { Effect, Layer } from "effect"
 import { spawn } from "node:child_process"
 import { join } from "node:path"
@@ -430,6 +431,36 @@ describe("embedBacklog", () => {
     // A local model's zero vector (a text of no word it knows) is stored as it is.
     const local = await withIndex(dataDir, embedBacklog(zeros(true)))
     expect(local.remaining).toBe(0)
+  })
+
+  it("holds no write transaction while a provider across the network answers", async () => {
+    const dataDir = await freshIndex("remote-no-lock")
+    const inner = makeDeterministicEmbedder({ dim: 64 })
+    // While each request is out, another process must be able to write (a search's migration,
+    // an index run of another version): its BEGIN IMMEDIATE with no wait succeeds or not.
+    const writable: Array<boolean> = []
+    const probe = () => {
+      const other = new Database(join(dataDir, "recall-index.db"), { timeout: 0 })
+      try {
+        other.exec("BEGIN IMMEDIATE")
+        other.exec("ROLLBACK")
+        writable.push(true)
+      } catch {
+        writable.push(false)
+      } finally {
+        other.close()
+      }
+    }
+    const remote: Embedder = {
+      ...inner,
+      info: { ...inner.info, inProcess: false },
+      embedDocuments: (texts) =>
+        Effect.sync(probe).pipe(Effect.flatMap(() => inner.embedDocuments(texts))),
+    }
+    const report = await withIndex(dataDir, embedBacklog(remote, { batchSize: 4, concurrency: 1 }))
+    expect(report.remaining).toBe(0)
+    expect(writable.length).toBeGreaterThan(3)
+    expect(writable.every((ok) => ok)).toBe(true)
   })
 
   it("switching embedder re-embeds everything into a new space, keeps the old one, and switching back reuses it", async () => {

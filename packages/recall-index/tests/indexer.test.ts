@@ -202,8 +202,11 @@ describe("an index a newer Baton wrote", () => {
     expect(error).toMatchObject({ _tag: "RecallStorageError", operation: "open" })
     expect(error?.message).toBe(
       `the recall index at ${path} was written by a newer Baton (schema version ${NEWER}; this one ` +
-        `knows up to ${RECALL_SCHEMA_VERSION}): update Baton to use it, or set BATON_DATA_DIR to another directory for a ` +
-        "separate index of this version's own; the index is left as it is",
+        `knows up to ${RECALL_SCHEMA_VERSION}). If you have just updated Baton, this process is the ` +
+        "previous version still running: restart it (an agent's MCP server restarts with the agent " +
+        "session; a 'baton recall index --watch' by running it again). Otherwise update Baton to " +
+        "use this index, or set BATON_DATA_DIR to another directory for a separate index of this " +
+        "version's own; the index is left as it is",
     )
     expect(readFileSync(path).equals(before)).toBe(true)
   })
