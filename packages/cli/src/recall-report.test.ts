@@ -46,6 +46,7 @@ const statusOf = (): RecallStatus =>
     missingFiles: 0,
     missingLookupIndexes: [],
     lexicalBacklog: 0,
+    olderParserFiles: 0,
     failingFiles: 0,
     failing: [],
     quarantined: [],
@@ -525,6 +526,11 @@ describe("recall reports", () => {
       "  /h/9.jsonl — 1 line: 1 not a JSON object\n  … and 2 more\n",
     )
     expect(renderStatus(statusOf())).not.toContain("Skipped")
+    // Transcripts an earlier version's parser read: the next run reads them again.
+    expect(renderStatus({ ...statusOf(), olderParserFiles: 218 })).toContain(
+      "Parser: 218 transcripts read by an earlier version of Baton; the next 'baton recall index' reads them again (the plugin's SessionStart hook runs one)\n",
+    )
+    expect(renderStatus(statusOf())).not.toContain("Parser:")
     // The last embedding run's failure, shown until a run succeeds.
     const failed = {
       ...statusOf(),

@@ -399,6 +399,10 @@ export const renderStatus = (status: RecallStatus, embedder?: EmbedderSelection)
         : `Lookup indexes: ${names} missing, left by an indexing run that stopped early; searches are slower until 'baton recall index' builds them`,
     )
   }
+  if (status.olderParserFiles > 0)
+    lines.push(
+      `Parser: ${transcriptCount(status.olderParserFiles)} read by an earlier version of Baton; ${status.indexing !== null ? "the running index run reads them again" : "the next 'baton recall index' reads them again (the plugin's SessionStart hook runs one)"}`,
+    )
   if (status.lexicalBacklog > 0) {
     const waiting = counted(status.lexicalBacklog, "chunk")
     lines.push(

@@ -1290,6 +1290,12 @@ export const recallStatusOutput = {
     .describe(
       "lookup indexes absent: deferred by a running indexer or left by one that stopped early; results are right, searches slower until an index run builds them",
     ),
+  older_parser_files: z
+    .number()
+    .int()
+    .describe(
+      "indexed transcripts an earlier Baton's parser read (after an update): the next index run reads them again; until then their records are as that version made them",
+    ),
   lexical_backlog: z
     .number()
     .int()
@@ -1412,6 +1418,7 @@ export const recallStatusTool = defineBatonTool({
         files_with_problems: [],
         deleted_transcripts_kept: 0,
         missing_lookup_indexes: [],
+        older_parser_files: 0,
         lexical_backlog: 0,
         skipped_lines: null,
         roots: rootList,
@@ -1449,6 +1456,7 @@ export const recallStatusTool = defineBatonTool({
       ],
       deleted_transcripts_kept: s.missingFiles,
       missing_lookup_indexes: [...s.missingLookupIndexes],
+      older_parser_files: s.olderParserFiles,
       lexical_backlog: s.lexicalBacklog,
       skipped_lines:
         s.skippedLines === null

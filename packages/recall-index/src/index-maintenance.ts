@@ -15,6 +15,7 @@ import { acquireIndexLock, IndexerProcess } from "./index-lock.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
 import type { RecallDatabaseShape } from "./recall-database.js"
 import { scopeClause } from "./recall-filters.js"
+import { TRANSCRIPT_PARSER_VERSION } from "./transcript-parser.js"
 import { decodeRows } from "./stored-rows.js"
 import type { IndexRunReport, RunSkippedLines } from "./indexer.js"
 import { addSkippedLines, decodeSkippedLines } from "./skipped-lines.js"
@@ -449,6 +450,12 @@ export interface IndexStatus {
    * are not counted.
    */
   readonly skippedLines: IndexSkippedLines | null
+  /**
+   * Indexed transcripts an older version's parser read (`TRANSCRIPT_PARSER_VERSION`, after an
+   * update): the next index run reads them again whole; until then their rows are as that
+   * version made them (e.g. grep still finds what the new parser skips).
+   */
+  readonly olderParserFiles: number
 }
 
 const Counts = Schema.Struct({
@@ -462,6 +469,7 @@ const Counts = Schema.Struct({
   retained: Schema.Number,
   failing: Schema.Number,
   forgotten: Schema.Number,
+  older_parser: Schema.Number,
   newest: Schema.NullOr(Schema.String),
 })
 
@@ -559,9 +567,11 @@ export const indexStatus = (
                  where f.status = 'missing') as retained,
               (select count(*) from files where status = 'failed') as failing,
               (select count(*) from files where status = 'forgotten') as forgotten,
+              (select count(*) from files where status = 'indexed' and resumable = 1
+                 and parser_version < ?) as older_parser,
               (select max(timestamp) from turns) as newest`,
           )
-          .get(),
+          .get(TRANSCRIPT_PARSER_VERSION),
       ),
     )
     // Files of one status with their failures, by path (`limit` -1: all of them).
@@ -609,6 +619,7 @@ export const indexStatus = (
       retainedSessions: counts.retained,
       failingFiles: counts.failing,
       forgottenFiles: counts.forgotten,
+      olderParserFiles: counts.older_parser,
       failing,
       quarantined,
       lastRun,

@@ -131,6 +131,10 @@ describe("parser versions", () => {
     )
     expect(migrated).toBe(String(RECALL_SCHEMA_VERSION))
     expect(await parserVersions(f.dataDir)).toEqual([{ v: 1, n: f.report.indexedNew }])
+    // Status says how many an earlier parser read, until the next run reads them again.
+    const olderParser = async () =>
+      (await withIndex(f.dataDir, indexStatus(Date.now()))).olderParserFiles
+    expect(await olderParser()).toBe(f.report.indexedNew)
     // Parser 2 masks passwords in URLs, which parser 1 (schema 9's) left as they were.
     expect(V).toBeGreaterThan(1)
     expect(await runIndex(f.dataDir, { environment: f.environment })).toMatchObject({
@@ -138,5 +142,6 @@ describe("parser versions", () => {
       reparsed: f.report.indexedNew,
     })
     expect(await parserVersions(f.dataDir)).toEqual([{ v: V, n: f.report.indexedNew }])
+    expect(await olderParser()).toBe(0)
   })
 })
