@@ -268,4 +268,27 @@ describe("results of Baton's own recall tools", () => {
       ["t6", false],
     ])
   })
+
+  it("remembers a call whose result the next parse call reads (a live session's file)", () => {
+    const lines = [
+      user("u0", "what did we decide about retries?"),
+      call("a1", "t1", "mcp__plugin_baton_baton__recall_search"),
+      result("u1", ["t1"]),
+      call("a2", "t2", "Bash"),
+      result("u2", ["t2"]),
+    ]
+    const head = parseTranscriptBytes(file, bytes(lines.slice(0, 2)))
+    // Carried as JSON, as the index stores it; only calls still awaiting a result.
+    expect(head.state.claude).toEqual({ recallCalls: ["t1"] })
+    const rest = parseTranscriptBytes(
+      file,
+      bytes(lines.slice(2)),
+      JSON.parse(JSON.stringify(head.state)) as ParseResult["state"],
+    )
+    expect(outputs(rest)).toEqual([
+      ["t1", true],
+      ["t2", false],
+    ])
+    expect(rest.state.claude).toBeUndefined()
+  })
 })

@@ -26,7 +26,7 @@ import type { ReadType } from "./lenient-schema.js"
 import type { SplitLine } from "./line-splitter.js"
 import { rawRecordBuilder, sanitizedJson } from "./raw-render.js"
 import { maskTranscriptText } from "./secret-masking.js"
-import type { RawRecord, RawRecordKind, SurfaceText } from "./transcript-model.js"
+import type { ClaudeParseState, RawRecord, RawRecordKind, SurfaceText } from "./transcript-model.js"
 import { normaliseTimestamp } from "./turn-assembler.js"
 import type { TurnAssembler } from "./turn-assembler.js"
 
@@ -197,7 +197,12 @@ export interface ClaudeReaderContext {
   readonly maxRawTextChars: number
   /** Session id used when a record has none (the file name's UUID, else its stem). */
   readonly fallbackSessionId: string
+  /** What the previous parse call of this file carried over. */
+  readonly prior: ClaudeParseState | undefined
 }
+
+/** Most recall calls remembered awaiting their results (the oldest are forgotten first). */
+const PENDING_RECALL_CALLS = 64
 
 /** Renders a tool_result `content` (string, blocks, null). */
 const renderToolResult = (content: unknown): string => {
@@ -229,9 +234,10 @@ export const createClaudeReader = (context: ClaudeReaderContext) => {
   const { assembler, includeSidechains, maxRawTextChars } = context
 
   const raw = rawRecordBuilder(assembler.stats, maxRawTextChars)
-  // Tool call ids of recall tools seen in this parse call. A result whose call was read by an
-  // earlier call (an append split between the two lines) stays grep-able: a copy shown, not lost.
-  const recallCalls = new Set<string>()
+  // Tool call ids of recall tools whose results have not been read yet, carried across parse
+  // calls: a live session's file is often read between a call and its result (the SessionStart
+  // hook's index run during the session).
+  const recallCalls = new Set<string>(context.prior?.recallCalls ?? [])
 
   const surfaceOf = (line: SplitLine, role: "user" | "assistant", text: string): SurfaceText => {
     const masked = maskTranscriptText(text)
@@ -283,6 +289,7 @@ export const createClaudeReader = (context: ClaudeReaderContext) => {
         recallOutput = results.every(
           (b) => b.tool_use_id !== undefined && recallCalls.has(b.tool_use_id),
         )
+        for (const b of results) if (b.tool_use_id !== undefined) recallCalls.delete(b.tool_use_id)
       } else {
         promptText = blocks
           .map((b) =>
@@ -346,7 +353,11 @@ export const createClaudeReader = (context: ClaudeReaderContext) => {
           if (kind === "message" && surface.length === 0) kind = "reasoning"
           break
         case "tool_use":
-          if (b.id !== undefined && isBatonRecallToolName(b.name)) recallCalls.add(b.id)
+          if (b.id !== undefined && isBatonRecallToolName(b.name)) {
+            recallCalls.add(b.id)
+            if (recallCalls.size > PENDING_RECALL_CALLS)
+              recallCalls.delete(recallCalls.values().next().value!)
+          }
           parts.push({
             rank: 0,
             text: `${b.name ?? "tool"} ${sanitizedJson(b.input ?? {}, maxRawTextChars)}`,
@@ -558,5 +569,8 @@ export const createClaudeReader = (context: ClaudeReaderContext) => {
     )
   }
 
-  return { handle }
+  /** State to carry into the next call. */
+  const state = (): ClaudeParseState => ({ recallCalls: [...recallCalls] })
+
+  return { handle, state }
 }

@@ -90,4 +90,24 @@ describe("a stored parse state", () => {
     const decoded = await Effect.runPromise(decodeParseState("/r.jsonl", JSON.stringify(state)))
     expect(decoded).toEqual(state)
   })
+
+  it("keeps the recall calls a Claude parse carries to the next call", async () => {
+    const call = {
+      type: "assistant",
+      uuid: "a1",
+      sessionId: "0d1f7c52-5b8e-4a8e-9f3a-2b7c9d1e4f60",
+      timestamp: "2026-12-04T03:48:16.000Z",
+      message: {
+        role: "assistant",
+        content: [{ type: "tool_use", id: "t1", name: "mcp__baton__grep", input: {} }],
+      },
+    }
+    const { state } = parseTranscriptBytes(
+      { source: "claude", path: "/p/0d1f7c52-5b8e-4a8e-9f3a-2b7c9d1e4f60.jsonl" },
+      new TextEncoder().encode(JSON.stringify(call) + "\n"),
+    )
+    expect(state.claude).toEqual({ recallCalls: ["t1"] })
+    const decoded = await Effect.runPromise(decodeParseState("/p", JSON.stringify(state)))
+    expect(decoded).toEqual(state)
+  })
 })

@@ -59,6 +59,7 @@ const ParseStateSchema = Schema.Struct({
       lastSummary: opt(Schema.String),
     }),
   ),
+  claude: opt(Schema.Struct({ recallCalls: Schema.Array(Schema.String) })),
 })
 
 const ParseStateJson = Schema.fromJsonString(ParseStateSchema)

@@ -161,6 +161,12 @@ export interface CodexParseState {
   readonly lastSummary?: string
 }
 
+/** Claude-only state carried between parse calls. */
+export interface ClaudeParseState {
+  /** Tool call ids of Baton's recall tools whose results were not read yet. */
+  readonly recallCalls: ReadonlyArray<string>
+}
+
 /** Everything needed to resume parsing an append-only file at `nextOffset`. JSON-serialisable. */
 export interface ParseState {
   readonly version: 1
@@ -170,6 +176,7 @@ export interface ParseState {
   readonly openTurn?: OpenTurnState
   readonly sessions: ReadonlyArray<TranscriptSession>
   readonly codex?: CodexParseState
+  readonly claude?: ClaudeParseState
 }
 
 /** The result of one parse call over `[stats.firstOffset, stats.nextOffset)`. */

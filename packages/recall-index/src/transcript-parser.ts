@@ -106,7 +106,7 @@ export const createTranscriptParser = (
       : undefined
   const claude =
     input.source === "claude"
-      ? createClaudeReader({ ...common, fallbackSessionId: fallback })
+      ? createClaudeReader({ ...common, fallbackSessionId: fallback, prior: prior?.claude })
       : undefined
   const splitter = createLineSplitter(firstOffset, (line) => {
     const stats = assembler.stats
@@ -129,6 +129,7 @@ export const createTranscriptParser = (
       assembler.stats.nextOffset = nextOffset
       assembler.stats.truncatedTail = pending
       const done = assembler.finish()
+      const claudeState = claude?.state()
       const state: ParseState = {
         version: 1,
         source: input.source,
@@ -137,6 +138,9 @@ export const createTranscriptParser = (
         ...(done.openTurn !== undefined ? { openTurn: done.openTurn } : {}),
         sessions: done.sessions,
         ...(codex !== undefined ? { codex: codex.state() } : {}),
+        ...(claudeState !== undefined && claudeState.recallCalls.length > 0
+          ? { claude: claudeState }
+          : {}),
       }
       return {
         sessions: done.sessions,
