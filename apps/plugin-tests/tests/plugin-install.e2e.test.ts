@@ -42,6 +42,24 @@ import {
 import { describe, expect, it } from "vitest"
 
 const run = promisify(execFile)
+
+/**
+ * Runs `baton recall index` to completion: the plugin's SessionStart hook may still be indexing
+ * in the background (the run then refuses at once as busy), so it tries again for up to 60 s.
+ */
+const indexWhenFree = async (env: Record<string, string | undefined>): Promise<void> => {
+  for (let attempt = 0; ; attempt++) {
+    const out = await run(process.execPath, [cliBin, "recall", "index", "--json"], { env }).catch(
+      (error: { stdout?: string }) => ({ stdout: error.stdout ?? "" }),
+    )
+    const report = JSON.parse(out.stdout || "{}") as { ok?: boolean; error?: { _tag?: string } }
+    if (report.ok === true) return
+    if (report.error?._tag !== "IndexBusyError" || attempt >= 120) {
+      throw new Error(`baton recall index failed: ${out.stdout}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+}
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..")
 const cliBin = join(repoRoot, "packages/cli/dist/bin.js")
 
@@ -232,7 +250,7 @@ describe("Codex plugin environment", () => {
 
     // The rollout keeps the tool's answer, but grep skips it: a copy of what recall already
     // knows (its data directory's path appears nowhere else in the session).
-    await run(process.execPath, [cliBin, "recall", "index", "--json"], { env })
+    await indexWhenFree(env)
     const grep = async (...flags: Array<string>) => {
       const out = await run(
         process.execPath,
@@ -329,7 +347,7 @@ describe("Claude Code plugin", () => {
 
     // The later session's transcript holds that answer again, as the tool's result: grep skips
     // the copy and finds the decision where it was made.
-    await run(process.execPath, [cliBin, "recall", "index", "--json"], { env })
+    await indexWhenFree(env)
     const grep = async (...flags: Array<string>) => {
       const out = await run(
         process.execPath,
