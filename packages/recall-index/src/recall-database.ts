@@ -173,6 +173,27 @@ interface DriverModule {
   readonly default: typeof BetterSqlite3
 }
 
+/**
+ * `journal_mode = WAL`, retried while SQLite answers SQLITE_BUSY, until `timeoutMs` has passed.
+ * The busy timeout alone does not cover it: the switch reads the file, then upgrades to a write,
+ * and when another connection holds the write lock meanwhile (another process switching the same
+ * new file, or migrating it), SQLite answers at once, without waiting, to avoid a deadlock
+ * (processes opening a new index together failed "database is locked" about 1 open in 600).
+ */
+const switchToWal = async (db: Database, timeoutMs: number): Promise<void> => {
+  const started = Date.now()
+  for (;;) {
+    try {
+      db.pragma("journal_mode = WAL")
+      return
+    } catch (error) {
+      const code = (error as { code?: unknown }).code
+      if (code !== "SQLITE_BUSY" || Date.now() - started >= timeoutMs) throw error
+      await new Promise((resolve) => setTimeout(resolve, 5 + Math.floor(Math.random() * 20)))
+    }
+  }
+}
+
 const openFile = (
   path: string,
   busyTimeoutMs: number,
@@ -188,8 +209,9 @@ const openFile = (
         registerRecallFunctions(db)
         // The busy timeout first: switching a new file to WAL takes a lock another process
         // opening it at the same moment may hold.
-        db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`)
-        db.pragma("journal_mode = WAL")
+        const timeout = Math.max(0, Math.floor(busyTimeoutMs))
+        db.pragma(`busy_timeout = ${timeout}`)
+        await switchToWal(db, timeout)
         db.pragma("foreign_keys = ON")
         db.pragma("synchronous = NORMAL")
         db.pragma("cache_size = -65536")

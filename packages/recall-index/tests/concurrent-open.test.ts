@@ -10,7 +10,13 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import Database from "better-sqlite3"
 import { afterAll, describe, expect, it } from "vitest"
-import { RECALL_DATABASE_FILE, RECALL_SCHEMA_VERSION } from "@baton/recall-index"
+import { Effect } from "effect"
+import {
+  RECALL_DATABASE_FILE,
+  RECALL_SCHEMA_VERSION,
+  RecallDatabase,
+  recallDatabaseLayer,
+} from "@baton/recall-index"
 
 const child = fileURLToPath(new URL("./fixtures/open-child.mjs", import.meta.url))
 const run = promisify(execFile)
@@ -69,4 +75,34 @@ describe("processes opening a new index at once", () => {
     expect(schemaOf(dataDir).version).toBe(String(RECALL_SCHEMA_VERSION))
     expect(existsSync(lock)).toBe(false)
   }, 60_000)
+
+  it("wait out a write lock held while the new file is switched to WAL", async () => {
+    // Deterministic form of a race seen in CI: another connection holds the write lock of the new
+    // file (still in rollback mode) when this one switches it to WAL. SQLite answers that switch
+    // SQLITE_BUSY at once, busy timeout or not; the open must wait for the lock instead.
+    const dataDir = join(root, "write-locked")
+    mkdirSync(dataDir)
+    const other = new Database(join(dataDir, RECALL_DATABASE_FILE))
+    other.exec("create table other_writer (x)")
+    other.exec("begin immediate")
+    const released = setTimeout(() => other.exec("commit"), 300)
+    try {
+      const outcome = await Effect.runPromise(
+        Effect.result(
+          Effect.scoped(
+            Effect.gen(function* () {
+              const db = yield* RecallDatabase
+              return db.sqlite.pragma("journal_mode", { simple: true })
+            }).pipe(Effect.provide(recallDatabaseLayer({ dataDir }))),
+          ),
+        ),
+      )
+      expect(outcome._tag === "Success" ? outcome.success : outcome.failure.message).toBe("wal")
+      expect(other.inTransaction).toBe(false)
+    } finally {
+      clearTimeout(released)
+      other.close()
+    }
+    expect(schemaOf(dataDir).version).toBe(String(RECALL_SCHEMA_VERSION))
+  })
 })
