@@ -17,6 +17,7 @@ import type { Database, Statement } from "better-sqlite3"
 import * as crypto from "node:crypto"
 import { CONTENT_HASH_CHARS } from "./recall-schema.js"
 import { chunkText } from "./chunker.js"
+import { trimWal } from "./recall-database.js"
 import { makeFileRowsRemoval } from "./session-counts.js"
 import { TRANSCRIPT_PARSER_VERSION } from "./transcript-parser.js"
 import {
@@ -83,9 +84,10 @@ export const RUN_WAL_CHECKPOINT_PAGES = 16_384
  * Raises SQLite's automatic checkpoint threshold for the duration of an indexing run (or an
  * embedding run: `embedBacklog` defers them the same way); the returned function restores the
  * prior threshold, so the next commit (the run releasing its lock) checkpoints if the WAL is past
- * it, as it would have without the run — a small run pays no extra fsync. Durability is
- * unchanged: every commit is in the WAL either way. Raising throws driver errors (callers wrap
- * them); restoring never throws, so it can run in any finalizer.
+ * it, as it would have without the run — a small run pays no extra fsync. A run that grew the WAL
+ * past `WAL_SIZE_LIMIT_BYTES` also has it copied back and cut to nothing ({@link trimWal}).
+ * Durability is unchanged: every commit is in the WAL either way. Raising throws driver errors
+ * (callers wrap them); restoring never throws, so it can run in any finalizer.
  */
 export const deferWalCheckpoints = (sqlite: Database): (() => void) => {
   const prior: unknown = sqlite.pragma("wal_autocheckpoint", { simple: true })
@@ -96,6 +98,13 @@ export const deferWalCheckpoints = (sqlite: Database): (() => void) => {
     } catch {
       // Setting a pragma cannot fail on an open handle; if it ever did, the raised threshold
       // would only delay checkpoints on this connection.
+    }
+    try {
+      // Only outside a transaction (a failed run's group rolled back or committed by now).
+      if (!sqlite.inTransaction) trimWal(sqlite)
+    } catch {
+      // A checkpoint that fails (a full disk) leaves the WAL as large as it was; the next writer
+      // that starts it over cuts it to the limit.
     }
   }
 }

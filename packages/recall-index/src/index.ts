@@ -41,6 +41,7 @@ export {
   openRecallDatabase,
   RecallDatabase,
   recallDatabaseLayer,
+  WAL_SIZE_LIMIT_BYTES,
 } from "./recall-database.js"
 export { decideFileChange, signatureKey } from "./file-change.js"
 export { IndexerProcess, nodeIndexerProcessLayer } from "./index-lock.js"
@@ -261,6 +262,7 @@ export {
   finishLexicalBacklog,
   hasLexicalBacklog,
   lexicalBacklogSize,
+  shouldDeferLexicalIndex,
 } from "./lexical-backlog.js"
 export { SKIPPED_FILES_LISTED } from "./index-maintenance.js"
 export type {

@@ -28,7 +28,12 @@ import {
   missingLookupIndexes,
   shouldDeferLookupIndexes,
 } from "./lookup-indexes.js"
-import { deferLexicalIndex, finishLexicalBacklog, lexicalBacklogSize } from "./lexical-backlog.js"
+import {
+  deferLexicalIndex,
+  finishLexicalBacklog,
+  lexicalBacklogSize,
+  shouldDeferLexicalIndex,
+} from "./lexical-backlog.js"
 import { RecallDatabase, storageFailure, WRITER_ANNOUNCEMENT_STALE_MS } from "./recall-database.js"
 import { decodeFileRows, decodeParseState } from "./stored-rows.js"
 import type { StoredFile } from "./stored-rows.js"
@@ -91,7 +96,8 @@ export interface IndexOptions {
   /**
    * Whether the run leaves its new chunks out of the full-text index and adds them in one
    * statement at its end (`lexical-backlog.ts`). Default: the same rule as
-   * {@link deferLookupIndexes}.
+   * {@link deferLookupIndexes}, for a run that rewrites no indexed content
+   * ({@link shouldDeferLexicalIndex}).
    */
   readonly deferLexicalIndex?: boolean
   /**
@@ -467,13 +473,25 @@ const runIndex = (
     )
     let indexedBytes = 0
     for (const row of stored.values()) indexedBytes += row.indexed_offset
-    // And fills the full-text index once at its end (`lexical-backlog.ts`).
     const bulk = shouldDeferLookupIndexes(plannedBytes, indexedBytes)
+    // And fills the full-text index once at its end (`lexical-backlog.ts`), unless that would
+    // take sessions a word search finds now out of it meanwhile.
+    const bulkLexical = shouldDeferLexicalIndex({
+      plannedBytes,
+      indexedBytes,
+      replacesIndexedContent: work.some(
+        ({ file, change, row }) =>
+          row !== undefined &&
+          row.indexed_offset > 0 &&
+          // A compressed file is always read whole (see below).
+          (change !== "append" || file.compression === "zstd"),
+      ),
+    })
     if (work.length > 0) {
       yield* Effect.try({
         try: () => {
           if (options.deferLookupIndexes ?? bulk) dropLookupIndexes(db.sqlite)
-          if (options.deferLexicalIndex ?? bulk) deferLexicalIndex(db.sqlite)
+          if (options.deferLexicalIndex ?? bulkLexical) deferLexicalIndex(db.sqlite)
         },
         catch: storageFailure("write", db.path),
       })

@@ -14,6 +14,23 @@
  */
 import type { Database } from "better-sqlite3"
 import { FTS_TEXT_FUNCTION } from "./fts-text.js"
+import { shouldDeferLookupIndexes } from "./lookup-indexes.js"
+
+/**
+ * Whether a run should defer the full-text index: when it would defer the lookup indexes
+ * ({@link shouldDeferLookupIndexes}) and it replaces none of the chunks a word search finds now. A
+ * rewritten or re-parsed file's chunks are deleted and written again under new ids, so deferring
+ * would take its sessions out of word search until the run's end — minutes at 10 000 files, as
+ * when a new version re-parses the whole history. Such a run fills the index row by row instead
+ * (~6 % slower); a first index or a catch-up of new sessions and appends still defers.
+ */
+export const shouldDeferLexicalIndex = (run: {
+  readonly plannedBytes: number
+  readonly indexedBytes: number
+  /** Whether some planned file has indexed content the run deletes and writes again. */
+  readonly replacesIndexedContent: boolean
+}): boolean =>
+  !run.replacesIndexedContent && shouldDeferLookupIndexes(run.plannedBytes, run.indexedBytes)
 
 /**
  * Leaves chunks written from now on out of `chunks_fts` until {@link finishLexicalBacklog}. A mark

@@ -174,6 +174,32 @@ interface DriverModule {
 }
 
 /**
+ * The size a WAL file is cut back to when a writer starts it over (`journal_size_limit`): 16 MiB,
+ * a quarter of what an indexing run lets it reach between checkpoints
+ * (`RUN_WAL_CHECKPOINT_PAGES`), so an ordinary run never pays to grow it again from nothing.
+ */
+export const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024
+
+/**
+ * After a run that may have grown the WAL (an indexing or embedding run): when the WAL file is
+ * past {@link WAL_SIZE_LIMIT_BYTES}, copies it back into the database and cuts it to nothing
+ * (`wal_checkpoint(TRUNCATE)`) now, instead of leaving it until the next writer starts it over —
+ * which, with an MCP server keeping the file open, may be the next session. The checkpoint waits
+ * at most the busy timeout for readers of older snapshots, then does what it could. A small run
+ * (the WAL under the limit) pays nothing. Throws driver errors; callers swallow them (the WAL is
+ * only left larger).
+ */
+export const trimWal = (sqlite: Database): void => {
+  let size: number
+  try {
+    size = statSync(`${sqlite.name}-wal`).size
+  } catch {
+    return // no WAL file (or an in-memory database): nothing to trim
+  }
+  if (size > WAL_SIZE_LIMIT_BYTES) sqlite.pragma("wal_checkpoint(TRUNCATE)")
+}
+
+/**
  * `journal_mode = WAL`, retried while SQLite answers SQLITE_BUSY, until `timeoutMs` has passed.
  * The busy timeout alone does not cover it: the switch reads the file, then upgrades to a write,
  * and when another connection holds the write lock meanwhile (another process switching the same
@@ -216,6 +242,11 @@ const openFile = (
         db.pragma("synchronous = NORMAL")
         db.pragma("cache_size = -65536")
         db.pragma("temp_store = MEMORY")
+        // SQLite reuses a WAL file after a checkpoint instead of shrinking it, so one large run
+        // (a re-parse, a first index: tens to hundreds of MB) would leave that much on disk for as
+        // long as any connection stays open (an MCP server, a `--watch` indexer). With a limit,
+        // the writer that starts the WAL over cuts the file back to it.
+        db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`)
       } catch (error) {
         db.close()
         throw error

@@ -3,6 +3,7 @@
 // lexical arm does not find yet; rewrites, prunes and forgets meanwhile never ask FTS5 to delete a
 // row it does not hold; the next run adds the rest. Checked against a twin index that never defers
 // and with FTS5's own integrity check against the chunk rows.
+import BetterSqlite3 from "better-sqlite3"
 import { Effect } from "effect"
 import fc from "fast-check"
 import { rmSync, writeFileSync } from "node:fs"
@@ -17,7 +18,10 @@ import {
   matchChunks,
   pruneDeleted,
   RECALL_SCHEMA_VERSION,
+  RECALL_DATABASE_FILE,
   searchRecall,
+  shouldDeferLexicalIndex,
+  TRANSCRIPT_PARSER_VERSION,
 } from "@baton/recall-index"
 import type { IndexOptions, IndexProgressEvent } from "@baton/recall-index"
 import { generateBulkCorpus } from "@baton/recall-index/testing"
@@ -110,6 +114,75 @@ describe("lexical backlog", () => {
     expect(report.chunksAdded).toBeGreaterThan(100)
     expect(await snapshot(deferred, words)).toEqual(await snapshot(kept, words))
     expect(await checkFullText(deferred)).toBe(0)
+  })
+
+  it("defers only a large run that rewrites no indexed content", () => {
+    const min = 16 * 1024 * 1024
+    expect(
+      shouldDeferLexicalIndex({
+        plannedBytes: min,
+        indexedBytes: 0,
+        replacesIndexedContent: false,
+      }),
+    ).toBe(true)
+    expect(
+      shouldDeferLexicalIndex({ plannedBytes: min, indexedBytes: 0, replacesIndexedContent: true }),
+    ).toBe(false)
+    expect(
+      shouldDeferLexicalIndex({
+        plannedBytes: min - 1,
+        indexedBytes: 0,
+        replacesIndexedContent: false,
+      }),
+    ).toBe(false)
+  })
+
+  it("a large re-parse of indexed sessions keeps every one of them in word search while it runs", async () => {
+    const home = temp("lexical-reparse-home")
+    // 16 files of ~1.2 MB: above the bulk threshold, mostly tool output (raw records, few chunks).
+    const { files } = generateBulkCorpus({
+      homeDir: home,
+      files: 16,
+      seed: 9,
+      exchangesPerFile: 12,
+      toolOutputChars: 100_000,
+    })
+    writeTree(files)
+    const bytes = Object.values(files).reduce((sum, text) => sum + Buffer.byteLength(text), 0)
+    expect(bytes).toBeGreaterThan(16 * 1024 * 1024)
+    const dataDir = temp("lexical-reparse")
+    const environment = environmentOf(home)
+    await runIndex(dataDir, { environment })
+    const reader = new BetterSqlite3(join(dataDir, RECALL_DATABASE_FILE), { readonly: true })
+    try {
+      const sessionsFound = () =>
+        reader
+          .prepare(
+            `select count(distinct t.session_row) from chunks_fts f
+               join chunks c on c.id = f.rowid join turns t on t.id = c.turn_row
+               where chunks_fts match 'retry'`,
+          )
+          .pluck()
+          .get() as number
+      const before = sessionsFound()
+      expect(before).toBe(16)
+      const seen: Array<number> = []
+      const events: Array<IndexProgressEvent> = []
+      const report = await runIndex(dataDir, {
+        environment,
+        parserVersion: TRANSCRIPT_PARSER_VERSION + 1,
+        onProgress: (e) => {
+          events.push(e)
+          if (e._tag === "FileIndexed") seen.push(sessionsFound())
+        },
+      })
+      expect(report.reparsed).toBe(16)
+      expect(seen).toEqual(Array.from({ length: 16 }, () => before))
+      expect(events.some((e) => e._tag === "BuildingLexicalIndex")).toBe(false)
+    } finally {
+      reader.close()
+    }
+    expect(await checkFullText(dataDir)).toBe(0)
   })
 
   it("a small run adds its chunks row by row", async () => {
