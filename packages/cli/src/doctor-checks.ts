@@ -454,7 +454,9 @@ const assessEmbedder = (embedder: DoctorFacts["embedder"]): DoctorCheck => {
       "fail",
       embedder.message,
       `from ${embedder.variable}`,
-      embedder.variable === "BATON_EMBEDDER" || embedder.variable === "BATON_EMBED_MAX_TOKENS"
+      embedder.variable === "BATON_EMBEDDER" ||
+        embedder.variable === "BATON_EMBED_MAX_TOKENS" ||
+        embedder.variable === "BATON_EMBED_TIMEOUT_MS"
         ? `Fix ${embedder.variable}, or unset it${embedder.variable === "BATON_EMBEDDER" ? " for the offline embedded default" : ""}`
         : `Fix ${embedder.variable}, or unset BATON_EMBEDDER for the offline embedded default`,
     )

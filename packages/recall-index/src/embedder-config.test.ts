@@ -52,6 +52,7 @@ describe("embedderConfigFromEnvironment", () => {
       model: "voyage-4-large",
       rerankModel: "rerank-2.5",
       tokenBudget: 5000,
+      timeoutMs: undefined,
     })
     expect(
       await config({
@@ -61,6 +62,27 @@ describe("embedderConfigFromEnvironment", () => {
         BATON_VOYAGE_BASE_URL: "http://127.0.0.1:9/v1",
       }),
     ).toMatchObject({ rerankModel: undefined, baseUrl: "http://127.0.0.1:9/v1" })
+  })
+
+  it("BATON_EMBED_TIMEOUT_MS is a positive integer of milliseconds for either remote provider", async () => {
+    const voyage = { BATON_EMBEDDER: "voyage", VOYAGE_API_KEY: "vk" }
+    const openai = {
+      BATON_EMBEDDER: "openai",
+      BATON_EMBEDDINGS_URL: "http://127.0.0.1:9/v1",
+      BATON_EMBEDDINGS_MODEL: "m",
+    }
+    for (const env of [voyage, openai]) {
+      expect(await config({ ...env, BATON_EMBED_TIMEOUT_MS: "300000" })).toMatchObject({
+        timeoutMs: 300_000,
+      })
+      expect(await config(env)).toMatchObject({ timeoutMs: undefined })
+      for (const bad of ["0", "-5", "1.5", "soon", "60s"]) {
+        expect(await configError({ ...env, BATON_EMBED_TIMEOUT_MS: bad })).toMatchObject({
+          variable: "BATON_EMBED_TIMEOUT_MS",
+          message: `BATON_EMBED_TIMEOUT_MS must be a positive integer, got "${bad}"`,
+        })
+      }
+    }
   })
 
   it("BATON_VOYAGE_DIM is a positive integer, checked like BATON_EMBEDDINGS_DIM", async () => {

@@ -9,8 +9,9 @@
  * `openai` | `none`; `embedded` and `default` mean `auto`); Voyage: `VOYAGE_API_KEY`,
  * `BATON_VOYAGE_BASE_URL`, `BATON_VOYAGE_MODEL`, `BATON_VOYAGE_DIM` (sent as `output_dimension`),
  * `BATON_VOYAGE_RERANK` (`off` disables `rerank-2.5`); OpenAI-compatible: `BATON_EMBEDDINGS_URL`,
- * `BATON_EMBEDDINGS_MODEL`, `BATON_EMBEDDINGS_KEY`, `BATON_EMBEDDINGS_DIM`; paid providers:
- * `BATON_EMBED_MAX_TOKENS` (estimated-token budget per run).
+ * `BATON_EMBEDDINGS_MODEL`, `BATON_EMBEDDINGS_KEY`, `BATON_EMBEDDINGS_DIM`; both remote providers:
+ * `BATON_EMBED_TIMEOUT_MS` (how long one request may go unanswered, default 60 000); paid
+ * providers: `BATON_EMBED_MAX_TOKENS` (estimated-token budget per run).
  */
 import * as Effect from "effect/Effect"
 import type { Embedder, EmbedderError, Reranker } from "./embedder.js"
@@ -56,6 +57,8 @@ export type EmbedderConfig =
       /** Reranker model, or undefined for none. */
       readonly rerankModel?: string | undefined
       readonly tokenBudget: number
+      /** Per-request timeout (`BATON_EMBED_TIMEOUT_MS`); undefined: 60 000 ms. */
+      readonly timeoutMs?: number | undefined
     }
   | {
       readonly _tag: "OpenAiCompatible"
@@ -66,6 +69,8 @@ export type EmbedderConfig =
       /** The length the index's vectors of this model have (`withIndexedDimensions`); not sent. */
       readonly knownDimensions?: number | undefined
       readonly tokenBudget: number
+      /** Per-request timeout (`BATON_EMBED_TIMEOUT_MS`); undefined: 60 000 ms. */
+      readonly timeoutMs?: number | undefined
     }
 
 /**
@@ -203,6 +208,7 @@ export const embedderConfigFromEnvironment = (
     const choice = (value(env, "BATON_EMBEDDER") ?? "embedded").toLowerCase()
     const tokenBudget =
       (yield* positiveInteger(env, "BATON_EMBED_MAX_TOKENS")) ?? DEFAULT_TOKEN_BUDGET
+    const timeoutMs = yield* positiveInteger(env, "BATON_EMBED_TIMEOUT_MS")
     switch (choice) {
       case "none":
       case "off":
@@ -233,6 +239,7 @@ export const embedderConfigFromEnvironment = (
           dimensions: yield* positiveInteger(env, "BATON_VOYAGE_DIM"),
           rerankModel: ["off", "none", "0", "false"].includes(rerank) ? undefined : rerank,
           tokenBudget,
+          timeoutMs,
         } as const
       }
       case "openai":
@@ -256,6 +263,7 @@ export const embedderConfigFromEnvironment = (
           apiKey: value(env, "BATON_EMBEDDINGS_KEY"),
           dimensions: yield* positiveInteger(env, "BATON_EMBEDDINGS_DIM"),
           tokenBudget,
+          timeoutMs,
         } as const
       }
       default:
@@ -323,7 +331,12 @@ export const embedderFromConfig = (
       case "Voyage": {
         // Embedding and reranking share one budget per run.
         const costGuard = makeCostGuard("voyage", config.tokenBudget)
-        const base = { apiKey: config.apiKey, baseUrl: config.baseUrl, costGuard }
+        const base = {
+          apiKey: config.apiKey,
+          baseUrl: config.baseUrl,
+          costGuard,
+          ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
+        }
         return {
           ...plain,
           fusion: VOYAGE_FUSION_PLAN,
@@ -348,6 +361,7 @@ export const embedderFromConfig = (
             dimensions: config.dimensions,
             knownDimensions: config.knownDimensions,
             tokenBudget: config.tokenBudget,
+            ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
           }),
           reranker: undefined,
         }

@@ -1,7 +1,7 @@
 // The remote providers against loopback fakes speaking the real wire formats.
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import {
   EmbedderRetryNotices,
@@ -543,5 +543,50 @@ describe("embedderFromEnvironment with the fakes", () => {
     expect(configured.embedder?.info.fingerprint).toBe("openai-compatible/local-model/16")
     expect(configured.reranker).toBeUndefined()
     expect(fake.requests).toHaveLength(0)
+  })
+
+  it("BATON_EMBED_TIMEOUT_MS sets how long either provider waits for an answer", async () => {
+    // Accepts every request and never answers (a server stuck on a large batch).
+    let requests = 0
+    const hung = createServer(() => {
+      requests += 1
+    })
+    await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve))
+    const { port } = hung.address() as AddressInfo
+    try {
+      const environments = [
+        {
+          BATON_EMBEDDER: "openai",
+          BATON_EMBEDDINGS_URL: `http://127.0.0.1:${port}/v1`,
+          BATON_EMBEDDINGS_MODEL: "local-model",
+          BATON_EMBEDDINGS_DIM: "16",
+        },
+        {
+          BATON_EMBEDDER: "voyage",
+          VOYAGE_API_KEY: "vk",
+          BATON_VOYAGE_BASE_URL: `http://127.0.0.1:${port}/v1`,
+          BATON_VOYAGE_RERANK: "off",
+        },
+      ]
+      for (const env of environments) {
+        requests = 0
+        const configured = await Effect.runPromise(
+          embedderFromEnvironment({ ...env, BATON_EMBED_TIMEOUT_MS: "150" }),
+        )
+        // The first request is given up after 150 ms and tried again after the 1 s backoff; with
+        // the default 60 s the second request would come after a minute.
+        const fiber = Effect.runFork(configured.embedder!.embedDocuments(["d"]))
+        const deadline = Date.now() + 4_000
+        while (requests < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+        await Effect.runPromise(Fiber.interrupt(fiber))
+        expect({ provider: env.BATON_EMBEDDER, requests }).toEqual({
+          provider: env.BATON_EMBEDDER,
+          requests: 2,
+        })
+      }
+    } finally {
+      hung.close()
+      hung.closeAllConnections?.()
+    }
   })
 })
