@@ -28,6 +28,7 @@ import {
   makeVoyageReranker,
   VOYAGE_DEFAULT_MODEL,
   VOYAGE_DEFAULT_RERANK_MODEL,
+  voyageLength,
 } from "./embedders/voyage.js"
 
 /** The embedded embedders, selectable by name. */
@@ -231,12 +232,20 @@ export const embedderConfigFromEnvironment = (
         ).toLowerCase()
         const voyageBase = value(env, "BATON_VOYAGE_BASE_URL")
         if (voyageBase !== undefined) yield* httpUrl("BATON_VOYAGE_BASE_URL", voyageBase)
+        const model = value(env, "BATON_VOYAGE_MODEL") ?? VOYAGE_DEFAULT_MODEL
+        const dimensions = yield* positiveInteger(env, "BATON_VOYAGE_DIM")
+        const length = voyageLength(model, dimensions)
+        if (length._tag === "Refused") {
+          return yield* Effect.fail(
+            new EmbedderConfigError({ variable: length.variable, message: length.message }),
+          )
+        }
         return {
           _tag: "Voyage",
           apiKey,
           baseUrl: voyageBase,
-          model: value(env, "BATON_VOYAGE_MODEL") ?? VOYAGE_DEFAULT_MODEL,
-          dimensions: yield* positiveInteger(env, "BATON_VOYAGE_DIM"),
+          model,
+          dimensions,
           rerankModel: ["off", "none", "0", "false"].includes(rerank) ? undefined : rerank,
           tokenBudget,
           timeoutMs,

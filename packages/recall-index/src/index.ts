@@ -182,6 +182,9 @@ export {
   makeVoyageReranker,
   VOYAGE_DEFAULT_MODEL,
   VOYAGE_DEFAULT_RERANK_MODEL,
+  VOYAGE_FIXED_LENGTHS,
+  VOYAGE_LOCAL_MODELS,
+  voyageLength,
 } from "./embedders/voyage.js"
 export { TranscriptFileSystem } from "./transcript-file-system.js"
 export {

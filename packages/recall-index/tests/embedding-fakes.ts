@@ -72,6 +72,8 @@ export const startEmbeddingFake = async (
   }
 }
 
+const fixedLengthModels: Record<string, number> = { "voyage-code-2": 1536, "voyage-3-lite": 512 }
+
 const defaultReply = (
   path: string,
   body: Record<string, unknown>,
@@ -82,7 +84,16 @@ const defaultReply = (
     const input = Array.isArray(body["input"])
       ? (body["input"] as string[])
       : [String(body["input"])]
-    const size = typeof body["output_dimension"] === "number" ? body["output_dimension"] : dim
+    // Voyage's fixed-length models refuse output_dimension (two of them, as Voyage answers).
+    const fixed = fixedLengthModels[String(body["model"])]
+    if (fixed !== undefined && body["output_dimension"] !== undefined) {
+      return {
+        status: 400,
+        body: { detail: `output_dimension is not supported for model ${String(body["model"])}` },
+      }
+    }
+    const size =
+      fixed ?? (typeof body["output_dimension"] === "number" ? body["output_dimension"] : dim)
     // Scaled (not unit) vectors: the client must normalise.
     const data = input.map((text, index) => ({
       object: "embedding",

@@ -531,6 +531,75 @@ describe("embedderFromEnvironment with the fakes", () => {
     expect(fake.requests[0]!.body).toMatchObject({ output_dimension: 256 })
   })
 
+  it("a fixed-length Voyage model is sent no output_dimension and gets its own length", async () => {
+    for (const [model, length] of [
+      ["voyage-code-2", 1536],
+      ["voyage-3-lite", 512],
+    ] as const) {
+      fake.requests.length = 0
+      const configured = await Effect.runPromise(
+        embedderFromEnvironment({
+          BATON_EMBEDDER: "voyage",
+          VOYAGE_API_KEY: "vk",
+          BATON_VOYAGE_BASE_URL: `${fake.baseUrl}/v1`,
+          BATON_VOYAGE_MODEL: model,
+        }),
+      )
+      expect(configured.embedder?.info.fingerprint).toBe(`voyage/${model}/${length}`)
+      expect(await Effect.runPromise(configured.embedder!.embedDocuments(["d"]))).toMatchObject([
+        { length },
+      ])
+      expect(fake.requests[0]!.body).not.toHaveProperty("output_dimension")
+    }
+    // Its own length may be named; another one is refused before anything is sent.
+    const same = await Effect.runPromise(
+      embedderFromEnvironment({
+        BATON_EMBEDDER: "voyage",
+        VOYAGE_API_KEY: "vk",
+        BATON_VOYAGE_BASE_URL: `${fake.baseUrl}/v1`,
+        BATON_VOYAGE_MODEL: "voyage-code-2",
+        BATON_VOYAGE_DIM: "1536",
+      }),
+    )
+    expect(same.embedder?.info.dim).toBe(1536)
+    const refused = await Effect.runPromise(
+      Effect.flip(
+        embedderFromEnvironment({
+          BATON_EMBEDDER: "voyage",
+          VOYAGE_API_KEY: "vk",
+          BATON_VOYAGE_MODEL: "voyage-code-2",
+          BATON_VOYAGE_DIM: "1024",
+        }),
+      ),
+    )
+    expect(refused).toMatchObject({
+      _tag: "EmbedderConfigError",
+      variable: "BATON_VOYAGE_DIM",
+      message:
+        "voyage-code-2 gives 1536-dimensional vectors only (it takes no output_dimension): unset BATON_VOYAGE_DIM or set it to 1536",
+    })
+    // voyage-4-nano: the voyageai client would run it locally, through packages not installed.
+    fake.requests.length = 0
+    expect(
+      await Effect.runPromise(
+        Effect.flip(
+          embedderFromEnvironment({
+            BATON_EMBEDDER: "voyage",
+            VOYAGE_API_KEY: "vk",
+            BATON_VOYAGE_MODEL: "voyage-4-nano",
+          }),
+        ),
+      ),
+    ).toMatchObject({
+      _tag: "EmbedderConfigError",
+      variable: "BATON_VOYAGE_MODEL",
+      message: expect.stringMatching(
+        /^voyage-4-nano runs on this machine .*BATON_EMBEDDER=use-lite/,
+      ),
+    })
+    expect(fake.requests).toHaveLength(0)
+  })
+
   it("BATON_EMBEDDER=openai builds the endpoint embedder", async () => {
     const configured = await Effect.runPromise(
       embedderFromEnvironment({

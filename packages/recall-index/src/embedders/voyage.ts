@@ -29,6 +29,64 @@ export const VOYAGE_DEFAULT_MODEL = "voyage-4-large"
 /** Voyage's reranker used by default. */
 export const VOYAGE_DEFAULT_RERANK_MODEL = "rerank-2.5"
 
+/**
+ * Voyage models with one vector length, from Voyage's model list: they take no
+ * `output_dimension` (Voyage refuses the request), so it is never sent to them. Every other model
+ * is sent its length — 1024 unless `BATON_VOYAGE_DIM` says otherwise — as the 4 series,
+ * voyage-3-large, voyage-3.5(-lite) and voyage-code-3 take it.
+ */
+export const VOYAGE_FIXED_LENGTHS: Readonly<Record<string, number>> = {
+  "voyage-3": 1024,
+  "voyage-3-lite": 512,
+  "voyage-code-2": 1536,
+  "voyage-finance-2": 1024,
+  "voyage-law-2": 1024,
+  "voyage-multilingual-2": 1024,
+  "voyage-large-2": 1536,
+  "voyage-large-2-instruct": 1024,
+  "voyage-2": 1024,
+  "voyage-lite-02-instruct": 1024,
+}
+
+/**
+ * Models the `voyageai` client (0.4) runs on this machine instead of calling Voyage: through
+ * Transformers.js and ONNX Runtime, which Baton does not install, so they are refused up front.
+ */
+export const VOYAGE_LOCAL_MODELS: ReadonlyArray<string> = ["voyage-4-nano"]
+
+/**
+ * The vector length `model` gives when asked for `requested` (`BATON_VOYAGE_DIM`, undefined: the
+ * model's default) and whether the request carries `output_dimension`; or the setting that cannot
+ * work and why (a local model, a fixed-length model asked for another length).
+ */
+export const voyageLength = (
+  model: string,
+  requested: number | undefined,
+):
+  | { readonly _tag: "Length"; readonly dim: number; readonly sendDimension: boolean }
+  | {
+      readonly _tag: "Refused"
+      readonly variable: "BATON_VOYAGE_MODEL" | "BATON_VOYAGE_DIM"
+      readonly message: string
+    } => {
+  if (VOYAGE_LOCAL_MODELS.includes(model)) {
+    return {
+      _tag: "Refused",
+      variable: "BATON_VOYAGE_MODEL",
+      message: `${model} runs on this machine through the voyageai client's Transformers.js path, which Baton does not install: set BATON_VOYAGE_MODEL to a Voyage API model (default ${VOYAGE_DEFAULT_MODEL}), or use BATON_EMBEDDER=use-lite for an embedded one`,
+    }
+  }
+  const fixed = VOYAGE_FIXED_LENGTHS[model]
+  if (fixed === undefined) return { _tag: "Length", dim: requested ?? 1024, sendDimension: true }
+  return requested === undefined || requested === fixed
+    ? { _tag: "Length", dim: fixed, sendDimension: false }
+    : {
+        _tag: "Refused",
+        variable: "BATON_VOYAGE_DIM",
+        message: `${model} gives ${fixed}-dimensional vectors only (it takes no output_dimension): unset BATON_VOYAGE_DIM or set it to ${fixed}`,
+      }
+}
+
 /** Options of {@link makeVoyageEmbedder} and {@link makeVoyageReranker}. */
 export interface VoyageOptions {
   readonly apiKey: string
@@ -36,7 +94,10 @@ export interface VoyageOptions {
   readonly baseUrl?: string | undefined
   /** Embedding (or rerank) model; defaults `voyage-4-large` / `rerank-2.5`. */
   readonly model?: string
-  /** Output dimension (sent as `output_dimension`; `BATON_VOYAGE_DIM`); default 1024. */
+  /**
+   * Output dimension (sent as `output_dimension`; `BATON_VOYAGE_DIM`); default 1024, or a
+   * fixed-length model's own ({@link VOYAGE_FIXED_LENGTHS}), which is never sent one.
+   */
   readonly dimensions?: number
   /** Texts per request; default 128 (Voyage's list limit). */
   readonly maxBatch?: number
@@ -168,18 +229,35 @@ const attempt = <A>(
 const badResponse = (reason: string) =>
   new EmbedderError({ provider: PROVIDER, failure: "bad_response", retryable: false, reason })
 
-/** A Voyage embedder (`voyage-4-large`, 1024 dimensions by default). */
+/**
+ * A Voyage embedder (`voyage-4-large`, 1024 dimensions by default). A model {@link voyageLength}
+ * refuses (a local one, a fixed-length one asked for another length) fails every call with its
+ * message, before sending.
+ */
 export const makeVoyageEmbedder = (options: VoyageOptions): Embedder => {
   const client = clientOf(options)
   const model = options.model ?? VOYAGE_DEFAULT_MODEL
-  const dim = options.dimensions ?? 1024
+  const length = voyageLength(model, options.dimensions)
+  const dim = length._tag === "Length" ? length.dim : (options.dimensions ?? 1024)
+  const outputDimension =
+    length._tag === "Refused" || length.sendDimension ? { outputDimension: dim } : {}
   const maxBatch = Math.max(1, Math.min(128, options.maxBatch ?? 128))
   const timeoutMs = options.timeoutMs ?? 60_000
   const policy = options.retry ?? DEFAULT_RETRY_POLICY
   const guard =
     options.costGuard ?? makeCostGuard(PROVIDER, options.tokenBudget ?? DEFAULT_TOKEN_BUDGET)
   const embed = (inputType: "document" | "query") => (batch: ReadonlyArray<string>) =>
-    guard.reserve(batch).pipe(
+    (length._tag === "Refused"
+      ? Effect.fail(
+          new EmbedderError({
+            provider: PROVIDER,
+            failure: "bad_request",
+            retryable: false,
+            reason: length.message,
+          }),
+        )
+      : guard.reserve(batch)
+    ).pipe(
       Effect.andThen(
         withRetry(
           policy,
@@ -188,7 +266,7 @@ export const makeVoyageEmbedder = (options: VoyageOptions): Embedder => {
               client().then((c) =>
                 withSchemaWarningsMuted(() =>
                   c.embed(
-                    { input: [...batch], model, inputType, outputDimension: dim },
+                    { input: [...batch], model, inputType, ...outputDimension },
                     { abortSignal: signal },
                   ),
                 ),
