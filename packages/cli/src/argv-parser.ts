@@ -106,8 +106,14 @@ export const parseArgv = (root: CommandSpec, argv: readonly string[]): ParsedArg
     const equals = token.startsWith("--") ? token.indexOf("=") : -1
     const name = equals === -1 ? token : token.slice(0, equals)
     const flag = findFlag(flagSpecs, name)
-    if (flag === undefined)
-      return failure(`unknown flag '${shown(name)}' for '${commandName(path)}'`, path)
+    if (flag === undefined) {
+      // A query or pattern can start with '-' too: say how to pass one.
+      const asText =
+        command.positionals.length > 0
+          ? ` (text that starts with '-' goes after '--': ${commandName(path)} -- '${shown(token)}')`
+          : ""
+      return failure(`unknown flag '${shown(name)}' for '${commandName(path)}'${asText}`, path)
+    }
     if (!flag.takesValue) {
       if (equals !== -1) return failure(`flag '--${flag.name}' takes no value`, path)
       flags[flag.name] = true

@@ -94,6 +94,7 @@ import {
   renderGrep,
   renderIndexSummary,
   renderMissingScope,
+  renderScopeFile,
   renderNothingIndexed,
   renderRecent,
   renderSearch,
@@ -361,7 +362,10 @@ const scopeFacts = (
   if (flags.scopeDir === undefined) return { json: {}, note: "" }
   let missing: boolean
   try {
-    missing = !statSync(flags.scopeDir).isDirectory()
+    // A file scopes to the project that holds it (as its directory would); say which was meant.
+    if (!statSync(flags.scopeDir).isDirectory())
+      return { json: { scopeMissing: false }, note: renderScopeFile(flags.scopeDir) }
+    missing = false
   } catch (error) {
     // Only a path that is not there is missing; one we may not look into may well exist.
     const code = (error as NodeJS.ErrnoException).code

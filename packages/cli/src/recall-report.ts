@@ -179,6 +179,10 @@ export const vectorUnavailable = (
 export const renderMissingScope = (dir: string): string =>
   `Note: ${dir} (--scope) does not exist on this machine; only sessions recorded there before it went away can match.\n`
 
+/** The note for a `--scope` that names a file: the project holding it is searched. */
+export const renderScopeFile = (path: string): string =>
+  `Note: ${path} (--scope) is a file, not a directory; searching the project that holds it.\n`
+
 /** Recent sessions, newest first. */
 export const renderRecent = (sessions: ReadonlyArray<RecentSession>, searched = ""): string => {
   if (sessions.length === 0) return `No sessions match${searchedNote(searched)}.\n`
@@ -227,7 +231,7 @@ export const renderGrep = (result: GrepResult, searched = ""): string => {
     lines.push(indent(h.snippet))
     lines.push(
       h.turnId === null
-        ? `   baton recall step ${h.sessionId} next   (this record comes before the first turn)`
+        ? `   baton recall step ${h.sessionId} next   # this record comes before the first turn`
         : `   baton recall expand ${h.sessionId} ${h.turnId}`,
     )
     lines.push("")

@@ -85,7 +85,8 @@ describe("baton (built dist/bin.js)", () => {
       ok: false,
       error: {
         _tag: "CliUsageError",
-        problem: "unknown flag '--frobnicate' for 'baton recall search'",
+        problem:
+          "unknown flag '--frobnicate' for 'baton recall search' (text that starts with '-' goes after '--': baton recall search -- '--frobnicate')",
       },
     })
     // After "--", --json is an argument, not the flag.

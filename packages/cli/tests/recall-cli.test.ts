@@ -743,6 +743,15 @@ describe("baton recall with history", () => {
       ).stdout,
     )
     expect(here).toMatchObject({ ok: true, scopeMissing: false })
+    // A file is not a missing directory: the project holding it is searched, and the note says so.
+    const aFile = join(root, "scope-file.txt")
+    writeFileSync(aFile, "x")
+    const fileScoped = await runBaton(["recall", "recent", "--scope", aFile], { env })
+    expect(fileScoped.code, fileScoped.stderr).toBe(0)
+    expect(fileScoped.stdout).toContain(
+      `Note: ${aFile} (--scope) is a file, not a directory; searching the project that holds it.\n`,
+    )
+    expect(fileScoped.stdout).not.toContain("does not exist")
     // Days back from today: the fixtures' March sessions are within 1 000 days, not within 7.
     const since = (days: string) =>
       runBaton(["recall", "search", "retry", "--start-date", days, "--lexical-only", "--json"], {

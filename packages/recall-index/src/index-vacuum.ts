@@ -2,7 +2,8 @@
  * Gives back the disk space that forget, prune and the int8 vector conversion freed. SQLite keeps
  * freed pages inside the file for later writes, and FTS5 keeps a deleted chunk's postings in its
  * older segments until they merge; so the forgotten text's words stay in the file, and the file
- * never shrinks. {@link vacuumIndex} merges the full-text segments (FTS5 `optimize`, which drops
+ * never shrinks. {@link vacuumIndex} drops the vectors no chunk holds, merges the full-text
+ * segments (FTS5 `optimize`, which drops
  * the deleted postings), rewrites the file (`VACUUM`) and truncates the write-ahead log.
  * Guarantees: it holds the indexer lock (an indexing or embedding run in progress is an
  * `IndexBusyError`, and neither starts while it runs); a failure or a kill leaves the file as it
@@ -14,6 +15,7 @@ import type { Database } from "better-sqlite3"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { IndexBusyError, RecallStorageError } from "./errors.js"
+import { dropUnreferencedVectors } from "./gone-vectors.js"
 import { acquireIndexLock, IndexerProcess } from "./index-lock.js"
 import { withSortSettings } from "./lookup-indexes.js"
 import { RecallDatabase, storageFailure } from "./recall-database.js"
@@ -60,6 +62,8 @@ export const vacuumIndex = (): Effect.Effect<
     const run = Effect.try({
       try: () => {
         const before = pages()
+        // Vectors no chunk holds (text forgotten or rewritten away, or noted by a killed run).
+        sqlite.transaction(() => dropUnreferencedVectors(sqlite)).immediate()
         sqlite.prepare("insert into chunks_fts (chunks_fts) values ('optimize')").run()
         withSortSettings(sqlite, () => sqlite.exec("vacuum"))
         sqlite.pragma("wal_checkpoint(TRUNCATE)")

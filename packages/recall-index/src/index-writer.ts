@@ -17,6 +17,7 @@ import type { Database, Statement } from "better-sqlite3"
 import * as crypto from "node:crypto"
 import { CONTENT_HASH_CHARS } from "./recall-schema.js"
 import { chunkText } from "./chunker.js"
+import { noteGoneText } from "./gone-vectors.js"
 import { trimWal } from "./recall-database.js"
 import { makeFileRowsRemoval } from "./session-counts.js"
 import { TRANSCRIPT_PARSER_VERSION } from "./transcript-parser.js"
@@ -545,6 +546,8 @@ export const makeIndexWriter = (
     const result = withoutForgotten(file.source, parsed, forgottenIds, write.now)
     if (existing !== undefined && mode === "full") {
       removeFileRows(existing.id)
+      // The run drops the vectors of texts no chunk holds again at its end (`gone-vectors.ts`).
+      noteGoneText(sqlite, "turn_row in (select id from turns where file_id = ?)", existing.id)
       deleteTurns.run(existing.id)
       deletePreamble.run(existing.id)
     }

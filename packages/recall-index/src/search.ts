@@ -1006,9 +1006,26 @@ export const searchRecall = (
     const terms = queryTerms(query)
     const chosen: typeof ranked = []
     const held: typeof ranked = []
-    for (const candidate of ranked) {
+    // The cap trades a hit only for other sessions' hits of the same standing: one the words arm
+    // found is held back while other sessions still have word hits to show, not for hits found by
+    // meaning alone — else one session holding every turn with the query's words would show three
+    // of them, then noise, and the rest after every other candidate.
+    const byWords = (c: (typeof ranked)[number]) => typeof c.fused.ranks["lexical"] === "number"
+    const sessionKey = (c: (typeof ranked)[number]) => `${c.row.source}\u0000${c.row.session_id}`
+    for (const [at, candidate] of ranked.entries()) {
       if (chosen.length >= k) break
-      const key = `${candidate.row.source}\u0000${candidate.row.session_id}`
+      if (
+        !byWords(candidate) &&
+        held.some(byWords) &&
+        !ranked
+          .slice(at + 1)
+          .some((c) => byWords(c) && (perSessionCount.get(sessionKey(c)) ?? 0) < perSession)
+      ) {
+        chosen.push(...held.filter(byWords).slice(0, k - chosen.length))
+        held.splice(0, held.length, ...held.filter((c) => !byWords(c)))
+        if (chosen.length >= k) break
+      }
+      const key = sessionKey(candidate)
       const count = perSessionCount.get(key) ?? 0
       if (count >= perSession) {
         held.push(candidate)

@@ -7,6 +7,7 @@ import {
   isTimeZone,
   parseCalendarDate,
   relativeAge,
+  resolveTimeZone,
   startOfDay,
   whenHuman,
 } from "./time-format.js"
@@ -116,6 +117,17 @@ describe("human times", () => {
     expect(isTimeZone("Nowhere/Else")).toBe(false)
     expect(parseCalendarDate("2024-02-29", 0, "UTC")).toEqual({ year: 2024, month: 2, day: 29 })
     expect(parseCalendarDate("2025-02-29", 0, "UTC")).toBeUndefined()
+  })
+})
+
+describe("resolveTimeZone", () => {
+  it("spells a zone named in another case as the zone database does, and keeps the rest as written", () => {
+    const resolve = (zone: string) => Effect.runSync(resolveTimeZone(zone))
+    expect(resolve("america/new_york")).toBe("America/New_York")
+    expect(resolve("utc")).toBe("UTC")
+    expect(resolve("EUROPE/BERLIN")).toBe("Europe/Berlin")
+    expect(resolve("Asia/Kathmandu")).toBe("Asia/Kathmandu")
+    expect(Effect.runSync(Effect.result(resolveTimeZone("Foo/Bar")))._tag).toBe("Failure")
   })
 })
 

@@ -204,13 +204,23 @@ export interface InstantRange {
 
 const shown = (text: string): string => (text.length > 40 ? `${text.slice(0, 40)}…` : text)
 
+/**
+ * `timeZone` as the zone database spells it when it differs only in case (`america/new_york` is
+ * shown `America/New_York`, `utc` `UTC`); otherwise as written, so `Asia/Kathmandu` is not turned
+ * into ICU's older `Asia/Katmandu`.
+ */
+const canonicalCase = (timeZone: string): string => {
+  const resolved = wallClock(timeZone).resolvedOptions().timeZone
+  return resolved.toLowerCase() === timeZone.toLowerCase() ? resolved : timeZone
+}
+
 /** Resolves the time zone of a filter, failing on an unknown one. */
 export const resolveTimeZone = (
   timezone: string | undefined,
 ): Effect.Effect<string, RecallQueryError> => {
   if (timezone === undefined || timezone === "") return Effect.succeed(hostTimeZone())
   return isTimeZone(timezone)
-    ? Effect.succeed(timezone)
+    ? Effect.succeed(canonicalCase(timezone))
     : Effect.fail(
         new RecallQueryError({
           field: "timezone",
