@@ -548,7 +548,11 @@ export const recallSearchTool = defineBatonTool({
           candidates: r.arms.vector.candidates,
           fingerprint: r.arms.vector.fingerprint,
           filter_mode: r.arms.vector.filterMode,
-          skipped: r.arms.vector.skipped,
+          // An embedder set but unusable is not "none configured": `degraded` says what is wrong.
+          skipped:
+            problem !== null && r.arms.vector.skipped === "no embedder configured"
+              ? "the embedder setting cannot be used (see degraded)"
+              : r.arms.vector.skipped,
         },
         rerank: { ...r.arms.rerank },
       },
