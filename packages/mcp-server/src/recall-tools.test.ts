@@ -324,7 +324,7 @@ describe("recall tools over MCP", () => {
   it("notes when hits hold none of the query's words, so the agent weighs them", async () => {
     const nonsense = content(await call("recall_search", { query: "zeppelin quokka" }))
     expect(nonsense["hits"]).not.toHaveLength(0)
-    expect(nonsense["note"]).toMatch(/^no indexed text in scope holds a word of the query/)
+    expect(nonsense["note"]).toMatch(/^none of these hits holds a word of the query/)
   })
 
   it("refuses a relative scope_cwd: the server's directory is not the agent's", async () => {

@@ -40,7 +40,7 @@ import { RecallDatabase, storageFailure } from "./recall-database.js"
 import type { RecallDatabaseShape } from "./recall-database.js"
 import { compileFilters } from "./recall-filters.js"
 import type { RecallFilters } from "./recall-filters.js"
-import { capText, queryTerms, shownChunkText, snippetFor } from "./snippet.js"
+import { capText, holdsQueryWord, queryTerms, shownChunkText, snippetFor } from "./snippet.js"
 import { decodeRows } from "./stored-rows.js"
 import { whenHuman } from "./time-format.js"
 import type { TranscriptSource } from "./transcript-model.js"
@@ -289,9 +289,10 @@ export interface RecallSearchResult {
   /** True when the index holds no chunks at all ("nothing indexed yet"). */
   readonly indexEmpty: boolean
   /**
-   * A caution for hits found by meaning alone: the words arm ran and no indexed text in scope
-   * holds a word of the query, yet there are hits (the vector arm always finds its nearest). They
-   * may be a paraphrase — what the vector arm is for — or unrelated. Null otherwise.
+   * A caution for hits found by meaning alone: the words arm ran and none of the hits holds a
+   * word of the query (`holdsQueryWord`: the query's own words, not the expander's), yet there
+   * are hits (the vector arm always finds its nearest). They may be a paraphrase — what the
+   * vector arm is for — or unrelated. Null otherwise.
    */
   readonly meaningOnly: string | null
   /** The filters as applied. */
@@ -1091,10 +1092,12 @@ export const searchRecall = (
       },
       degraded: degradedBy.length === 0 ? null : degradedBy.join("; "),
       indexEmpty: anyChunk === undefined,
+      // Judged on the hits themselves: the words arm also matches the expander's words (a hit
+      // may hold none of the query's own), and misses what its tokens leave out (emoji).
       meaningOnly:
-        hits.length > 0 && lexicalRan && lexical.length === 0
-          ? "no indexed text in scope holds a word of the query: these hits are only the nearest " +
-            "by meaning (a paraphrase, or unrelated)"
+        hits.length > 0 && lexicalRan && !hits.some((h) => holdsQueryWord(h.text, query))
+          ? "none of these hits holds a word of the query: they are only the nearest by meaning " +
+            "(a paraphrase, or unrelated)"
           : null,
       applied,
     }

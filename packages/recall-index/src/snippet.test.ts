@@ -1,7 +1,14 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { omissionMarker } from "./omission-marker.js"
-import { capRecordText, capText, queryTerms, snippetAt, snippetFor } from "./snippet.js"
+import {
+  capRecordText,
+  capText,
+  holdsQueryWord,
+  queryTerms,
+  snippetAt,
+  snippetFor,
+} from "./snippet.js"
 
 describe("snippets", () => {
   const long = `${"lorem ipsum ".repeat(60)}the retry policy is exponential backoff ${"dolor sit ".repeat(60)}`
@@ -113,5 +120,19 @@ describe("capRecordText", () => {
   it("cuts a short cap or a fitting record as capText does", () => {
     expect(capRecordText(output, 100)).toEqual(capText(output, 100))
     expect(capRecordText("short", 600)).toEqual({ text: "short", truncated: false })
+  })
+})
+
+describe("holdsQueryWord", () => {
+  it("finds the query's own words as the word index would, and only those", () => {
+    expect(holdsQueryWord("We settled the retries at three.", "retry policy")).toBe(true)
+    expect(holdsQueryWord("Résumé sent to the café.", "cafe resume")).toBe(true)
+    expect(holdsQueryWord("RETRY budget", "retry")).toBe(true)
+    // A word the expander added ("operators" for "deployment") is not a word of the query.
+    expect(holdsQueryWord("The operators were paged.", "blue green deployment")).toBe(false)
+    // A query of emoji or symbols has no words: the query itself counts.
+    expect(holdsQueryWord("Shipped 🚀 today", "🚀")).toBe(true)
+    expect(holdsQueryWord("Shipped today", "🚀")).toBe(false)
+    expect(holdsQueryWord("anything", "   ")).toBe(false)
   })
 })

@@ -25,6 +25,32 @@ export const queryTerms = (query: string): ReadonlyArray<string> => [
   ),
 ]
 
+/** Lower case, composed, without combining marks: `Café` and `cafe` compare equal. */
+const folded = (text: string): string =>
+  text
+    .normalize("NFD")
+    .replace(/\p{M}+/gu, "")
+    .normalize("NFC")
+    .toLowerCase()
+
+/**
+ * Whether `text` shows a word of `query` as the word index would find it: a term of
+ * {@link queryTerms} (its first 60 %, at least 4 letters, for stems), ignoring case and accents, or — for a
+ * query with no such terms (emoji, symbols) — the query itself.
+ */
+export const holdsQueryWord = (text: string, query: string): boolean => {
+  const lower = folded(text)
+  const terms = queryTerms(query).map(folded)
+  if (terms.length === 0) {
+    const raw = folded(query.trim())
+    return raw !== "" && lower.includes(raw)
+  }
+  // A stem's worth of the term (porter finds "retries" for "retry", "deployed" for "deployment").
+  const stem = (term: string) =>
+    term.length > 4 ? term.slice(0, Math.max(4, Math.ceil(term.length * 0.6))) : term
+  return terms.some((term) => lower.includes(stem(term)))
+}
+
 /** A two-character CJK term: a bigram, looked for only where no longer term is found. */
 const isBigram = (term: string): boolean => term.length === 2 && cjkShare(term) === 1
 

@@ -113,8 +113,8 @@ describe("searchRecall", () => {
     expect(nonsense.arms.lexical).toEqual({ ran: true, candidates: 0 })
     expect(nonsense.hits.length).toBeGreaterThan(0)
     expect(nonsense.meaningOnly).toBe(
-      "no indexed text in scope holds a word of the query: these hits are only the nearest by " +
-        "meaning (a paraphrase, or unrelated)",
+      "none of these hits holds a word of the query: they are only the nearest by meaning " +
+        "(a paraphrase, or unrelated)",
     )
     const found = await search({ query: "which database for the garden planner" })
     expect(found.meaningOnly).toBeNull()
