@@ -5,20 +5,12 @@
 // embeddings of its earlier versions behind, and status counted more vectors than chunks.
 import { writeFileSync } from "node:fs"
 import { basename } from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { embedBacklog, forgetSessions, vacuumIndex } from "@baton/recall-index"
 import { generateBulkCorpus, makeDeterministicEmbedder } from "@baton/recall-index/testing"
-import { runIndex, tempDir, withIndex, withSqlite, writeTree } from "./index-harness.js"
+import { runIndex, tempDirsForFile, withIndex, withSqlite, writeTree } from "./index-harness.js"
 
-const dirs: Array<{ dispose: () => void }> = []
-afterAll(() => {
-  for (const d of dirs) d.dispose()
-})
-const temp = (prefix: string) => {
-  const dir = tempDir(prefix)
-  dirs.push(dir)
-  return dir.path
-}
+const temp = tempDirsForFile()
 
 const embedder = makeDeterministicEmbedder({ dim: 16 })
 

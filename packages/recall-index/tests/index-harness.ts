@@ -1,6 +1,7 @@
 // Shared setup for the indexer tests: a temp home with transcripts on the real file system, a
 // real temp-file database, and row snapshots that ignore row ids.
 import { Effect, Layer } from "effect"
+import { afterAll } from "vitest"
 import type { Scope } from "effect"
 import { createHash } from "node:crypto"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -36,6 +37,22 @@ import type {
 export const tempDir = (prefix: string): { path: string; dispose: () => void } => {
   const path = mkdtempSync(join(tmpdir(), `baton-${prefix}-`))
   return { path, dispose: () => rmSync(path, { recursive: true, force: true }) }
+}
+
+/**
+ * `temp(prefix)`: a new temp directory's path, removed after the calling test file's tests (call
+ * at the file's top level: it registers the `afterAll`).
+ */
+export const tempDirsForFile = (): ((prefix: string) => string) => {
+  const dirs: Array<{ dispose: () => void }> = []
+  afterAll(() => {
+    for (const d of dirs) d.dispose()
+  })
+  return (prefix) => {
+    const dir = tempDir(prefix)
+    dirs.push(dir)
+    return dir.path
+  }
 }
 
 /** Writes `files` (absolute paths) to disk. */

@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import fc from "fast-check"
 import { rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import {
   deferLexicalIndex,
   finishLexicalBacklog,
@@ -31,21 +31,13 @@ import {
   rewindLexicalBacklog,
   runIndex,
   snapshot,
-  tempDir,
+  tempDirsForFile,
   withIndex,
   withSqlite,
   writeTree,
 } from "./index-harness.js"
 
-const dirs: Array<{ dispose: () => void }> = []
-afterAll(() => {
-  for (const d of dirs) d.dispose()
-})
-const temp = (prefix: string) => {
-  const dir = tempDir(prefix)
-  dirs.push(dir)
-  return dir.path
-}
+const temp = tempDirsForFile()
 
 const environmentOf = (home: string): IndexOptions["environment"] => ({
   env: { CLAUDE_CONFIG_DIR: join(home, ".claude"), CODEX_HOME: join(home, ".codex") },

@@ -3,28 +3,20 @@
 // it, a forgotten file drops out, and an index written before the column migrates to it.
 import { appendFileSync, writeFileSync } from "node:fs"
 import { basename, join } from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { forgetSessions, indexStatus, RECALL_SCHEMA_VERSION } from "@baton/recall-index"
 import type { IndexOptions } from "@baton/recall-index"
 import { generateBulkCorpus, rolloutName } from "@baton/recall-index/testing"
 import {
   rewindSkippedLines,
   runIndex,
-  tempDir,
+  tempDirsForFile,
   withIndex,
   withSqlite,
   writeTree,
 } from "./index-harness.js"
 
-const dirs: Array<{ dispose: () => void }> = []
-afterAll(() => {
-  for (const d of dirs) d.dispose()
-})
-const temp = (prefix: string) => {
-  const dir = tempDir(prefix)
-  dirs.push(dir)
-  return dir.path
-}
+const temp = tempDirsForFile()
 
 const CODEX_ID = "019a7f00-1111-7222-8333-444455556666"
 const at = Date.parse("2026-11-20T10:00:00.000Z")

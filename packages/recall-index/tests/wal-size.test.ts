@@ -4,24 +4,16 @@
 import BetterSqlite3 from "better-sqlite3"
 import { existsSync, statSync } from "node:fs"
 import { join } from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import {
   RECALL_DATABASE_FILE,
   TRANSCRIPT_PARSER_VERSION,
   WAL_SIZE_LIMIT_BYTES,
 } from "@baton/recall-index"
 import { generateBulkCorpus } from "@baton/recall-index/testing"
-import { runIndex, tempDir, writeTree } from "./index-harness.js"
+import { runIndex, tempDirsForFile, writeTree } from "./index-harness.js"
 
-const dirs: Array<{ dispose: () => void }> = []
-afterAll(() => {
-  for (const d of dirs) d.dispose()
-})
-const temp = (prefix: string) => {
-  const dir = tempDir(prefix)
-  dirs.push(dir)
-  return dir.path
-}
+const temp = tempDirsForFile()
 
 describe("WAL size", () => {
   it("a large run leaves the WAL under the limit while another connection keeps the file open", async () => {
