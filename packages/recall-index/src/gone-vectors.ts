@@ -40,6 +40,12 @@ export const noteGoneText = (sqlite: Database, chunkWhere: string, ...params: un
     .run(...params)
 }
 
+/** Whether {@link noteGoneText} noted texts not yet handled on this connection. */
+export const hasGoneTextNote = (sqlite: Database): boolean =>
+  sqlite
+    .prepare("select 1 from temp.sqlite_master where type = 'table' and name = 'baton_gone_text'")
+    .get() !== undefined
+
 /**
  * Deletes the vectors (and search codes) of the texts {@link noteGoneText} noted that no chunk
  * holds any more — forgotten text must not linger — then drops the note. Looks up only those
@@ -47,10 +53,7 @@ export const noteGoneText = (sqlite: Database, chunkWhere: string, ...params: un
  * 10 000 sessions take 10 s, with nothing to remove. Nothing noted: nothing to do.
  */
 export const dropVectorsOfGoneText = (sqlite: Database): void => {
-  const noted = sqlite
-    .prepare("select 1 from temp.sqlite_master where type = 'table' and name = 'baton_gone_text'")
-    .get()
-  if (noted === undefined) return
+  if (!hasGoneTextNote(sqlite)) return
   // Without the hash index (a deferred lookup index), one pass over the chunks, not one per text.
   const stillHeld = hasLookupIndex(sqlite, "chunks_content_hash")
     ? "exists (select 1 from chunks c where c.content_hash = k.content_hash)"

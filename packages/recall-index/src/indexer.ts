@@ -20,7 +20,7 @@ import type { IndexBusyError, RecallStorageError, TranscriptError } from "./erro
 import { decideFileChange, needsPrefixCheck, signatureKey } from "./file-change.js"
 import type { FileChange, SignatureStored } from "./file-change.js"
 import { acquireIndexLock, IndexerProcess } from "./index-lock.js"
-import { dropVectorsOfGoneText } from "./gone-vectors.js"
+import { dropVectorsOfGoneText, hasGoneTextNote } from "./gone-vectors.js"
 import { deferWalCheckpoints, makeCommitGroup, makeIndexWriter } from "./index-writer.js"
 import type { CommitGroup, CommitGroupLimits } from "./index-writer.js"
 import {
@@ -738,7 +738,10 @@ const runIndex = (
     // Vectors of the texts this run's rewrites removed and no chunk holds again (after the lookup
     // indexes: each text is one probe of the hash index).
     yield* Effect.try({
-      try: () => db.sqlite.transaction(() => dropVectorsOfGoneText(db.sqlite)).immediate(),
+      try: () => {
+        if (hasGoneTextNote(db.sqlite))
+          db.sqlite.transaction(() => dropVectorsOfGoneText(db.sqlite)).immediate()
+      },
       catch: storageFailure("write", db.path),
     })
 
