@@ -35,8 +35,8 @@ const folded = (text: string): string =>
 
 /**
  * Whether `text` shows a word of `query` as the word index would find it: a term of
- * {@link queryTerms} (its first 60 %, at least 4 letters, for stems), ignoring case and accents, or — for a
- * query with no such terms (emoji, symbols) — the query itself.
+ * {@link queryTerms} (its first 60 %, at least 4 letters, for stems), ignoring case and accents,
+ * or — for a query with no such terms (emoji, symbols) — the query itself.
  */
 export const holdsQueryWord = (text: string, query: string): boolean => {
   const lower = folded(text)
